@@ -1,0 +1,70 @@
+# Two commands do everything on a fresh machine: `make dev` (local stack) and `make test`.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+# Python 3.12 is the Lambda runtime; prefer an explicit interpreter, then pyenv's, then PATH.
+PYTHON ?= $(shell for p in $$HOME/.pyenv/versions/3.12*/bin/python3.12 /usr/local/bin/python3.12 /usr/bin/python3.12; do [ -x $$p ] && echo $$p && exit; done; command -v python3.12)
+VENV := .venv
+BIN := $(VENV)/bin
+SAM_VENV := .venv-sam
+STAMP := $(VENV)/.installed
+
+.PHONY: help venv dev test lint typecheck template-check unit integration bench openapi layers build size-check clean
+
+help:
+	@echo "make dev    - run the whole service locally (moto, gateway, platform sandbox, demo data)"
+	@echo "make test   - lint, type-check, template checks and the test suite (what CI runs)"
+	@echo "make bench  - benchmarks: prints a table and writes benchmarks/results.json"
+	@echo "make build  - dependency layers for arm64 + sam build + size check (no Docker)"
+
+$(STAMP): requirements-dev.txt layers/core/requirements.txt layers/ml/requirements.txt layers/numpy/requirements.txt
+	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it (pyenv install 3.12) or pass PYTHON=/path/to/python3.12"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+$(SAM_VENV)/.installed: requirements-sam.txt
+	test -x $(SAM_VENV)/bin/python || $(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-sam.txt
+	touch $@
+
+dev: $(STAMP)
+	$(BIN)/python -m local
+
+lint: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+
+typecheck: $(STAMP)
+	$(BIN)/mypy
+
+template-check: $(STAMP)
+	$(BIN)/cfn-lint template.yaml
+
+unit: $(STAMP)
+	$(BIN)/pytest tests/unit
+
+integration: $(STAMP)
+	$(BIN)/pytest tests/integration
+
+test: lint typecheck template-check
+	$(BIN)/pytest
+
+bench: $(STAMP)
+	$(BIN)/python -m benchmarks
+
+openapi: $(STAMP)
+	$(BIN)/python -m scripts.openapi --write
+
+layers: $(STAMP)
+	$(BIN)/python -m scripts.build_layers
+
+build: layers $(SAM_VENV)/.installed
+	$(SAM_VENV)/bin/sam validate --lint
+	$(SAM_VENV)/bin/sam build --cached
+	$(BIN)/python -m scripts.size_check
+
+clean:
+	rm -rf .aws-sam layers/*/python .pytest_cache .mypy_cache .ruff_cache
