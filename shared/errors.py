@@ -1,0 +1,74 @@
+"""Domain errors. The library raises these; ``shared.api`` maps them to HTTP in one place.
+
+Each error carries a stable machine ``code``, a message a person can act on, and optionally the
+``field`` at fault and a ``remedy`` (what to do next). No stack trace or AWS error code reaches a client.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class ServiceError(Exception):
+    """Base of every error the service reports to a caller."""
+
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "internal_error"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        field: str | None = None,
+        remedy: str | None = None,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
+        self.remedy = remedy
+        self.details = details or {}
+
+
+class ValidationFailed(ServiceError):
+    status = 400
+    code = "validation_error"
+
+
+class Unauthorized(ServiceError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(ServiceError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(ServiceError):
+    status = 404
+    code = "not_found"
+
+
+class Conflict(ServiceError):
+    status = 409
+    code = "conflict"
+
+
+class PreconditionFailed(ServiceError):
+    """The request is well formed but the account is not in a state that allows it."""
+
+    status = 422
+    code = "precondition_failed"
+
+
+class QuotaExceeded(ServiceError):
+    status = 429
+    code = "quota_exceeded"
+
+
+class UpstreamError(ServiceError):
+    """The advertising platform (or another dependency) failed; the message says what to do."""
+
+    status = 502
+    code = "upstream_error"
