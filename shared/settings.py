@@ -55,8 +55,8 @@ class Settings(BaseSettings):
     platform_max_retries: int = 5
     platform_backoff_base_seconds: float = 1.0
 
-    # Signing key for OAuth state values (HMAC); locally generated.
-    oauth_state_secret: str = "local-development-state-secret-change-me"
+    # HMAC key for OAuth state values; set by the template (from Secrets Manager) or the local stack.
+    oauth_state_secret: str = ""
     oauth_state_ttl_seconds: int = 600
 
     # Prediction freshness rules

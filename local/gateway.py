@@ -1,0 +1,211 @@
+"""A local API Gateway HTTP API: routes read from ``template.yaml``, payload-2.0 events built as
+API Gateway builds them, handlers called in-process.
+
+Each function runs one event at a time (a lock per function), as one Lambda execution environment
+does; Powertools resolvers keep the current event on the instance, so this matters.
+"""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import re
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from types import ModuleType
+from typing import Any
+from urllib.parse import parse_qsl
+
+from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.wrappers import Request, Response
+
+from local.template import FunctionSpec, Route
+
+Handler = Callable[[dict[str, Any], Any], Any]
+TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript")
+
+
+@dataclass
+class LambdaContext:
+    """The attributes of the Lambda context object that handlers and Powertools read."""
+
+    function_name: str
+    timeout_seconds: int
+    aws_request_id: str
+    memory_limit_in_mb: int = 512
+    function_version: str = "$LATEST"
+    log_group_name: str = "/aws/lambda/local"
+    log_stream_name: str = "local"
+
+    def __post_init__(self) -> None:
+        self.invoked_function_arn = f"arn:aws:lambda:eu-west-1:123456789012:function:{self.function_name}"
+        self._deadline = time.monotonic() + self.timeout_seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def load_handler(spec: FunctionSpec) -> Handler:
+    """Import ``handler.py`` of a function from its CodeUri under a unique module name."""
+    module_file, _, attr = spec.handler.rpartition(".")
+    path = spec.code_dir / f"{module_file.replace('.', '/')}.py"
+    name = f"lambda_{spec.logical_id}_{module_file}"
+    module_spec = importlib.util.spec_from_file_location(name, path)
+    if module_spec is None or module_spec.loader is None:
+        raise FileNotFoundError(path)
+    module: ModuleType = importlib.util.module_from_spec(module_spec)
+    sys.modules[name] = module
+    module_spec.loader.exec_module(module)
+    handler: Handler = getattr(module, attr)
+    return handler
+
+
+def _route_regex(path: str) -> re.Pattern[str]:
+    pattern = re.sub(r"\{(\w+)\+\}", r"(?P<\1>.+)", path)
+    pattern = re.sub(r"\{(\w+)\}", r"(?P<\1>[^/]+)", pattern)
+    return re.compile(f"^{pattern}$")
+
+
+def _specificity(route: Route) -> tuple[int, int, int]:
+    # API Gateway prefers literal paths, then fewer greedy variables, then longer paths.
+    return (route.path.count("+}"), route.path.count("{"), -len(route.path))
+
+
+class RouteTable:
+    def __init__(self, routes: Iterable[Route]) -> None:
+        self._routes = [(r, _route_regex(r.path)) for r in sorted(routes, key=_specificity)]
+
+    def match(self, method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+        for route, regex in self._routes:
+            found = regex.match(path)
+            if found and route.method in (method, "ANY"):
+                return route, found.groupdict()
+        return None
+
+
+def build_event(request: Request, route: Route, path_params: dict[str, str], api_id: str) -> dict[str, Any]:
+    """The payload-2.0 event API Gateway sends for ``request`` matched to ``route``."""
+    headers: dict[str, str] = {}
+    for key, value in request.headers.items():
+        lower = key.lower()
+        if lower == "cookie":
+            continue
+        headers[lower] = f"{headers[lower]},{value}" if lower in headers else value
+    query: dict[str, str] = {}
+    raw_query = request.query_string.decode()
+    for key, value in parse_qsl(raw_query, keep_blank_values=True):
+        query[key] = f"{query[key]},{value}" if key in query else value
+    body_bytes = request.get_data()
+    content_type = request.headers.get("content-type", "")
+    is_text = not body_bytes or content_type.startswith(TEXT_TYPES) or "x-www-form-urlencoded" in content_type
+    now = datetime.now(UTC)
+    route_key = f"{route.method} {route.path}"
+    event: dict[str, Any] = {
+        "version": "2.0",
+        "routeKey": route_key,
+        "rawPath": request.path,
+        "rawQueryString": raw_query,
+        "headers": headers,
+        "requestContext": {
+            "accountId": "123456789012",
+            "apiId": api_id,
+            "domainName": request.host,
+            "domainPrefix": request.host.split(".")[0],
+            "http": {
+                "method": request.method,
+                "path": request.path,
+                "protocol": request.environ.get("SERVER_PROTOCOL", "HTTP/1.1"),
+                "sourceIp": request.remote_addr or "127.0.0.1",
+                "userAgent": request.headers.get("user-agent", ""),
+            },
+            "requestId": str(uuid.uuid4()),
+            "routeKey": route_key,
+            "stage": "$default",
+            "time": now.strftime("%d/%b/%Y:%H:%M:%S +0000"),
+            "timeEpoch": int(now.timestamp() * 1000),
+        },
+        "isBase64Encoded": not is_text,
+    }
+    if request.cookies:
+        event["cookies"] = [f"{k}={v}" for k, v in request.cookies.items()]
+    if query:
+        event["queryStringParameters"] = query
+    if path_params:
+        event["pathParameters"] = path_params
+    if body_bytes:
+        event["body"] = body_bytes.decode() if is_text else base64.b64encode(body_bytes).decode()
+    return event
+
+
+def to_response(result: Any) -> Response:
+    """Map a handler's return value to HTTP as API Gateway does for payload 2.0."""
+    if not (isinstance(result, dict) and "statusCode" in result):
+        # Payload 2.0 infers a 200 JSON response from any other value.
+        return Response(json.dumps(result), status=200, content_type="application/json")
+    body = result.get("body") or ""
+    data = base64.b64decode(body) if result.get("isBase64Encoded") else body.encode()
+    response = Response(data, status=int(result["statusCode"]))
+    for key, value in (result.get("headers") or {}).items():
+        response.headers[key] = str(value)
+    for key, values in (result.get("multiValueHeaders") or {}).items():
+        for value in values:
+            response.headers.add(key, str(value))
+    for cookie in result.get("cookies") or []:
+        response.headers.add("Set-Cookie", cookie)
+    return response
+
+
+class LocalGateway:
+    """Routes HTTP requests to in-process handlers; ``start``/``stop`` run it on a port."""
+
+    def __init__(self, routes: Iterable[Route], functions: dict[str, FunctionSpec], api_id: str = "localapi"):
+        self._table = RouteTable(routes)
+        self._functions = functions
+        self._handlers: dict[str, Handler] = {}
+        self._locks = {name: threading.Lock() for name in functions}
+        self._api_id = api_id
+        self._server: BaseWSGIServer | None = None
+        self._thread: threading.Thread | None = None
+
+    def invoke(self, function: str, event: dict[str, Any]) -> Any:
+        """Call a function's handler with ``event``, one event at a time per function."""
+        spec = self._functions[function]
+        with self._locks[function]:
+            if function not in self._handlers:
+                self._handlers[function] = load_handler(spec)
+            context = LambdaContext(spec.logical_id, spec.timeout, str(uuid.uuid4()))
+            return self._handlers[function](event, context)
+
+    def wsgi(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        request = Request(environ)
+        matched = self._table.match(request.method, request.path)
+        if matched is None:
+            # What API Gateway itself answers for a route it does not have.
+            response = Response(
+                json.dumps({"message": "Not Found"}), status=404, content_type="application/json"
+            )
+        else:
+            route, params = matched
+            response = to_response(
+                self.invoke(route.function, build_event(request, route, params, self._api_id))
+            )
+        return response(environ, start_response)
+
+    def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Serve in a background thread; returns the base URL."""
+        self._server = make_server(host, port, self.wsgi, threaded=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="local-gateway", daemon=True)
+        self._thread.start()
+        return f"http://{host}:{self._server.server_port}"
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

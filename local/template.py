@@ -1,0 +1,164 @@
+"""Reading ``template.yaml``: resources, routes, and intrinsic functions resolved against the
+physical resources the local stack created. One template drives both AWS and the local stack."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cfnlint.decode import cfn_yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+TEMPLATE_PATH = ROOT / "template.yaml"
+ACCOUNT_ID = "123456789012"
+
+
+@dataclass
+class Physical:
+    """What a created resource answers to ``Ref`` and ``Fn::GetAtt``."""
+
+    ref: str
+    attrs: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    path: str
+    function: str
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    logical_id: str
+    code_dir: Path
+    handler: str
+    environment: dict[str, Any]
+    timeout: int
+
+
+def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
+    """The template as plain dicts, with intrinsic tags as ``{"Ref": ...}``/``{"Fn::...": ...}``."""
+    loaded: dict[str, Any] = cfn_yaml.load(str(path))
+    return loaded
+
+
+def resources_of_type(template: dict[str, Any], *types: str) -> dict[str, dict[str, Any]]:
+    return {k: v for k, v in template["Resources"].items() if v["Type"] in types}
+
+
+def functions(template: dict[str, Any]) -> dict[str, FunctionSpec]:
+    """Every Serverless function, with Globals merged in as SAM does."""
+    glob = template.get("Globals", {}).get("Function", {})
+    specs = {}
+    for logical_id, res in resources_of_type(template, "AWS::Serverless::Function").items():
+        props = res["Properties"]
+        env = {
+            **glob.get("Environment", {}).get("Variables", {}),
+            **props.get("Environment", {}).get("Variables", {}),
+        }
+        specs[logical_id] = FunctionSpec(
+            logical_id=logical_id,
+            code_dir=ROOT / props["CodeUri"],
+            handler=props.get("Handler", glob.get("Handler", "handler.lambda_handler")),
+            environment=env,
+            timeout=int(props.get("Timeout", glob.get("Timeout", 3))),
+        )
+    return specs
+
+
+def routes(template: dict[str, Any]) -> list[Route]:
+    """Every HttpApi event route, as API Gateway would register it."""
+    found = []
+    for logical_id, res in resources_of_type(template, "AWS::Serverless::Function").items():
+        for event in res["Properties"].get("Events", {}).values():
+            if event["Type"] == "HttpApi":
+                props = event["Properties"]
+                found.append(Route(props["Method"].upper(), props["Path"], logical_id))
+    return found
+
+
+class Resolver:
+    """Evaluates the intrinsic functions the template uses, for the local stack."""
+
+    def __init__(
+        self,
+        template: dict[str, Any],
+        physical: dict[str, Physical],
+        parameters: dict[str, str] | None = None,
+        region: str = "eu-west-1",
+    ) -> None:
+        self.template = template
+        self.physical = physical
+        self.region = region
+        self.parameters = {
+            name: str(spec.get("Default", "")) for name, spec in template.get("Parameters", {}).items()
+        }
+        self.parameters.update(parameters or {})
+
+    def pseudo(self, name: str) -> str:
+        return {
+            "AWS::Region": self.region,
+            "AWS::AccountId": ACCOUNT_ID,
+            "AWS::Partition": "aws",
+            "AWS::URLSuffix": "amazonaws.com",
+            "AWS::StackName": "local",
+        }[name]
+
+    def ref(self, name: str) -> str:
+        if name.startswith("AWS::"):
+            return self.pseudo(name)
+        if name in self.parameters:
+            return self.parameters[name]
+        return self.physical[name].ref
+
+    def get_att(self, name: str, attr: str) -> str:
+        return self.physical[name].attrs[attr]
+
+    def condition(self, name: str) -> bool:
+        return bool(self.resolve(self.template["Conditions"][name]))
+
+    def resolve(self, value: Any) -> Any:
+        """``value`` with every intrinsic function evaluated."""
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        if not isinstance(value, dict):
+            return value
+        if len(value) == 1:
+            ((key, arg),) = value.items()
+            if key == "Ref":
+                return self.ref(arg)
+            if key == "Fn::GetAtt":
+                name, attr = arg if isinstance(arg, list) else arg.split(".", 1)
+                return self.get_att(name, attr)
+            if key == "Fn::Sub":
+                return self._sub(arg)
+            if key == "Fn::Equals":
+                left, right = self.resolve(arg)
+                return left == right
+            if key == "Fn::If":
+                cond, yes, no = arg
+                return self.resolve(yes if self.condition(cond) else no)
+            if key == "Fn::FindInMap":
+                mapping, top, second = self.resolve(arg)
+                return self.template["Mappings"][mapping][top][second]
+            if key == "Fn::Join":
+                sep, parts = arg
+                return sep.join(str(p) for p in self.resolve(parts))
+        return {k: self.resolve(v) for k, v in value.items()}
+
+    def _sub(self, arg: str | list[Any]) -> str:
+        text, variables = (arg, {}) if isinstance(arg, str) else (arg[0], self.resolve(arg[1]))
+
+        def replace(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name in variables:
+                return str(variables[name])
+            if "." in name and not name.startswith("AWS::"):
+                res, attr = name.split(".", 1)
+                return self.get_att(res, attr)
+            return self.ref(name)
+
+        return re.sub(r"\$\{([^}!]+)\}", replace, text)

@@ -1,0 +1,118 @@
+"""The HTTP surface shared by every function: resolver factory, error bodies, principals.
+
+Domain errors (``shared.errors``) are mapped to HTTP here and only here. Every error body has the
+same shape: ``{"success": false, "message": ..., "error": {"code", "message", "field", "remedy"}}``,
+so a client can show ``message`` and act on ``field`` and ``remedy``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from pydantic import BaseModel, Field
+
+from shared.errors import ServiceError
+from shared.observability import logger
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Stable machine-readable error code.")
+    message: str = Field(description="What went wrong, in words a person can act on.")
+    field: str | None = Field(default=None, description="The request field at fault, if any.")
+    remedy: str | None = Field(default=None, description="What to do next.")
+
+
+class ErrorBody(BaseModel):
+    success: bool = False
+    message: str
+    error: ErrorDetail
+
+
+def error_response(
+    status: int,
+    code: str,
+    message: str,
+    *,
+    field: str | None = None,
+    remedy: str | None = None,
+    extra: dict[str, Any] | None = None,
+) -> Response[str]:
+    """A JSON error response in the service's one error shape (``extra`` adds top-level fields)."""
+    body = ErrorBody(
+        message=message, error=ErrorDetail(code=code, message=message, field=field, remedy=remedy)
+    ).model_dump(exclude_none=True)
+    if extra:
+        body = {**extra, **body}
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(body))
+
+
+def _field_of(loc: Sequence[Any]) -> str:
+    # Powertools reports ("body", "input", "user_id"); clients know the field as "input.user_id".
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in {"body", "query", "path", "header"}:
+        parts = parts[1:] or parts
+    return ".".join(parts)
+
+
+def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpResolver:
+    """An HTTP API (payload 2.0) resolver with validation and the service's error mapping.
+
+    ``error_extra`` adds fixed fields to every error body of this function (the prediction
+    endpoint's failures also carry ``"predictions": []`` per the spec).
+    """
+    app = APIGatewayHttpResolver(enable_validation=True)
+
+    @app.exception_handler(ServiceError)
+    def _service_error(exc: ServiceError) -> Response[str]:
+        if exc.status >= 500:
+            logger.warning("request failed", extra={"error_code": exc.code, "status": exc.status})
+        return error_response(
+            exc.status, exc.code, exc.message, field=exc.field, remedy=exc.remedy, extra=error_extra
+        )
+
+    @app.exception_handler(RequestValidationError)
+    def _validation_error(exc: RequestValidationError) -> Response[str]:
+        errors = exc.errors()
+        first = errors[0] if errors else {"loc": (), "msg": "invalid request"}
+        field = _field_of(first.get("loc", ()))
+        reason = str(first.get("msg", "is invalid"))
+        if first.get("type") == "json_invalid":
+            field, reason = "body", "is not valid JSON"
+        message = f"{field}: {reason}" if field else reason
+        more = f" (and {len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+        return error_response(
+            HTTPStatus.BAD_REQUEST,
+            "validation_error",
+            message + more,
+            field=field or None,
+            remedy="Correct the field and send the request again.",
+            extra=error_extra,
+        )
+
+    @app.not_found
+    def _not_found(_: Exception) -> Response[str]:
+        event = app.current_event
+        return error_response(
+            HTTPStatus.NOT_FOUND,
+            "route_not_found",
+            f"No route for {event.http_method} {event.path}.",
+            remedy="Check the method and path against the API reference (openapi.json).",
+        )
+
+    @app.exception_handler(Exception)
+    def _unexpected(exc: Exception) -> Response[str]:
+        logger.exception("unhandled error")
+        return error_response(
+            HTTPStatus.INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "The service failed to handle the request.",
+            remedy="Retry; if it keeps failing, report the request id to support.",
+            extra=error_extra,
+        )
+
+    return app

@@ -1,0 +1,1 @@
+"""Authentication: API keys for the prediction surface, JWTs for the dashboard surface."""

@@ -1,0 +1,22 @@
+"""Who is calling. Every record belongs to one organization; principals carry it."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+
+class ApiKeyPrincipal(BaseModel, frozen=True):
+    """A shop backend calling the prediction surface with an API key."""
+
+    org_id: str
+    key_id: str
+    prefix: str
+    label: str
+
+
+class UserPrincipal(BaseModel, frozen=True):
+    """A dashboard user, identified by the JWT's ``sub``."""
+
+    org_id: str
+    user_id: str
+    email: str | None = None

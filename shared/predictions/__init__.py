@@ -1,0 +1,1 @@
+"""The prediction surface: model registry, scoring requests, usage metering."""

@@ -1,0 +1,33 @@
+"""The model record kept in DynamoDB for each trained model (spec 2.1)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+
+class UsageStats(BaseModel):
+    total_predictions: int = 0
+
+
+class ModelRecord(BaseModel):
+    """A trained model of one organization. Artifacts live in S3; this is the metadata."""
+
+    org_id: str
+    name: str = Field(description="Identifier used as the modelName path parameter.")
+    type: Literal["purchase", "recommendation"]
+    version: int
+    trained_at: datetime
+    training_cutoff: datetime
+    feature_order: list[str] = Field(default_factory=list)
+    training_user_count: int
+    metrics: dict[str, float] = Field(default_factory=dict)
+    bundle_key: str = Field(description="S3 key of the numpy scoring bundle.")
+    bundle_sha256: str
+    pipeline_key: str | None = Field(default=None, description="S3 key of the joblib scikit-learn pipeline.")
+    pipeline_sha256: str | None = None
+    users_key: str | None = Field(default=None, description="S3 key of the training user ids (JSON list).")
+    usageStats: UsageStats = Field(default_factory=UsageStats)  # noqa: N815 - spec field name
+    last_prediction_date: datetime | None = None

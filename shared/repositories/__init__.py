@@ -1,0 +1,11 @@
+"""Data access: the only code that touches boto3.
+
+Single-table design on the main table (``pk``/``sk`` plus ``gsi1pk``/``gsi1sk``):
+
+| item | pk | sk | gsi1pk / gsi1sk |
+|---|---|---|---|
+| organization | ``ORG#<org>`` | ``META`` | |
+| dashboard user -> org | ``USER#<sub>`` | ``META`` | |
+| API key | ``APIKEY#<key_id>`` | ``META`` | ``ORG#<org>#APIKEYS`` / ``<created>#<key_id>`` |
+| model | ``ORG#<org>`` | ``MODEL#<name>`` | |
+"""

@@ -1,0 +1,92 @@
+"""API-key records in DynamoDB."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+
+from shared.auth.api_keys import StoredApiKey
+from shared.clock import iso
+from shared.repositories.records import parse_time
+
+
+class DynamoApiKeyStore:
+    """Stores keys by ``key_id``; lists an organization's keys through GSI1."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def put(self, key: StoredApiKey) -> None:
+        """Store a new key record; never overwrites an existing key id."""
+        self._table.put_item(
+            Item={
+                "pk": f"APIKEY#{key.key_id}",
+                "sk": "META",
+                "gsi1pk": f"ORG#{key.org_id}#APIKEYS",
+                "gsi1sk": f"{iso(key.created_at)}#{key.key_id}",
+                "org_id": key.org_id,
+                "key_id": key.key_id,
+                "prefix": key.prefix,
+                "label": key.label,
+                "secret_hash": key.secret_hash,
+                "created_at": iso(key.created_at),
+            },
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+
+    def get(self, key_id: str) -> StoredApiKey | None:
+        """The key record, or None."""
+        item = self._table.get_item(Key={"pk": f"APIKEY#{key_id}", "sk": "META"}).get("Item")
+        return _to_key(item) if item else None
+
+    def list_for_org(self, org_id: str) -> list[StoredApiKey]:
+        """All keys of an organization, oldest first."""
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "IndexName": "gsi1",
+            "KeyConditionExpression": Key("gsi1pk").eq(f"ORG#{org_id}#APIKEYS"),
+        }
+        while True:
+            page = self._table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return [_to_key(i) for i in items]
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def revoke(self, org_id: str, key_id: str, now: datetime) -> bool:
+        """Mark a key revoked; False if the organization has no such key."""
+        try:
+            self._table.update_item(
+                Key={"pk": f"APIKEY#{key_id}", "sk": "META"},
+                UpdateExpression="SET revoked_at = if_not_exists(revoked_at, :now)",
+                ConditionExpression="org_id = :org",
+                ExpressionAttributeValues={":now": iso(now), ":org": org_id},
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def touch(self, key_id: str, now: datetime) -> None:
+        """Record when a key was last used."""
+        self._table.update_item(
+            Key={"pk": f"APIKEY#{key_id}", "sk": "META"},
+            UpdateExpression="SET last_used_at = :now",
+            ExpressionAttributeValues={":now": iso(now)},
+        )
+
+
+def _to_key(item: dict[str, Any]) -> StoredApiKey:
+    created = parse_time(item["created_at"])
+    assert created is not None
+    return StoredApiKey(
+        org_id=item["org_id"],
+        key_id=item["key_id"],
+        prefix=item["prefix"],
+        label=item.get("label", ""),
+        secret_hash=item["secret_hash"],
+        created_at=created,
+        revoked_at=parse_time(item.get("revoked_at")),
+        last_used_at=parse_time(item.get("last_used_at")),
+    )

@@ -1,0 +1,44 @@
+"""Organizations and which organization a dashboard user belongs to."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from shared.clock import iso
+
+
+class DynamoOrganizationStore:
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def create(self, org_id: str, name: str, now: datetime) -> None:
+        """Create an organization; an existing one is left as it is (safe to repeat)."""
+        try:
+            self._table.put_item(
+                Item={
+                    "pk": f"ORG#{org_id}",
+                    "sk": "META",
+                    "org_id": org_id,
+                    "name": name,
+                    "created_at": iso(now),
+                },
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return
+
+    def exists(self, org_id: str) -> bool:
+        return "Item" in self._table.get_item(Key={"pk": f"ORG#{org_id}", "sk": "META"})
+
+    def add_member(self, user_id: str, org_id: str, email: str | None = None) -> None:
+        """Attach dashboard user ``user_id`` (the JWT ``sub``) to ``org_id``."""
+        item = {"pk": f"USER#{user_id}", "sk": "META", "org_id": org_id, "user_id": user_id}
+        if email:
+            item["email"] = email
+        self._table.put_item(Item=item)
+
+    def org_of(self, user_id: str) -> str | None:
+        """The organization of a dashboard user, or None if the user has none."""
+        item = self._table.get_item(Key={"pk": f"USER#{user_id}", "sk": "META"}).get("Item")
+        return str(item["org_id"]) if item else None

@@ -1,0 +1,40 @@
+"""Converting between Python values and DynamoDB attribute values."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from shared.clock import iso
+
+
+def to_item(value: Any) -> Any:
+    """Recursively make ``value`` storable: floats become Decimal, datetimes ISO strings, None dropped."""
+    if isinstance(value, dict):
+        return {k: to_item(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [to_item(v) for v in value]
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, float):
+        return Decimal(repr(value))
+    if isinstance(value, datetime):
+        return iso(value)
+    return value
+
+
+def from_item(value: Any) -> Any:
+    """Recursively turn DynamoDB Decimals back into int or float."""
+    if isinstance(value, dict):
+        return {k: from_item(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [from_item(v) for v in value]
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    return value
+
+
+def parse_time(value: str | None) -> datetime | None:
+    """Parse a stored ISO timestamp (``Z`` suffix) or None."""
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
