@@ -8,6 +8,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 SAM_VENV := .venv-sam
 STAMP := $(VENV)/.installed
+# sam finds the runtime's python3.12 on PATH (the venv has one); no telemetry from CI or laptops.
+SAM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=eu-west-1 $(SAM_VENV)/bin/sam
 
 .PHONY: help venv dev test lint typecheck template-check unit integration bench openapi layers build size-check clean
 
@@ -26,6 +28,7 @@ $(STAMP): requirements-dev.txt layers/core/requirements.txt layers/ml/requiremen
 venv: $(STAMP)
 
 $(SAM_VENV)/.installed: requirements-sam.txt
+	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it (pyenv install 3.12) or pass PYTHON=/path/to/python3.12"; exit 1; }
 	test -x $(SAM_VENV)/bin/python || $(PYTHON) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-sam.txt
 	touch $@
@@ -40,8 +43,9 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-template-check: $(STAMP)
+template-check: $(STAMP) $(SAM_VENV)/.installed
 	$(BIN)/cfn-lint template.yaml
+	$(SAM) validate --lint
 
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
@@ -62,8 +66,8 @@ layers: $(STAMP)
 	$(BIN)/python -m scripts.build_layers
 
 build: layers $(SAM_VENV)/.installed
-	$(SAM_VENV)/bin/sam validate --lint
-	$(SAM_VENV)/bin/sam build --cached
+	$(SAM) validate --lint
+	$(SAM) build
 	$(BIN)/python -m scripts.size_check
 
 clean:

@@ -14,10 +14,21 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer, SecurityScheme
 from pydantic import BaseModel, Field
 
 from shared.errors import ServiceError
 from shared.observability import logger
+
+API_TITLE = "Prediction and Audience Export Service"
+API_VERSION = "0.1.0"
+# The two surfaces: shop backends with API keys, dashboard users with Cognito JWTs.
+SECURITY_SCHEMES: dict[str, SecurityScheme] = {
+    "apiKey": APIKey(name="X-Service-Api-Key", in_=APIKeyIn.header),
+    "bearerJwt": HTTPBearer(bearerFormat="JWT"),
+}
+API_KEY_AUTH: list[dict[str, list[str]]] = [{"apiKey": []}]
+USER_AUTH: list[dict[str, list[str]]] = [{"bearerJwt": []}]
 
 
 class ErrorDetail(BaseModel):
@@ -66,6 +77,7 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
     endpoint's failures also carry ``"predictions": []`` per the spec).
     """
     app = APIGatewayHttpResolver(enable_validation=True)
+    app.configure_openapi(title=API_TITLE, version=API_VERSION, security_schemes=SECURITY_SCHEMES)
 
     @app.exception_handler(ServiceError)
     def _service_error(exc: ServiceError) -> Response[str]:

@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     platform_app_id: str = ""
     # Name of the secret holding the app secret; locally the secret itself may be given directly.
     platform_app_secret: str = ""
+    # Secrets Manager secret holding {"app_secret", "oauth_state_key"} (deployed); empty locally.
+    platform_secrets_arn: str = ""
     platform_redirect_uri: str = "http://localhost:3000/platform-ads/connect/callback"
     platform_timeout_seconds: float = 30.0
     platform_max_retries: int = 5

@@ -4,7 +4,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import wiring
-from shared.api import create_app
+from shared.api import API_KEY_AUTH, create_app
 from shared.auth.middleware import api_key_principal, require_api_key
 from shared.observability import logger, metrics, tracer
 from shared.predictions.catalog import ModelList, list_models
@@ -12,7 +12,7 @@ from shared.predictions.catalog import ModelList, list_models
 app = create_app()
 
 
-@app.get("/client/models", middlewares=[require_api_key], security=[{"apiKey": []}], tags=["Prediction"])
+@app.get("/client/models", middlewares=[require_api_key], security=API_KEY_AUTH, tags=["Prediction"])
 @tracer.capture_method
 def get_models() -> ModelList:
     """List the organization's models and how many training users each has."""

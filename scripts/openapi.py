@@ -1,0 +1,64 @@
+"""OpenAPI 3 for the whole API, generated from the handlers' routes and models.
+
+``python -m scripts.openapi --write`` refreshes the committed ``openapi.json``; the test suite fails
+when the committed file drifts from what the code generates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
+
+from shared.api import API_TITLE, API_VERSION, SECURITY_SCHEMES
+
+ROOT = Path(__file__).resolve().parent.parent
+OPENAPI_FILE = ROOT / "openapi.json"
+
+
+def generate() -> dict[str, Any]:
+    """The merged OpenAPI document of every ``functions/*/handler.py``."""
+    merge = OpenAPIMerge(
+        title=API_TITLE,
+        version=API_VERSION,
+        description=(
+            "Scores users with a merchant's trained models (API key) and exports predicted buyers "
+            "as advertising-platform Custom Audiences (dashboard JWT)."
+        ),
+        security_schemes=SECURITY_SCHEMES,
+        on_conflict="error",
+    )
+    # Handlers build their resolver with shared.api.create_app(), which OpenAPIMerge.discover's
+    # AST scan does not recognise, so every handler file is added explicitly.
+    for handler in sorted((ROOT / "functions").glob("*/handler.py")):
+        merge.add_file(handler, resolver_name="app")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a handler that fails to import must fail generation
+        schema: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
+    return schema
+
+
+def render(schema: dict[str, Any]) -> str:
+    return json.dumps(schema, indent=2, sort_keys=True) + "\n"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--write", action="store_true", help="write openapi.json")
+    args = parser.parse_args()
+    text = render(generate())
+    if args.write:
+        OPENAPI_FILE.write_text(text)
+        print(f"wrote {OPENAPI_FILE.relative_to(ROOT)}")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Fixtures shared by the whole suite."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+# Nothing in the test suite may reach real AWS: fake credentials and a region before any import.
+os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+os.environ.setdefault("AWS_REGION", "eu-west-1")
+os.environ.setdefault("AWS_DEFAULT_REGION", "eu-west-1")
+os.environ.setdefault("POWERTOOLS_TRACE_DISABLED", "true")
+os.environ.setdefault("POWERTOOLS_METRICS_NAMESPACE", "Tests")
+os.environ.setdefault("POWERTOOLS_SERVICE_NAME", "tests")
+
+
+@pytest.fixture(scope="session")
+def local_stack() -> Iterator[object]:
+    """The whole local stack (moto server, template resources, gateway) for integration tests."""
+    from local.stack import LocalStack
+
+    with LocalStack() as stack:
+        yield stack

@@ -1,0 +1,28 @@
+"""Integration fixtures: the local stack, seeded once per session."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+
+from local.seed import DemoCredentials, seed_demo
+from local.stack import LocalStack
+
+
+@pytest.fixture(scope="session")
+def stack(local_stack: LocalStack) -> LocalStack:
+    return local_stack
+
+
+@pytest.fixture(scope="session")
+def demo(stack: LocalStack) -> DemoCredentials:
+    return seed_demo(stack)
+
+
+@pytest.fixture
+def api(stack: LocalStack) -> Iterator[httpx.Client]:
+    """An HTTP client on the local gateway."""
+    with httpx.Client(base_url=stack.api_url, timeout=30) as client:
+        yield client

@@ -1,0 +1,105 @@
+"""One error shape for every failure: domain errors, validation errors, unknown routes, crashes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import BaseModel
+
+from shared.api import create_app
+from shared.errors import NotFound, PreconditionFailed
+from tests.http_events import http_event
+
+
+class Payload(BaseModel):
+    name: str
+    count: int
+
+
+def make_app() -> Any:
+    app = create_app()
+
+    @app.get("/things/<thing_id>")
+    def get_thing(thing_id: str) -> dict[str, str]:
+        if thing_id == "missing":
+            raise NotFound("Thing 'missing' was not found.", remedy="List things to see valid ids.")
+        if thing_id == "locked":
+            raise PreconditionFailed("Thing is locked.", field="thing_id")
+        if thing_id == "boom":
+            raise RuntimeError("secret internal detail")
+        return {"id": thing_id}
+
+    @app.post("/things")
+    def create_thing(payload: Payload) -> dict[str, str]:
+        return {"name": payload.name}
+
+    return app
+
+
+def call(app: Any, event: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    result = app.resolve(event, None)
+    return result["statusCode"], json.loads(result["body"])
+
+
+def test_a_domain_error_becomes_its_status_with_message_and_remedy() -> None:
+    # When
+    status, body = call(make_app(), http_event("GET", "/things/missing"))
+    # Then
+    assert status == 404
+    assert body["success"] is False
+    assert body["message"] == "Thing 'missing' was not found."
+    assert body["error"] == {
+        "code": "not_found",
+        "message": "Thing 'missing' was not found.",
+        "remedy": "List things to see valid ids.",
+    }
+
+
+def test_a_precondition_error_names_the_field() -> None:
+    status, body = call(make_app(), http_event("GET", "/things/locked"))
+    assert status == 422
+    assert body["error"]["field"] == "thing_id"
+
+
+def test_a_body_validation_error_is_400_naming_the_field_and_reason() -> None:
+    # When
+    status, body = call(make_app(), http_event("POST", "/things", body={"name": "x", "count": "many"}))
+    # Then
+    assert status == 400
+    assert body["error"]["field"] == "count"
+    assert "count" in body["message"]
+    assert body["error"]["remedy"]
+
+
+def test_malformed_json_is_400_saying_so() -> None:
+    status, body = call(make_app(), http_event("POST", "/things", body="{not json"))
+    assert status == 400
+    assert "not valid JSON" in body["message"]
+
+
+def test_an_unknown_route_is_404_in_the_same_shape() -> None:
+    status, body = call(make_app(), http_event("GET", "/nowhere"))
+    assert status == 404
+    assert body["error"]["code"] == "route_not_found"
+
+
+def test_an_unexpected_crash_is_500_without_internal_details() -> None:
+    status, body = call(make_app(), http_event("GET", "/things/boom"))
+    assert status == 500
+    assert "secret internal detail" not in json.dumps(body)
+
+
+def test_error_extra_fields_are_added_to_every_error_body() -> None:
+    # Given: the prediction endpoint's failures carry an empty predictions list (spec 4.1)
+    app = create_app(error_extra={"predictions": []})
+
+    @app.get("/x")
+    def x() -> dict[str, str]:
+        raise NotFound("nope")
+
+    # When
+    _, body = call(app, http_event("GET", "/x"))
+    # Then
+    assert body["predictions"] == []
+    assert body["success"] is False
