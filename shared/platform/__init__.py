@@ -1,0 +1,1 @@
+"""The advertising platform (Meta Graph / Marketing API) client: the only code that touches httpx."""
