@@ -133,6 +133,10 @@ class GraphClient:
         """The app access token ``{app_id}|{app_secret}`` (for ``debug_token``). Never log it."""
         return f"{self.app_id}|{self._app_secret}"
 
+    def client_credentials(self) -> dict[str, str]:
+        """``client_id`` and ``client_secret`` parameters for the OAuth token exchanges. Never log them."""
+        return {"client_id": self.app_id, "client_secret": self._app_secret}
+
     @property
     def last_usage(self) -> UsageSnapshot | None:
         """The usage reported on the latest response (None before the first call)."""
