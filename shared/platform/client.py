@@ -248,8 +248,8 @@ class GraphClient:
     def _send(self, method: str, url: str, fields: dict[str, str]) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self._access_token}"} if self._access_token else {}
         if method == "GET":
-            # params=None rather than {} so a paging URL keeps its own query string.
-            return self._http.request(method, url, params=fields or None, headers=headers)
+            # Merged explicitly: httpx's ``params=`` would replace a paging URL's own query string.
+            return self._http.request(method, httpx.URL(url).copy_merge_params(fields), headers=headers)
         return self._http.request(method, url, data=fields, headers=headers)
 
     def _read(
