@@ -1,0 +1,217 @@
+"""Custom Audiences and lookalikes (reference sections 2-4): one request per function.
+
+Identifiers arrive here already normalised and hashed (``shared.audiences``); this module only moves
+them. Batching across requests is the pipeline's job; one call carries at most ``MAX_ROWS_PER_CALL``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.errors import ValidationFailed
+from shared.platform.client import GraphClient
+from shared.platform.encoding import ad_account_node
+
+MAX_ROWS_PER_CALL = 10_000
+INT64_MAX = 2**63 - 1
+AUDIENCE_FIELDS = (
+    "id,name,description,subtype,approximate_count_lower_bound,approximate_count_upper_bound,"
+    "delivery_status,operation_status"
+)
+LOOKALIKE_MIN_RATIO = 0.01
+LOOKALIKE_MAX_RATIO = 0.20
+
+
+class CreatedObject(BaseModel):
+    """The id the platform assigned to a created object."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+
+
+class AudienceStatus(BaseModel):
+    """``delivery_status`` / ``operation_status``: a numeric code (200 = normal) and its description."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    code: int
+    description: str = ""
+
+
+class CustomAudience(BaseModel):
+    """A Custom Audience as read back from the platform. Counts are -1 or None when unknown."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    name: str = ""
+    description: str | None = None
+    subtype: str | None = None
+    approximate_count_lower_bound: int | None = None
+    approximate_count_upper_bound: int | None = None
+    delivery_status: AudienceStatus | None = None
+    operation_status: AudienceStatus | None = None
+
+
+class UploadSession(BaseModel):
+    """The ``session`` of a multi-batch upload: same ``session_id`` throughout, ``batch_seq`` from 1."""
+
+    model_config = ConfigDict(frozen=True)
+
+    session_id: int = Field(gt=0, le=INT64_MAX)
+    batch_seq: int = Field(ge=1)
+    last_batch_flag: bool
+    estimated_num_total: int | None = Field(default=None, ge=0)
+
+
+class UploadResult(BaseModel):
+    """What the platform counted for one upload call. ``num_received`` is cumulative per session.
+
+    Only the number of invalid samples is kept: the samples themselves are identifiers.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    num_received: int
+    num_invalid_entries: int
+    invalid_entry_samples_count: int
+    session_id: str | None = None
+
+    @classmethod
+    def from_graph(cls, body: dict[str, Any]) -> UploadResult:
+        samples = body.get("invalid_entry_samples")
+        # Documented both as a map and as an array of strings.
+        count = len(samples) if isinstance(samples, dict | list) else 0
+        session_id = body.get("session_id")
+        return cls(
+            num_received=int(body.get("num_received") or 0),
+            num_invalid_entries=int(body.get("num_invalid_entries") or 0),
+            invalid_entry_samples_count=count,
+            session_id=str(session_id) if session_id is not None else None,
+        )
+
+
+def upload_session_id(key: str) -> int:
+    """A positive int64 session id derived from ``key`` (e.g. the activation id).
+
+    Deterministic so a resumed pipeline step continues the same session instead of starting another.
+    """
+    value = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") & INT64_MAX
+    return value or 1
+
+
+def create_custom_audience(
+    client: GraphClient, ad_account_id: str, name: str, description: str
+) -> CreatedObject:
+    """Create an empty customer-list audience (``subtype=CUSTOM``, user-provided data)."""
+    response = client.post(
+        f"{ad_account_node(ad_account_id)}/customaudiences",
+        {
+            "name": name,
+            "description": description,
+            "subtype": "CUSTOM",
+            "customer_file_source": "USER_PROVIDED_ONLY",
+        },
+    )
+    return CreatedObject.model_validate(response.body)
+
+
+def get_custom_audience(client: GraphClient, audience_id: str) -> CustomAudience:
+    """Read an audience's name, size estimates and statuses."""
+    response = client.get(audience_id, {"fields": AUDIENCE_FIELDS})
+    return CustomAudience.model_validate(response.body)
+
+
+def delete_custom_audience(client: GraphClient, audience_id: str) -> None:
+    """Delete an audience on the platform (irreversible). Raises ``LookalikesExist`` if it seeds any."""
+    client.delete(audience_id)
+
+
+def add_users(
+    client: GraphClient,
+    audience_id: str,
+    schema: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    session: UploadSession,
+) -> UploadResult:
+    """Add one batch of hashed rows (columns in ``schema`` order) to an audience within ``session``.
+
+    Retried on transient failures: adding the same people twice does not duplicate them.
+    """
+    response = client.post(f"{audience_id}/users", _upload_fields(schema, rows, session), idempotent=True)
+    return UploadResult.from_graph(response.body)
+
+
+def remove_users(
+    client: GraphClient,
+    audience_id: str,
+    schema: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    session: UploadSession,
+) -> UploadResult:
+    """Remove one batch of hashed rows from an audience; the payload travels in the body."""
+    response = client.delete(f"{audience_id}/users", _upload_fields(schema, rows, session))
+    return UploadResult.from_graph(response.body)
+
+
+def replace_users(
+    client: GraphClient,
+    audience_id: str,
+    schema: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    session: UploadSession,
+) -> UploadResult:
+    """Send one batch of a replace session (batch 1 starts it, ``last_batch_flag`` ends it).
+
+    Not retried on ambiguous failures: resending batch 1 would restart or reject the replace.
+    """
+    response = client.post(f"{audience_id}/usersreplace", _upload_fields(schema, rows, session))
+    return UploadResult.from_graph(response.body)
+
+
+def create_lookalike(
+    client: GraphClient,
+    ad_account_id: str,
+    name: str,
+    origin_audience_id: str,
+    ratio: float,
+    country: str,
+) -> CreatedObject:
+    """Create a lookalike of ``origin_audience_id`` in ``country`` (ISO-2) at ``ratio`` (0.01 = 1 %)."""
+    if not LOOKALIKE_MIN_RATIO <= ratio <= LOOKALIKE_MAX_RATIO:
+        raise ValidationFailed(
+            f"Lookalike ratio must be between {LOOKALIKE_MIN_RATIO} and {LOOKALIKE_MAX_RATIO}.", field="ratio"
+        )
+    if len(country) != 2 or not country.isalpha():
+        raise ValidationFailed("Lookalike country must be a two-letter ISO code.", field="country")
+    response = client.post(
+        f"{ad_account_node(ad_account_id)}/customaudiences",
+        {
+            "name": name,
+            "subtype": "LOOKALIKE",
+            "origin_audience_id": origin_audience_id,
+            "lookalike_spec": {"ratio": ratio, "country": country.upper()},
+        },
+    )
+    return CreatedObject.model_validate(response.body)
+
+
+def _upload_fields(
+    schema: Sequence[str], rows: Sequence[Sequence[str]], session: UploadSession
+) -> dict[str, Any]:
+    if not schema:
+        raise ValidationFailed("An upload needs at least one schema column.", field="schema")
+    if not 0 < len(rows) <= MAX_ROWS_PER_CALL:
+        raise ValidationFailed(f"An upload carries 1 to {MAX_ROWS_PER_CALL} rows.", field="rows")
+    if any(len(row) != len(schema) for row in rows):
+        raise ValidationFailed("Every row must have one value per schema column.", field="rows")
+    return {
+        # is_raw: the columns are individual keys (EMAIL, FN, ...), not combined ones like LN_FN_ZIP.
+        "payload": {"schema": list(schema), "data": [list(row) for row in rows], "is_raw": True},
+        "session": session.model_dump(exclude_none=True),
+    }

@@ -1,0 +1,317 @@
+"""``GraphClient``: the one place the service speaks HTTP to the advertising platform.
+
+It talks to ``{graph_url}/{version}/…`` (Meta's Graph API, or the local platform sandbox), sends the
+access token in the ``Authorization`` header with an ``appsecret_proof`` on every call, encodes
+parameters the way the Graph API expects, retries per ``shared.platform.retry``, reads usage headers
+and raises typed ``PlatformError``s. Operations (audiences, campaigns, OAuth) are plain functions in
+sibling modules that take a client.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Self
+from urllib.parse import urlsplit
+
+import httpx
+
+from shared.observability import logger
+from shared.platform.encoding import appsecret_proof, encode_params, redact_url, strip_params
+from shared.platform.errors import (
+    THROTTLED,
+    UNAVAILABLE,
+    GraphErrorDetail,
+    PlatformError,
+    PlatformThrottled,
+    build_error,
+    classify,
+    generic_error,
+    read_error,
+)
+from shared.platform.retry import RetryPolicy, should_retry_error, should_retry_transport
+from shared.platform.usage import UsageSnapshot, parse_usage
+from shared.settings import Settings
+
+Sleep = Callable[[float], None]
+TRACE_HEADER = "x-fb-trace-id"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True)
+class GraphResponse:
+    """A successful call: the decoded JSON body and the usage the platform reported with it."""
+
+    body: dict[str, Any]
+    usage: UsageSnapshot
+
+
+class GraphClient:
+    """Synchronous Graph API client for one access token (or none, for the OAuth exchanges).
+
+    Collaborators are injectable so tests run without network or real sleeps: ``http`` (a shared
+    ``httpx.Client``, e.g. one per Lambda container) or ``transport`` (e.g. ``httpx.MockTransport``),
+    ``sleep``, ``jitter`` (random numbers in [0, 1)) and ``clock``.
+    """
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        version: str,
+        app_id: str,
+        app_secret: str,
+        access_token: str | None = None,
+        timeout_seconds: float = 30.0,
+        max_retries: int = 5,
+        backoff_base_seconds: float = 1.0,
+        max_wait_seconds: float = 300.0,
+        sleep: Sleep = time.sleep,
+        http: httpx.Client | None = None,
+        transport: httpx.BaseTransport | None = None,
+        jitter: Callable[[], float] = random.random,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self.app_id = app_id
+        self._app_secret = app_secret
+        self._root = f"{base_url.rstrip('/')}/{version.strip('/')}/"
+        self._policy = RetryPolicy(
+            max_retries=max_retries,
+            backoff_base_seconds=backoff_base_seconds,
+            max_wait_seconds=max_wait_seconds,
+        )
+        self._sleep = sleep
+        self._jitter = jitter
+        self._clock = clock
+        self._owns_http = http is None
+        self._http = http or httpx.Client(transport=transport, timeout=timeout_seconds)
+        self._set_token(access_token)
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        access_token: str | None = None,
+        *,
+        http: httpx.Client | None = None,
+        sleep: Sleep = time.sleep,
+    ) -> Self:
+        """A client configured from the service settings, for ``access_token`` (None for OAuth calls).
+
+        ``settings.platform_app_secret`` must already hold the secret itself; resolving it from a
+        secret store is the caller's job.
+        """
+        return cls(
+            base_url=settings.platform_graph_url,
+            version=settings.platform_api_version,
+            app_id=settings.platform_app_id,
+            app_secret=settings.platform_app_secret,
+            access_token=access_token,
+            timeout_seconds=settings.platform_timeout_seconds,
+            max_retries=settings.platform_max_retries,
+            backoff_base_seconds=settings.platform_backoff_base_seconds,
+            sleep=sleep,
+            http=http,
+        )
+
+    def with_access_token(self, access_token: str | None) -> GraphClient:
+        """A client with the same configuration and connection pool, calling with another token."""
+        clone = copy.copy(self)
+        clone._owns_http = False
+        clone._set_token(access_token)
+        return clone
+
+    @property
+    def app_access_token(self) -> str:
+        """The app access token ``{app_id}|{app_secret}`` (for ``debug_token``). Never log it."""
+        return f"{self.app_id}|{self._app_secret}"
+
+    def client_credentials(self) -> dict[str, str]:
+        """``client_id`` and ``client_secret`` parameters for the OAuth token exchanges. Never log them."""
+        return {"client_id": self.app_id, "client_secret": self._app_secret}
+
+    @property
+    def last_usage(self) -> UsageSnapshot | None:
+        """The usage reported on the latest response (None before the first call)."""
+        return self._last_usage
+
+    def close(self) -> None:
+        """Close the connection pool if this client created it."""
+        if self._owns_http:
+            self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # --- Calls ----------------------------------------------------------------------------------
+
+    def get(
+        self, path: str, params: Mapping[str, Any] | None = None, *, idempotent: bool = True
+    ) -> GraphResponse:
+        """GET ``path`` (relative to the versioned root) with ``params`` in the query string."""
+        return self._call("GET", self._url(path), params, idempotent=idempotent)
+
+    def post(
+        self, path: str, data: Mapping[str, Any] | None = None, *, idempotent: bool = False
+    ) -> GraphResponse:
+        """POST ``data`` as a form body. Creates are not idempotent unless the caller says so."""
+        return self._call("POST", self._url(path), data, idempotent=idempotent)
+
+    def delete(
+        self, path: str, data: Mapping[str, Any] | None = None, *, idempotent: bool = True
+    ) -> GraphResponse:
+        """DELETE with ``data`` in a form body, never the URL (user lists exceed URL limits)."""
+        return self._call("DELETE", self._url(path), data, idempotent=idempotent)
+
+    def iterate(self, path: str, params: Mapping[str, Any] | None = None) -> Iterator[dict[str, Any]]:
+        """Every item of a paged edge, following ``paging.next`` until it is absent.
+
+        Cursors alone do not mean there is another page: the platform omits ``next`` on the last page
+        even when ``cursors.after`` is present.
+        """
+        response = self.get(path, params)
+        while True:
+            for item in response.body.get("data") or []:
+                if isinstance(item, dict):
+                    yield item
+            paging = response.body.get("paging")
+            next_url = paging.get("next") if isinstance(paging, dict) else None
+            if not next_url:
+                return
+            response = self._call("GET", self._paging_url(str(next_url)), None, idempotent=True)
+
+    # --- Internals ------------------------------------------------------------------------------
+
+    def _set_token(self, access_token: str | None) -> None:
+        self._access_token = access_token
+        self._proof = appsecret_proof(self._app_secret, access_token) if access_token else None
+        self._last_usage: UsageSnapshot | None = None
+        self._pending_pause = 0.0
+
+    def _url(self, path: str) -> str:
+        if "://" in path:
+            raise ValueError("Pass a path relative to the Graph root, not a URL")
+        return self._root + path.lstrip("/")
+
+    def _paging_url(self, next_url: str) -> str:
+        # Paging links embed the access token; it travels in the header instead, and only to our host.
+        if urlsplit(next_url)[:2] != urlsplit(self._root)[:2]:
+            raise generic_error(
+                GraphErrorDetail(
+                    http_status=200, message="The platform returned a paging link to another host."
+                )
+            )
+        return strip_params(next_url, frozenset({"access_token", "appsecret_proof"}))
+
+    def _call(
+        self, method: str, url: str, params: Mapping[str, Any] | None, *, idempotent: bool
+    ) -> GraphResponse:
+        fields = encode_params(params)
+        if self._proof:
+            fields["appsecret_proof"] = self._proof
+        attempt = 0
+        while True:
+            self._pause_before_call()
+            try:
+                response = self._send(method, url, fields)
+            except httpx.TransportError as error:
+                if attempt >= self._policy.max_retries or not should_retry_transport(
+                    error, idempotent=idempotent
+                ):
+                    raise build_error(UNAVAILABLE) from error
+                self._schedule_retry(
+                    method, url, attempt, self._policy.backoff_seconds(attempt, self._jitter())
+                )
+                attempt += 1
+                continue
+            body, usage, detail = self._read(response)
+            if detail is None:
+                return GraphResponse(body=body, usage=usage)
+            if attempt >= self._policy.max_retries or not should_retry_error(detail, idempotent=idempotent):
+                raise self._final_error(detail, usage)
+            wait = self._policy.error_wait(attempt, self._jitter(), detail, usage)
+            if wait > self._policy.max_wait_seconds:
+                raise self._throttled(detail, wait)
+            self._schedule_retry(method, url, attempt, wait, detail)
+            attempt += 1
+
+    def _send(self, method: str, url: str, fields: dict[str, str]) -> httpx.Response:
+        headers = {"Authorization": f"Bearer {self._access_token}"} if self._access_token else {}
+        if method == "GET":
+            # Merged explicitly: httpx's ``params=`` would replace a paging URL's own query string.
+            return self._http.request(method, httpx.URL(url).copy_merge_params(fields), headers=headers)
+        return self._http.request(method, url, data=fields, headers=headers)
+
+    def _read(
+        self, response: httpx.Response
+    ) -> tuple[dict[str, Any], UsageSnapshot, GraphErrorDetail | None]:
+        usage = parse_usage(response.headers, self._clock())
+        self._last_usage = usage
+        self._pending_pause = self._policy.usage_pause(usage)
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = None
+        if body is True:  # a few mutations answer a bare ``true``
+            body = {"success": True}
+        detail = read_error(response.status_code, body, response.headers.get(TRACE_HEADER))
+        return (body if isinstance(body, dict) else {}), usage, detail
+
+    def _pause_before_call(self) -> None:
+        """Sleep the pause the last response or failure asked for; hand overlong ones to the caller."""
+        pause, self._pending_pause = self._pending_pause, 0.0
+        if pause <= 0:
+            return
+        if pause > self._policy.max_wait_seconds:
+            # Nothing was sent for this call yet, so the caller can safely retry it after the wait.
+            raise self._throttled(None, pause)
+        self._sleep(pause)
+
+    def _schedule_retry(
+        self, method: str, url: str, attempt: int, wait: float, detail: GraphErrorDetail | None = None
+    ) -> None:
+        self._pending_pause = max(self._pending_pause, wait)
+        logger.warning(
+            "Retrying platform call",
+            extra={
+                "method": method,
+                "url": redact_url(url),
+                "attempt": attempt + 1,
+                "wait_seconds": round(self._pending_pause, 3),
+                "platform_code": detail.code if detail else None,
+                "platform_subcode": detail.subcode if detail else None,
+                "fbtrace_id": detail.fbtrace_id if detail else None,
+            },
+        )
+
+    def _final_error(self, detail: GraphErrorDetail, usage: UsageSnapshot) -> PlatformError:
+        logger.warning(
+            "Platform call failed",
+            extra={
+                "http_status": detail.http_status,
+                "platform_code": detail.code,
+                "platform_subcode": detail.subcode,
+                "platform_type": detail.type,
+                "fbtrace_id": detail.fbtrace_id,
+            },
+        )
+        if detail.is_throttling:
+            return self._throttled(
+                detail, max(self._policy.usage_pause(usage), self._policy.usage_pause_seconds)
+            )
+        return classify(detail)
+
+    def _throttled(self, detail: GraphErrorDetail | None, retry_after_seconds: float) -> PlatformThrottled:
+        return PlatformThrottled(
+            THROTTLED.message, remedy=THROTTLED.remedy, detail=detail, retry_after_seconds=retry_after_seconds
+        )
