@@ -192,7 +192,16 @@ class _KeepDigits(dict[int, int | None]):
         return kept
 
 
-ASCII_DIGITS_ONLY: dict[int, int | None] = _KeepDigits()
+_KEEP_DIGITS = _KeepDigits()
+_NON_DIGIT_BYTES = bytes(byte for byte in range(128) if not 0x30 <= byte <= 0x39)
+
+
+def phone_digits(value: str) -> str:
+    """The ASCII digits of ``value`` in order (``"+44 (0)7700"`` -> ``"4407700"``)."""
+    if value.isascii():
+        # bytes.translate deletes in C without a per-character dictionary lookup: twice as fast.
+        return value.encode().translate(None, _NON_DIGIT_BYTES).decode()
+    return value.translate(_KEEP_DIGITS)
 
 
 def normalise_phone(value: str | None, country: str | None = None) -> str | DropReason:
@@ -205,7 +214,7 @@ def normalise_phone(value: str | None, country: str | None = None) -> str | Drop
     if value is None or not (stripped := value.strip()):
         return DropReason.EMPTY
     rule = DIALING_RULES.get(country) if country else None
-    return phone_from_digits(stripped.translate(ASCII_DIGITS_ONLY), stripped[0] == "+", rule)
+    return phone_from_digits(phone_digits(stripped), stripped[0] == "+", rule)
 
 
 def phone_from_digits(
@@ -225,15 +234,22 @@ def phone_from_digits(
                 explicit_international = True
                 break
     if explicit_international:
-        number = _without_bracketed_trunk(digits.lstrip("0"))
-    elif rule is not None and not _is_international_for(digits, rule):
-        number = rule.calling_code + _national_significant(digits, rule)
-    elif rule is not None or _rule_for_international(digits) is not None:
-        # Written without "+" but already starting with a calling code and a national number that fits.
-        number = digits
+        number = digits.lstrip("0")
+        number_rule = _rule_for_calling_code(number)
+        if number_rule is not None:
+            number = number_rule.calling_code + _national_significant(number, number_rule)
+    elif rule is not None:
+        number_rule = rule
+        if not _is_international_for(digits, rule):
+            number = rule.calling_code + _national_significant(digits, rule, has_calling_code=False)
+        else:
+            number = digits  # written without "+" but already starting with the calling code
     else:
-        return DropReason.UNKNOWN_COUNTRY_CODE
-    return _checked_length(number)
+        number_rule = _rule_for_calling_code(digits)
+        if number_rule is None or not _is_international_for(digits, number_rule):
+            return DropReason.UNKNOWN_COUNTRY_CODE
+        number = digits
+    return _checked_length(number, number_rule)
 
 
 def _international_prefixes(rule: DialingRule | None) -> tuple[str, ...]:
@@ -246,10 +262,21 @@ def _international_prefixes(rule: DialingRule | None) -> tuple[str, ...]:
     return (rule.international_prefix, GENERIC_INTERNATIONAL_PREFIX)
 
 
-def _national_significant(digits: str, rule: DialingRule) -> str:
-    """A national number without its leading zeros and trunk prefix (Meta: "remove any leading zeroes")."""
-    national = digits.lstrip("0")
-    if rule.trunk_prefix and national.startswith(rule.trunk_prefix):
+def _rule_for_calling_code(number: str) -> DialingRule | None:
+    """The known country whose calling code starts ``number`` (codes are 1-3 digits, prefix-free)."""
+    rules = _RULES_BY_CALLING_CODE
+    return rules.get(number[:1]) or rules.get(number[:2]) or rules.get(number[:3])
+
+
+def _national_significant(number: str, rule: DialingRule, *, has_calling_code: bool = True) -> str:
+    """The national number without leading zeros or trunk prefix (Meta: "remove any leading zeroes").
+
+    With ``has_calling_code`` it also drops a trunk "0" written after the code, as in the common UK
+    "+44 (0)7700 900123".
+    """
+    national = number[len(rule.calling_code) :] if has_calling_code else number
+    national = national.lstrip("0")
+    if not has_calling_code and rule.trunk_prefix and national.startswith(rule.trunk_prefix):
         national = national[len(rule.trunk_prefix) :]
     return national
 
@@ -264,41 +291,16 @@ def _is_international_for(digits: str, rule: DialingRule) -> bool:
     )
 
 
-def _rule_for_international(digits: str) -> DialingRule | None:
-    """The known country whose calling code and national length fit ``digits``, if any."""
-    for code_length in (1, 2, 3):
-        rule = _RULES_BY_CALLING_CODE.get(digits[:code_length])
-        if rule is not None:
-            return rule if _is_international_for(digits, rule) else None
-    return None
-
-
-def _without_bracketed_trunk(number: str) -> str:
-    """Drop a trunk "0" written after the calling code, as in the common UK "+44 (0)7700 900123"."""
-    for code_length in (1, 2, 3):
-        rule = _RULES_BY_CALLING_CODE.get(number[:code_length])
-        if rule is not None:
-            national = number[code_length:]
-            if rule.trunk_prefix == "0" and national.startswith("0"):
-                return rule.calling_code + national.lstrip("0")
-            return number
-    return number
-
-
-def _checked_length(number: str) -> str | DropReason:
-    """``number`` if its length is possible for its country (or for E.164 when the code is unknown)."""
-    for code_length in (1, 2, 3):
-        rule = _RULES_BY_CALLING_CODE.get(number[:code_length])
-        if rule is not None:
-            national_length = len(number) - code_length
-            if national_length < rule.min_national_length:
-                return DropReason.PHONE_TOO_SHORT
-            if national_length > rule.max_national_length:
-                return DropReason.PHONE_TOO_LONG
-            return number
-    if len(number) < E164_MIN_LENGTH:
+def _checked_length(number: str, rule: DialingRule | None) -> str | DropReason:
+    """``number`` if its length is possible for its country (or for E.164 when the country is unknown)."""
+    if rule is not None:
+        national_length = len(number) - len(rule.calling_code)
+        low, high = rule.min_national_length, rule.max_national_length
+    else:
+        national_length, low, high = len(number), E164_MIN_LENGTH, E164_MAX_LENGTH
+    if national_length < low:
         return DropReason.PHONE_TOO_SHORT
-    if len(number) > E164_MAX_LENGTH:
+    if national_length > high:
         return DropReason.PHONE_TOO_LONG
     return number
 
