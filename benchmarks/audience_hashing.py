@@ -62,7 +62,7 @@ def prepare_reference(records: Sequence[Record], *, default_country: str | None 
     for record in records:
         # The customer's country when we can read it, else the store's.
         country = normalise_country(record.get("country"))
-        if isinstance(country, DropReason) or _is_hashed(record.get("country")):
+        if isinstance(country, DropReason):
             country = normalise_country(default_country)
         phone_country = None if isinstance(country, DropReason) else country
         values = {
@@ -76,7 +76,8 @@ def prepare_reference(records: Sequence[Record], *, default_country: str | None 
             if isinstance(value, DropReason):
                 drops[key][value] += 1
             columns[key].append("" if isinstance(value, DropReason) else value)
-        row: Row = (extern_id(record["user_id"] or ""), *(columns[key][-1] for key in SCHEMA[1:]))  # type: ignore[assignment]
+        email, phone, first_name, last_name, country_hash = (columns[key][-1] for key in SCHEMA[1:])
+        row: Row = (extern_id(record["user_id"] or ""), email, phone, first_name, last_name, country_hash)
         if not (row[1] or row[2]):
             no_identifier += 1
         elif record["user_id"] in kept_ids:
