@@ -3,8 +3,9 @@
 Batches are a pure function of (rows, session): batch ``n`` always holds the same rows, so an upload
 can stop after any batch and resume from the last one the platform acknowledged, resending a failed
 batch with the same rows and ``batch_seq``. Nobody is sent twice under two sequence numbers, nobody is
-skipped. The caller must keep the rows in the same order between attempts (e.g. read them back from
-the stored snapshot or a stored prepared file).
+skipped. The caller must keep the rows in the same order between attempts: store the prepared rows
+(or the input users with their country and the store country) with the session. The CSV snapshot is
+not enough, as the spec's snapshot columns have no country.
 """
 
 from __future__ import annotations
