@@ -1,0 +1,148 @@
+"""Preparing upload rows: the fast path, its equivalence with the reference, and the quality report."""
+
+import pytest
+
+from benchmarks.audience_hashing import generate_corpus, prepare_reference
+from shared.audiences.identifiers import SCHEMA, AudienceUser, sha256_hex
+from shared.audiences.preparation import IdentifierColumns, prepare_audience, prepare_columns
+from shared.errors import ValidationFailed
+
+MARY_SHA256 = "f1904cf1a9d73a55fa5de0ac823c4403ded71afd4c3248d00bdcd0866552bb79"
+PHONE_SHA256 = "1ef970831d7963307784fa8688e8fce101a15685d62aa765fed23f3a2c576a4e"
+
+
+@pytest.mark.parametrize("default_country", [None, "GB", "us"])
+def test_fast_path_equals_reference_on_a_varied_corpus(default_country: str | None) -> None:
+    # Given messy users: Unicode names, pre-hashed values, invalid values, duplicates, many countries
+    corpus = generate_corpus(5_000, seed=11)
+
+    # When both implementations prepare them
+    fast = prepare_columns(IdentifierColumns.from_records(corpus), default_country=default_country)
+    reference = prepare_reference(corpus, default_country=default_country)
+
+    # Then rows and report are identical, and the corpus did exercise the drop paths
+    assert fast.rows == reference.rows
+    assert fast.report == reference.report
+    assert fast.report.identifiers["EMAIL"].unusable > 0
+    assert fast.report.duplicate_user_ids > 0
+
+
+def test_row_follows_the_multi_key_schema_with_hashed_values() -> None:
+    # Given
+    user = AudienceUser(
+        user_id="u1", email="Mary@Example.com", phone="+1 (555) 987-6543", firstName="Mary", country="US"
+    )
+
+    # When
+    prepared = prepare_audience([user])
+
+    # Then
+    assert prepared.schema == SCHEMA == ("EXTERN_ID", "EMAIL", "PHONE", "FN", "LN", "COUNTRY")
+    assert prepared.rows == [("u1", MARY_SHA256, PHONE_SHA256, sha256_hex("mary"), "", sha256_hex("us"))]
+
+
+def test_already_hashed_values_pass_through_lowercased() -> None:
+    # Given values that are already SHA-256 digests, in capitals
+    user = AudienceUser(user_id="u1", email=MARY_SHA256.upper(), phone=f" {PHONE_SHA256.upper()} ")
+
+    # When
+    prepared = prepare_audience([user])
+
+    # Then they are not hashed a second time
+    assert prepared.rows[0][1:3] == (MARY_SHA256, PHONE_SHA256)
+
+
+def test_store_country_gives_national_phones_their_calling_code() -> None:
+    # Given a UK national number and no customer country
+    user = AudienceUser(user_id="u1", phone="07700 900123")
+
+    # When the store is in GB
+    prepared = prepare_audience([user], default_country="GB")
+
+    # Then the number is hashed in international form, and COUNTRY is not guessed from the store
+    assert prepared.rows[0][2] == sha256_hex("447700900123")
+    assert prepared.rows[0][5] == ""
+
+
+def test_customer_country_wins_over_store_country() -> None:
+    # Given a US customer of a UK store
+    user = AudienceUser(user_id="u1", phone="(555) 987-6543", country="US")
+
+    # When
+    prepared = prepare_audience([user], default_country="GB")
+
+    # Then
+    assert prepared.rows[0][2] == PHONE_SHA256
+
+
+def test_record_without_email_or_phone_is_dropped_and_counted() -> None:
+    # Given one user with only a name and one with an invalid e-mail
+    users = [
+        AudienceUser(user_id="u1", firstName="Mary", lastName="Major"),
+        AudienceUser(user_id="u2", email="not-an-email"),
+    ]
+
+    # When
+    prepared = prepare_audience(users)
+
+    # Then nothing is uploaded and both are counted
+    assert prepared.rows == []
+    assert prepared.report.dropped_no_identifier == 2
+
+
+def test_duplicate_user_id_keeps_the_first_usable_record() -> None:
+    # Given the same user twice, the first without any usable identifier
+    users = [
+        AudienceUser(user_id="u1", email="broken"),
+        AudienceUser(user_id="u1", email="mary@example.com"),
+        AudienceUser(user_id="u1", email="other@example.com"),
+    ]
+
+    # When
+    prepared = prepare_audience(users)
+
+    # Then
+    assert [row[1] for row in prepared.rows] == [MARY_SHA256]
+    assert prepared.report.duplicate_user_ids == 1
+
+
+def test_report_counts_usable_unusable_and_missing_per_identifier() -> None:
+    # Given
+    users = [
+        AudienceUser(user_id="u1", email="mary@example.com", phone="12345", country="GB"),
+        AudienceUser(user_id="u2", email="bad@", phone="+447700900123"),
+        AudienceUser(user_id="u3", phone="07700 900123"),
+    ]
+
+    # When there is no store country
+    report = prepare_audience(users).report
+
+    # Then
+    email, phone = report.identifiers["EMAIL"], report.identifiers["PHONE"]
+    assert (email.present, email.usable, email.unusable, email.missing) == (2, 1, 1, 1)
+    assert email.unusable_reasons == {"invalid_email": 1}
+    assert phone.unusable_reasons == {"phone_too_short": 1, "unknown_country_code": 1}
+    assert (report.total_records, report.rows_to_upload) == (3, 2)
+
+
+def test_report_never_contains_raw_or_hashed_values() -> None:
+    # Given
+    users = [AudienceUser(user_id="u1", email="mary@example.com", firstName="Mary", phone="+15559876543")]
+
+    # When
+    text = prepare_audience(users).report.model_dump_json()
+
+    # Then
+    for secret in ("mary", "5559876543", MARY_SHA256, PHONE_SHA256):
+        assert secret not in text.lower()
+
+
+def test_unknown_store_country_is_a_validation_error() -> None:
+    with pytest.raises(ValidationFailed) as raised:
+        prepare_audience([], default_country="Britain")
+    assert raised.value.field == "default_country"
+
+
+def test_columns_of_different_lengths_are_refused() -> None:
+    with pytest.raises(ValueError, match="differ in length"):
+        IdentifierColumns(user_ids=["u1"], emails=[], phones=[], first_names=[], last_names=[], countries=[])
