@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
 
 import httpx
 import pytest
 
-# The pytest config sets no ``pythonpath``; until it does (``pythonpath = ["."]``), make the
-# repository root importable so ``shared`` and ``tests.unit.platform.fake_graph`` resolve.
-REPO_ROOT = Path(__file__).resolve().parents[3]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-
-from shared.platform.client import GraphClient  # noqa: E402
-from tests.unit.platform.fake_graph import (  # noqa: E402
+from shared.platform.client import GraphClient
+from tests.unit.platform.fake_graph import (
     ACCESS_TOKEN,
     APP_ID,
     APP_SECRET,
