@@ -147,10 +147,7 @@ def users_replace(call: GraphCall, audience_id: str) -> Payload:
 
 
 def _check_audience_gates(call: GraphCall, account: AdAccount) -> None:
-    if account.business is None:
-        raise errors.business_account_required()
-    if not account.tos_accepted:
-        raise errors.terms_not_accepted(account.account_id)
+    _check_write_gates(account)
     if len(call.state.world.live_audiences_of(account.account_id)) >= call.state.config.custom_audience_limit:
         raise errors.audience_limit_reached(call.state.config.custom_audience_limit)
 
