@@ -59,6 +59,12 @@ def user_token(http: httpx.Client) -> str:
     return token
 
 
+def new_audience(http: httpx.Client, headers: dict[str, str], name: str) -> str:
+    form = {"name": name, "subtype": "CUSTOM", "customer_file_source": "USER_PROVIDED_ONLY"}
+    audience_id: str = http.post(f"/v25.0/{ACCOUNT}/customaudiences", headers=headers, data=form).json()["id"]
+    return audience_id
+
+
 def test_browser_consent_and_code_exchange(sandbox: SandboxServer, http: httpx.Client) -> None:
     # Given the consent page a browser opens
     page = http.get(
@@ -96,11 +102,7 @@ def test_browser_consent_and_code_exchange(sandbox: SandboxServer, http: httpx.C
 def test_audience_upload_in_batches_over_http(http: httpx.Client) -> None:
     # Given an audience and 250 hashed e-mails sent in three batches of one session
     headers = {"Authorization": f"Bearer {user_token(http)}"}
-    audience_id = http.post(
-        f"/v25.0/{ACCOUNT}/customaudiences",
-        headers=headers,
-        data={"name": "Buyers", "subtype": "CUSTOM", "customer_file_source": "USER_PROVIDED_ONLY"},
-    ).json()["id"]
+    audience_id = new_audience(http, headers, "Buyers")
     emails = [hashlib.sha256(f"u{i}@example.com".encode()).hexdigest() for i in range(250)]
     batches = [emails[0:100], emails[100:200], emails[200:250]]
     # When the batches are posted as JSON bodies
@@ -139,11 +141,7 @@ def test_throttle_fault_reaches_the_client_with_headers(http: httpx.Client) -> N
 def test_concurrent_uploads_lose_no_member(http: httpx.Client, sandbox: SandboxServer) -> None:
     # Given an audience and eight batches sent at once from threads
     headers = {"Authorization": f"Bearer {user_token(http)}"}
-    audience_id = http.post(
-        f"/v25.0/{ACCOUNT}/customaudiences",
-        headers=headers,
-        data={"name": "Concurrent", "subtype": "CUSTOM", "customer_file_source": "USER_PROVIDED_ONLY"},
-    ).json()["id"]
+    audience_id = new_audience(http, headers, "Concurrent")
 
     def send(seq: int) -> int:
         rows = [hashlib.sha256(f"{seq}-{i}".encode()).hexdigest() for i in range(50)]
