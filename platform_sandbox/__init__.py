@@ -1,0 +1,22 @@
+"""A local HTTP server speaking the subset of Meta's Graph/Marketing API the service uses.
+
+Dev and test only. ``SandboxServer`` runs it on a local port; ``create_app`` gives the Flask app
+for in-process tests; the admin API under ``/_admin`` sets up scenarios and shows what arrived.
+Behaviour follows the platform reference (sections cited in each module).
+"""
+
+from platform_sandbox.app import create_app
+from platform_sandbox.config import BucQuotas, SandboxConfig
+from platform_sandbox.scenarios import SCENARIOS
+from platform_sandbox.server import SandboxServer
+from platform_sandbox.state import AdjustableClock, SandboxState
+
+__all__ = [
+    "SCENARIOS",
+    "AdjustableClock",
+    "BucQuotas",
+    "SandboxConfig",
+    "SandboxServer",
+    "SandboxState",
+    "create_app",
+]

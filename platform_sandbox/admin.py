@@ -1,0 +1,256 @@
+"""The admin API under ``/_admin``: set up scenarios, inject faults, mint tokens, inspect what the
+sandbox received. JSON in and out, no authentication, loopback callers only.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from flask import Blueprint, Response, abort, jsonify, request
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from platform_sandbox import tokens
+from platform_sandbox.config import BucQuotas
+from platform_sandbox.faults import FaultSpec
+from platform_sandbox.graph import current_state
+from platform_sandbox.oauth import DialogRefused, DialogRequest, decide
+from platform_sandbox.params import GraphParams
+from platform_sandbox.scenarios import SCENARIOS
+from platform_sandbox.state import SandboxState
+from platform_sandbox.world import CustomAudience
+
+blueprint = Blueprint("admin", __name__, url_prefix="/_admin")
+LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
+class ScenarioChoice(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+
+
+class TokenRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    user_id: str | None = None
+    scopes: list[str] = Field(default_factory=lambda: ["ads_management", "ads_read", "business_management"])
+    # 0 means a token that never expires.
+    expires_in: int = Field(default=5_184_000, ge=0)
+
+
+class ApprovalRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    redirect_uri: str
+    state: str = ""
+    scope: str = "ads_management,ads_read,business_management"
+    client_id: str | None = None
+    approve: bool = True
+    user_id: str | None = None
+
+
+class ClockAdvance(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seconds: float = Field(ge=0)
+
+
+@blueprint.before_request
+def loopback_only() -> None:
+    if request.remote_addr not in LOOPBACK:
+        abort(403)
+
+
+@blueprint.errorhandler(ValidationError)
+def invalid_body(error: ValidationError) -> tuple[Response, int]:
+    return jsonify({"error": "invalid request body", "details": error.errors(include_url=False)}), 400
+
+
+@blueprint.post("/reset")
+def reset() -> Response:
+    """Back to the configured scenario; tokens, audiences, faults, usage and the log are cleared."""
+    state = current_state()
+    with state.lock:
+        state.load_scenario(state.config.scenario)
+        return jsonify(_summary(state))
+
+
+@blueprint.post("/scenario")
+def load_scenario() -> Response | tuple[Response, int]:
+    """Body ``{"name": ...}``: replace the world with a named scenario (see ``scenarios.SCENARIOS``)."""
+    choice = ScenarioChoice.model_validate(_body())
+    if choice.name not in SCENARIOS:
+        return jsonify({"error": f"unknown scenario {choice.name}", "scenarios": sorted(SCENARIOS)}), 404
+    state = current_state()
+    with state.lock:
+        state.load_scenario(choice.name)
+        return jsonify(_summary(state))
+
+
+@blueprint.get("/state")
+def show_state() -> Response:
+    state = current_state()
+    with state.lock:
+        return jsonify(_summary(state))
+
+
+@blueprint.post("/tokens")
+def mint_token() -> Response | tuple[Response, int]:
+    """Mint a user token without the OAuth dance. Body: ``user_id``, ``scopes``, ``expires_in``."""
+    wanted = TokenRequest.model_validate(_body())
+    state = current_state()
+    with state.lock:
+        user_id = wanted.user_id or state.world.dialog_user_id
+        if user_id not in state.world.users:
+            return jsonify({"error": f"unknown user {user_id}"}), 404
+        token = tokens.mint_user_token(
+            state.world, user_id, wanted.scopes, state.clock.now(), wanted.expires_in
+        )
+        return jsonify({"access_token": token.value, "user_id": user_id, "expires_in": wanted.expires_in})
+
+
+@blueprint.post("/oauth/approve")
+def approve() -> Response | tuple[Response, int]:
+    """What the dialog's Approve (or Deny, ``approve: false``) button does, as JSON ``{"location"}``."""
+    wanted = ApprovalRequest.model_validate(_body())
+    state = current_state()
+    with state.lock:
+        dialog = DialogRequest(
+            client_id=wanted.client_id or state.world.app.app_id,
+            redirect_uri=wanted.redirect_uri,
+            state=wanted.state,
+            scope=wanted.scope,
+        )
+        try:
+            location = decide(state, dialog, approve=wanted.approve, user_id=wanted.user_id)
+        except DialogRefused as refused:
+            return jsonify({"error": str(refused)}), 400
+        return jsonify({"location": location})
+
+
+@blueprint.post("/faults")
+def add_fault() -> tuple[Response, int]:
+    """Queue a fault (see ``faults.FaultSpec``); it fires on the next ``count`` matching calls."""
+    spec = FaultSpec.model_validate(_body())
+    state = current_state()
+    with state.lock:
+        return jsonify(state.faults.add(spec).describe()), 201
+
+
+@blueprint.get("/faults")
+def list_faults() -> Response:
+    state = current_state()
+    with state.lock:
+        return jsonify({"faults": state.faults.describe()})
+
+
+@blueprint.delete("/faults")
+def clear_faults() -> Response:
+    state = current_state()
+    with state.lock:
+        state.faults.clear()
+        return jsonify({"faults": []})
+
+
+@blueprint.put("/quotas")
+def set_quotas() -> Response:
+    """Calls per hour per ad account for each BUC type, e.g. ``{"custom_audience": 3}``."""
+    quotas = BucQuotas.model_validate(_body())
+    state = current_state()
+    with state.lock:
+        state.usage.quotas = quotas
+        return jsonify(quotas.model_dump())
+
+
+@blueprint.post("/clock")
+def advance_clock() -> Response:
+    """Move the sandbox's clock forward by ``seconds`` (token expiry, code expiry, replace timeouts)."""
+    advance = ClockAdvance.model_validate(_body())
+    state = current_state()
+    with state.lock:
+        state.clock.advance(advance.seconds)
+        return jsonify({"now": state.clock.now()})
+
+
+@blueprint.get("/audiences/<audience_id>/members")
+def members(audience_id: str) -> Response | tuple[Response, int]:
+    """The rows received for an audience, grouped by schema: ``{"members": [{"schema", "rows"}]}``."""
+    state = current_state()
+    with state.lock:
+        audience = state.world.audiences.get(audience_id)
+        if audience is None:
+            return jsonify({"error": f"unknown audience {audience_id}"}), 404
+        groups = [
+            {"schema": list(schema), "rows": [list(row) for row in sorted(rows)]}
+            for schema, rows in audience.members.items()
+            if rows
+        ]
+        return jsonify({"audience_id": audience_id, "count": audience.member_count, "members": groups})
+
+
+@blueprint.get("/requests")
+def requests_log() -> Response:
+    """The request log, oldest first; ``?path=<regex>`` and ``?method=`` filter it."""
+    path_filter = request.args.get("path")
+    method = request.args.get("method")
+    state = current_state()
+    with state.lock:
+        entries = [
+            entry
+            for entry in state.requests
+            if (path_filter is None or re.search(path_filter, entry["path"]))
+            and (method is None or entry["method"] == method.upper())
+        ]
+        return jsonify({"requests": entries})
+
+
+@blueprint.delete("/requests")
+def clear_requests() -> Response:
+    state = current_state()
+    with state.lock:
+        state.requests.clear()
+        return jsonify({"requests": []})
+
+
+def _body() -> dict[str, Any]:
+    body = GraphParams.from_request(request).values
+    return {key: value for key, value in body.items() if key != "access_token"}
+
+
+def _summary(state: SandboxState) -> dict[str, Any]:
+    world = state.world
+    return {
+        "scenario": state.scenario,
+        "app": {
+            "app_id": world.app.app_id,
+            "mode": world.app.mode.value,
+            "roles": {user: sorted(role.value for role in roles) for user, roles in world.app.roles.items()},
+        },
+        "users": [{"id": user.user_id, "name": user.name} for user in world.users.values()],
+        "ad_accounts": [
+            {
+                "id": account.graph_id,
+                "name": account.name,
+                "business": account.business.business_id if account.business else None,
+                "tos_accepted": account.tos_accepted,
+                "funding_source": account.funding_source,
+                "pixels": [pixel.pixel_id for pixel in world.pixels_of(account.account_id)],
+            }
+            for account in world.accounts.values()
+        ],
+        "pages": [{"id": page.page_id, "name": page.name} for page in world.pages.values()],
+        "audiences": [_audience_summary(audience) for audience in world.audiences.values()],
+        "ad_objects": [
+            {"id": o.object_id, "kind": o.kind, "account_id": o.account_id, "name": o.fields.get("name")}
+            for o in world.ad_objects.values()
+        ],
+    }
+
+
+def _audience_summary(audience: CustomAudience) -> dict[str, Any]:
+    return {
+        "id": audience.audience_id,
+        "account_id": audience.account_id,
+        "name": audience.name,
+        "subtype": audience.subtype,
+        "member_count": audience.member_count,
+        "deleted": audience.deleted,
+        "origin_audience_id": audience.origin_audience_id,
+    }

@@ -1,0 +1,22 @@
+"""The Flask application of the sandbox: Graph endpoints, OAuth dialog and admin API."""
+
+from __future__ import annotations
+
+from flask import Flask
+
+from platform_sandbox import accounts, admin, audiences, nodes, oauth, publishing
+from platform_sandbox.graph import EXTENSION_KEY, GraphVersionConverter, register_error_handlers
+from platform_sandbox.state import SandboxState
+
+
+def create_app(state: SandboxState) -> Flask:
+    """A Flask app serving ``state``; use ``app.test_client()`` in tests or ``SandboxServer`` over HTTP."""
+    app = Flask("platform_sandbox")
+    app.url_map.converters["graph_version"] = GraphVersionConverter
+    app.extensions[EXTENSION_KEY] = state
+    # Graph responses keep the order handlers build them in, like the platform's.
+    app.json.sort_keys = False  # type: ignore[attr-defined]
+    for module in (oauth, accounts, audiences, publishing, nodes, admin):
+        app.register_blueprint(module.blueprint)
+    register_error_handlers(app)
+    return app
