@@ -6,6 +6,7 @@ import argparse
 import json
 import signal
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from local.seed import as_dict, seed_demo
@@ -19,19 +20,50 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="Run the service locally (moto, gateway, demo data).")
     parser.add_argument("--port", type=int, default=3000, help="API port (default 3000)")
     parser.add_argument("--moto-port", type=int, default=5001, help="moto server port (default 5001)")
+    parser.add_argument("--sandbox-port", type=int, default=8900, help="platform sandbox port (default 8900)")
+    parser.add_argument(
+        "--validate-every", type=float, default=60, help="minutes between token-validation runs (default 60)"
+    )
     args = parser.parse_args()
 
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
 
-    with LocalStack(moto_port=args.moto_port, gateway_port=args.port) as stack:
+    with LocalStack(
+        moto_port=args.moto_port, gateway_port=args.port, sandbox_port=args.sandbox_port
+    ) as stack:
         credentials = seed_demo(stack)
-        info = {"api_url": stack.api_url, "aws_endpoint_url": stack.moto_url, **as_dict(credentials)}
+        info = {
+            "api_url": stack.api_url,
+            "aws_endpoint_url": stack.moto_url,
+            "platform_sandbox_url": stack.sandbox.url,
+            **as_dict(credentials),
+        }
         write_credentials(CREDENTIALS_FILE, info)
         print(banner(info), flush=True)
+        schedule(stop, args.validate_every * 60, lambda: run_job(stack, "ValidateTokensFunction"))
         stop.wait()
         print("\nStopping the local stack...", flush=True)
+
+
+def schedule(stop: threading.Event, every_seconds: float, job: Callable[[], None]) -> None:
+    """Run ``job`` every ``every_seconds`` until ``stop`` is set (EventBridge Scheduler, locally)."""
+
+    def loop() -> None:
+        while not stop.wait(every_seconds):
+            job()
+
+    threading.Thread(target=loop, name="local-scheduler", daemon=True).start()
+
+
+def run_job(stack: LocalStack, function: str) -> None:
+    assert stack.gateway is not None
+    try:
+        result = stack.gateway.invoke(function, {"source": "aws.scheduler", "detail-type": "Scheduled Event"})
+        print(f"[scheduler] {function}: {json.dumps(result)}", flush=True)
+    except Exception as exc:  # a failed run is reported and retried next time, as the scheduler does
+        print(f"[scheduler] {function} failed: {exc!r}", flush=True)
 
 
 def write_credentials(path: Path, info: dict[str, str]) -> None:
@@ -48,6 +80,7 @@ def banner(info: dict[str, str]) -> str:
             "Local stack is up (Ctrl-C stops everything).",
             f"  API            {api}",
             f"  AWS (moto)     {info['aws_endpoint_url']}",
+            f"  Platform       {info['platform_sandbox_url']} (sandbox; admin API under /_admin)",
             f"  Organization   {info['org_id']}",
             f"  Dashboard user {info['email']} / {info['password']}",
             f"  API key        {info['api_key']}",
@@ -55,6 +88,9 @@ def banner(info: dict[str, str]) -> str:
             "",
             "Try:",
             f"  curl -s {api}/client/models -H 'X-Service-Api-Key: {info['api_key']}'",
+            f'  curl -s -X POST {api}/platform-ads/connect -H "Authorization: Bearer $TOKEN"',
+            "    (TOKEN is id_token in the credentials file; open the returned authorizationUrl in a browser)",
+            f"  curl -s -X POST {api}/_local/invoke/ValidateTokensFunction -d @events/validate_tokens.json",
             "",
         ]
     )

@@ -28,6 +28,8 @@ from werkzeug.wrappers import Request, Response
 from local.template import FunctionSpec, Route
 
 Handler = Callable[[dict[str, Any], Any], Any]
+# Not an API route: the local equivalent of `sam local invoke` (scheduled jobs, sample events).
+INVOKE_PREFIX = "/_local/invoke/"
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript")
 
 
@@ -184,6 +186,8 @@ class LocalGateway:
 
     def wsgi(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         request = Request(environ)
+        if request.path.startswith(INVOKE_PREFIX) and request.method == "POST":
+            return self._direct_invoke(request)(environ, start_response)
         matched = self._table.match(request.method, request.path)
         if matched is None:
             # What API Gateway itself answers for a route it does not have.
@@ -196,6 +200,14 @@ class LocalGateway:
                 self.invoke(route.function, build_event(request, route, params, self._api_id))
             )
         return response(environ, start_response)
+
+    def _direct_invoke(self, request: Request) -> Response:
+        """Local only, like ``sam local invoke -e``: run a function with the posted event as is."""
+        function = request.path.removeprefix(INVOKE_PREFIX)
+        if function not in self._functions:
+            return Response(json.dumps({"message": f"no function {function}"}), status=404)
+        result = self.invoke(function, json.loads(request.get_data() or b"{}"))
+        return Response(json.dumps(result, default=str), status=200, content_type="application/json")
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Serve in a background thread; returns the base URL."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import socket
@@ -13,6 +14,7 @@ from moto.server import ThreadedMotoServer
 from local.gateway import LocalGateway
 from local.provision import Provisioner
 from local.template import Physical, functions, load_template, routes
+from platform_sandbox import SandboxConfig, SandboxServer
 
 REGION = "eu-west-1"
 
@@ -26,12 +28,15 @@ def free_port() -> int:
 
 @dataclass
 class LocalStack:
-    """moto server + resources from the template + the local gateway, in this process."""
+    """moto server + resources from the template + the platform sandbox + the local gateway,
+    all in this process."""
 
     moto_port: int = 0
     gateway_port: int = 0
     host: str = "127.0.0.1"
+    sandbox_port: int = 0
     extra_env: dict[str, str] = field(default_factory=dict)
+    sandbox_config: SandboxConfig = field(default_factory=SandboxConfig)
 
     def __post_init__(self) -> None:
         self.moto_port = self.moto_port or free_port()
@@ -41,6 +46,7 @@ class LocalStack:
         self.env: dict[str, str] = {}
         self._moto: ThreadedMotoServer | None = None
         self.gateway: LocalGateway | None = None
+        self.sandbox: SandboxServer
 
     def start(self) -> LocalStack:
         """Start moto, create the template's resources, configure the environment, serve the API."""
@@ -59,15 +65,27 @@ class LocalStack:
         template = load_template()
         provisioner = Provisioner(template, self.moto_url, REGION)
         self.physical = provisioner.provision()
+        self.sandbox = SandboxServer(self.sandbox_config, host=self.host)
+        self.sandbox.start(self.sandbox_port)
+        self._store_platform_secret()
         specs = functions(template)
+        self.gateway = LocalGateway(routes(template), specs)
+        self.api_url = self.gateway.start(self.host, self.gateway_port)
         self.env = self._function_environment(provisioner, specs)
         os.environ.update(self.env)
         from shared import wiring
 
         wiring.reset()
-        self.gateway = LocalGateway(routes(template), specs)
-        self.api_url = self.gateway.start(self.host, self.gateway_port)
         return self
+
+    def _store_platform_secret(self) -> None:
+        """Put the sandbox app's secret into the template's secret, as an operator does after deploy,
+        so the functions read it from Secrets Manager exactly as they do in AWS."""
+        secrets = self.client("secretsmanager")
+        arn = self.physical["PlatformSecrets"].ref
+        value = json.loads(secrets.get_secret_value(SecretId=arn)["SecretString"])
+        value["app_secret"] = self.sandbox.config.app_secret
+        secrets.put_secret_value(SecretId=arn, SecretString=json.dumps(value))
 
     def _function_environment(self, provisioner: Provisioner, specs: dict[str, Any]) -> dict[str, str]:
         """The functions' environment, resolved against the local resources.
@@ -85,6 +103,10 @@ class LocalStack:
         merged.update(
             {
                 "STAGE": "local",
+                "PLATFORM_GRAPH_URL": self.sandbox.url,
+                "PLATFORM_DIALOG_URL": self.sandbox.url,
+                "PLATFORM_APP_ID": self.sandbox.config.app_id,
+                "PLATFORM_REDIRECT_URI": f"{self.api_url}/platform-ads/connect/callback",
                 "JWKS_URL": f"{self.moto_url}/{pool_id}/.well-known/jwks.json",
                 "POWERTOOLS_TRACE_DISABLED": "true",
                 "POWERTOOLS_METRICS_DISABLED": "true",
@@ -102,6 +124,8 @@ class LocalStack:
     def stop(self) -> None:
         if self.gateway is not None:
             self.gateway.stop()
+        if hasattr(self, "sandbox"):
+            self.sandbox.stop()
         if self._moto is not None:
             self._moto.stop()
 

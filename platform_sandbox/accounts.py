@@ -58,7 +58,11 @@ def me_permissions(call: GraphCall) -> Payload:
 
 @graph_endpoint(blueprint, "/me/adaccounts", ["GET"])
 def me_adaccounts(call: GraphCall) -> Payload:
-    """The ad accounts the user has a role on; an empty list (not an error) when there are none."""
+    """The ad accounts the user has a role on; an empty list (not an error) when there are none.
+
+    A development-mode app answers only its Testers and Admins (spec §5), so others get 200 here.
+    """
+    call.check_app_access()
     call.require_scope(write=False)
     accounts = call.state.world.accounts_of(call.user_id)
     nodes = [account_node(account, call.user_id) for account in accounts]

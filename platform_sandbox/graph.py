@@ -71,13 +71,14 @@ class GraphCall:
             raise errors.unsupported_request(self.method, f"act_{account_id}")
         self.account_id, self.buc = account_id, buc
         self.state.usage.count_buc_call(self.now, account_id, buc, world.app.ads_access_tier)
-        self._check_app_access()
+        self.check_app_access()
         self.require_scope(write=write)
         if write and account.roles[self.user_id] is AccountRole.ANALYST:
             raise errors.no_write_permission(account_id)
         return account
 
-    def _check_app_access(self) -> None:
+    def check_app_access(self) -> None:
+        """Raise 200 for a user without a role on a development-mode app, 270 below full access."""
         app = self.state.world.app
         roles = app.roles.get(self.user_id, set())
         if app.mode is AppMode.DEVELOPMENT and not roles:

@@ -2,15 +2,50 @@
 
 from __future__ import annotations
 
-from flask import Blueprint
+from urllib.parse import urlparse
 
-from platform_sandbox import audiences, errors, publishing
-from platform_sandbox.graph import GraphCall, Payload, graph_endpoint
+from flask import Blueprint, Response, request
+
+from platform_sandbox import audiences, errors, publishing, tokens
+from platform_sandbox.graph import GraphCall, GraphParams, Payload, current_state, dispatch, project
+from platform_sandbox.params import access_token_of
+from platform_sandbox.world import AppMode, TokenKind
 
 blueprint = Blueprint("nodes", __name__)
 
 
-@graph_endpoint(blueprint, "/<object_id>", ["GET", "POST", "DELETE"])
+def view(version: str, object_id: str) -> Response:
+    """The app's own node takes an app token; every other id is a user-token call."""
+    if object_id == current_state().world.app.app_id:
+        return dispatch(version, app_node, needs_user=False)
+    return dispatch(version, lambda call: node(call, object_id), needs_user=True)
+
+
+blueprint.add_url_rule(
+    "/<graph_version:version>/<object_id>", "node", view, methods=["GET", "POST", "DELETE"]
+)
+
+
+def app_node(params: GraphParams) -> Payload:
+    """``GET /{app-id}`` with the app token: name, mode and ``app_domains`` (what redirect URIs may use)."""
+    state = current_state()
+    world = state.world
+    token = tokens.validate_token(world, access_token_of(request, params), state.clock.now())
+    if token.kind is not TokenKind.APP or token.app_id != world.app.app_id:
+        raise errors.GraphError("(#100) Requires an app access token of this app", 100)
+    app = world.app
+    node = {
+        "id": app.app_id,
+        "name": app.name,
+        # The dialog accepts redirect URIs under these prefixes; the node reports their domains.
+        "app_domains": sorted(
+            {urlparse(prefix).hostname or prefix for prefix in app.allowed_redirect_prefixes}
+        ),
+        "is_live": app.mode is AppMode.LIVE,
+    }
+    return project(node, params, default=("name",), node_type="Application")
+
+
 def node(call: GraphCall, object_id: str) -> Payload:
     """Route by what the id names: audiences support GET/POST/DELETE, ad objects GET."""
     world = call.state.world

@@ -12,7 +12,7 @@ from flask.typing import ResponseReturnValue
 
 from platform_sandbox import errors, tokens
 from platform_sandbox.graph import Payload, check_version, current_state, public_endpoint
-from platform_sandbox.params import GraphParams
+from platform_sandbox.params import GraphParams, access_token_of
 from platform_sandbox.state import SandboxState
 from platform_sandbox.world import AuthCode, TokenKind
 
@@ -134,7 +134,7 @@ def debug_token(params: GraphParams) -> Payload:
     """Inspect ``input_token``; the caller must present an app token of this app (reference §1.5)."""
     state = current_state()
     world, now = state.world, state.clock.now()
-    inspector = tokens.validate_token(world, params.text("access_token"), now)
+    inspector = tokens.validate_token(world, access_token_of(request, params), now)
     if inspector.kind is not TokenKind.APP or inspector.app_id != world.app.app_id:
         raise errors.GraphError(
             "(#100) You must provide an app access token, or a user access token that is "

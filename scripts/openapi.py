@@ -15,6 +15,7 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
 
+from local.template import functions, load_template, routes
 from shared.api import API_TITLE, API_VERSION, SECURITY_SCHEMES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -34,9 +35,11 @@ def generate() -> dict[str, Any]:
         on_conflict="error",
     )
     # Handlers build their resolver with shared.api.create_app(), which OpenAPIMerge.discover's
-    # AST scan does not recognise, so every handler file is added explicitly.
-    for handler in sorted((ROOT / "functions").glob("*/handler.py")):
-        merge.add_file(handler, resolver_name="app")
+    # AST scan does not recognise, so the handler of every function with an API route is added.
+    template = load_template()
+    specs = functions(template)
+    for name in sorted({route.function for route in routes(template)}):
+        merge.add_file(specs[name].code_dir / "handler.py", resolver_name="app")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a handler that fails to import must fail generation
         schema: dict[str, Any] = json.loads(merge.get_openapi_json_schema())

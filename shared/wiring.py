@@ -6,13 +6,26 @@ pass their own collaborators to the library functions directly.
 
 from __future__ import annotations
 
+from datetime import timedelta
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from shared import aws
 from shared.repositories.api_keys import DynamoApiKeyStore
 from shared.repositories.models import DynamoModelStore
 from shared.repositories.organizations import DynamoOrganizationStore
 from shared.settings import get_settings
+
+# The platform side (httpx, cryptography, the Graph client) is imported inside its factories, so
+# functions that never call the platform (predict, models) do not pay for it at cold start.
+if TYPE_CHECKING:
+    import httpx
+
+    from shared.connections.lifecycle import ConnectionService
+    from shared.platform.client import GraphClient
+    from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
+    from shared.repositories.envelope import EnvelopeCipher
+    from shared.repositories.secrets import PlatformSecrets
 
 
 @cache
@@ -41,4 +54,73 @@ def model_store() -> DynamoModelStore:
     return DynamoModelStore(aws.dynamodb_table(get_settings().main_table))
 
 
-_FACTORIES = (api_key_store, organization_store, model_store)
+_FACTORIES: tuple[Any, ...] = (api_key_store, organization_store, model_store)
+
+
+@cache
+def http_client() -> httpx.Client:
+    """One connection pool per Lambda container for every platform call."""
+    import httpx
+
+    return httpx.Client(timeout=get_settings().platform_timeout_seconds)
+
+
+@cache
+def platform_secrets() -> PlatformSecrets:
+    from shared.repositories.secrets import load_platform_secrets
+
+    return load_platform_secrets(get_settings())
+
+
+def graph_client() -> GraphClient:
+    """A Graph client with the app credentials and no user token."""
+    from shared.platform.client import GraphClient
+
+    settings = get_settings().model_copy(update={"platform_app_secret": platform_secrets().app_secret})
+    return GraphClient.from_settings(settings, http=http_client())
+
+
+@cache
+def envelope_cipher() -> EnvelopeCipher:
+    from shared.repositories.envelope import EnvelopeCipher
+
+    return EnvelopeCipher(aws.client("kms"), get_settings().kms_key_id)
+
+
+@cache
+def connection_store() -> DynamoConnectionStore:
+    from shared.repositories.connections import DynamoConnectionStore
+
+    return DynamoConnectionStore(aws.dynamodb_table(get_settings().main_table))
+
+
+@cache
+def oauth_state_store() -> DynamoOAuthStateStore:
+    from shared.repositories.connections import DynamoOAuthStateStore
+
+    return DynamoOAuthStateStore(aws.dynamodb_table(get_settings().main_table))
+
+
+def connection_service() -> ConnectionService:
+    from shared.clock import utc_now
+    from shared.connections.lifecycle import ConnectionPolicy, ConnectionService
+
+    settings = get_settings()
+    policy = ConnectionPolicy(
+        dialog_url=settings.platform_dialog_url,
+        api_version=settings.platform_api_version,
+        redirect_uri=settings.platform_redirect_uri,
+        state_key=platform_secrets().oauth_state_key,
+        state_ttl=timedelta(seconds=settings.oauth_state_ttl_seconds),
+    )
+    return ConnectionService(
+        connections=connection_store(),
+        states=oauth_state_store(),
+        cipher=envelope_cipher(),
+        graph=graph_client(),
+        policy=policy,
+        clock=utc_now,
+    )
+
+
+_FACTORIES += (http_client, platform_secrets, envelope_cipher, connection_store, oauth_state_store)

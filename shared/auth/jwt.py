@@ -12,7 +12,7 @@ import jwt
 from shared.errors import Unauthorized
 from shared.settings import get_settings
 
-MISSING_TOKEN_MESSAGE = "Authorization token is missing. Send 'Authorization: Bearer <JWT>'."  # noqa: S105
+MISSING_TOKEN_MESSAGE = "Authorization token is missing. Send 'Authorization: Bearer <JWT>'."
 LEEWAY_SECONDS = 30
 
 SigningKeyResolver = Callable[[str], Any]

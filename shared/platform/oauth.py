@@ -25,7 +25,7 @@ class TokenGrant(BaseModel):
 
     access_token: str = Field(repr=False)
     expires_in: int | None = None
-    token_type: str = "bearer"  # noqa: S105 - the OAuth token type name, not a secret
+    token_type: str = "bearer"
 
 
 class TokenInfo(BaseModel):
@@ -125,3 +125,9 @@ def debug_token(client: GraphClient, input_token: str) -> TokenInfo:
 
 def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+def app_domains(client: GraphClient) -> list[str]:
+    """The domains the service's application accepts redirect URIs on (``GET /{app-id}``, app token)."""
+    response = client.with_access_token(client.app_access_token).get(client.app_id, {"fields": "app_domains"})
+    return [str(domain) for domain in response.body.get("app_domains") or []]

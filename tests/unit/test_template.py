@@ -15,7 +15,12 @@ from shared.settings import Settings
 TEMPLATE = load_template()
 FUNCTIONS = functions(TEMPLATE)
 # Variables read by Powertools itself rather than by shared.settings.
-POWERTOOLS_VARS = {"POWERTOOLS_SERVICE_NAME", "POWERTOOLS_METRICS_NAMESPACE", "POWERTOOLS_LOG_LEVEL"}
+POWERTOOLS_VARS = {
+    "POWERTOOLS_SERVICE_NAME",
+    "POWERTOOLS_METRICS_NAMESPACE",
+    "POWERTOOLS_LOG_LEVEL",
+    "POWERTOOLS_TRACER_CAPTURE_RESPONSE",
+}
 
 
 def intrinsic_targets(value: Any) -> set[str]:

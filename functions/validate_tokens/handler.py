@@ -1,0 +1,20 @@
+"""Scheduled (EventBridge Scheduler): validate every active platform connection's token."""
+
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import wiring
+from shared.connections.validation import validate_active_connections
+from shared.observability import logger, metrics, tracer
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    summary = validate_active_connections(wiring.connection_service(), wiring.connection_store())
+    metrics.add_metric(name="TokensInvalid", unit=MetricUnit.Count, value=summary.invalid)
+    metrics.add_metric(name="TokensExpiring", unit=MetricUnit.Count, value=summary.expiring)
+    return summary.model_dump()

@@ -1,0 +1,280 @@
+"""Connect, complete the OAuth callback, disconnect, report status, and hand out a validated token.
+
+Connecting never stores a plaintext token: the long-lived token is encrypted with a KMS data key
+(AES-GCM, context = organization + connection) before it reaches DynamoDB.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Protocol
+from urllib.parse import urlparse
+
+from pydantic import BaseModel
+
+from shared.clock import Clock
+from shared.connections.oauth_state import StateOwner, StateStore, consume_state, issue_state
+from shared.connections.records import Connection, TokenHealth
+from shared.errors import Forbidden, NotFound, ValidationFailed
+from shared.observability import logger
+from shared.platform.accounts import list_ad_accounts, select_business_account
+from shared.platform.client import GraphClient
+from shared.platform.errors import (
+    AppDomainNotAllowed,
+    DevelopmentModePermissions,
+    ReconnectRequired,
+)
+from shared.platform.oauth import (
+    DEFAULT_SCOPES,
+    TokenInfo,
+    app_domains,
+    authorization_url,
+    debug_token,
+    exchange_code,
+    exchange_long_lived,
+)
+from shared.repositories.envelope import EnvelopeCipher
+
+NOT_CONNECTED = "No advertising account is connected."
+CONNECT_REMEDY = "Connect your ad account from the dashboard."
+
+
+class ConnectionStore(Protocol):
+    def put(self, connection: Connection) -> None: ...
+    def get(self, org_id: str) -> Connection | None: ...
+    def record_usage(self, org_id: str, usage: dict[str, Any], now: datetime) -> None: ...
+
+
+@dataclass(frozen=True)
+class ConnectionPolicy:
+    """Settings of the lifecycle (from ``Settings``)."""
+
+    dialog_url: str
+    api_version: str
+    redirect_uri: str
+    state_key: str
+    state_ttl: timedelta = timedelta(minutes=10)
+    # Re-check a token with debug_token before use when the last check is older than this.
+    revalidate_after: timedelta = timedelta(minutes=10)
+    # A token expiring sooner than this is reported as "expiring" so the user reconnects in time.
+    expiry_warning: timedelta = timedelta(days=7)
+
+
+class ConnectStart(BaseModel):
+    authorizationUrl: str  # noqa: N815 - API field names are camelCase
+    expiresAt: datetime  # noqa: N815
+
+
+class StatusView(BaseModel):
+    """``GET /platform-ads/status``."""
+
+    connected: bool
+    status: str
+    adAccountId: str | None = None  # noqa: N815
+    adAccountName: str | None = None  # noqa: N815
+    businessName: str | None = None  # noqa: N815
+    connectedAt: datetime | None = None  # noqa: N815
+    lastValidatedAt: datetime | None = None  # noqa: N815
+    tokenExpiresAt: datetime | None = None  # noqa: N815
+    tokenHealth: str = "unknown"  # noqa: N815
+    validationError: str | None = None  # noqa: N815
+    usage: dict[str, Any] | None = None
+    usageCapturedAt: datetime | None = None  # noqa: N815
+
+
+@dataclass
+class ConnectionService:
+    """The connection lifecycle for one request; collaborators are passed in."""
+
+    connections: ConnectionStore
+    states: StateStore
+    cipher: EnvelopeCipher
+    graph: GraphClient
+    policy: ConnectionPolicy
+    clock: Clock
+
+    def start(self, org_id: str, user_id: str) -> ConnectStart:
+        """A signed, single-use, expiring authorization URL for the user to open.
+
+        Checks first that the application accepts our redirect URI: otherwise the platform's dialog
+        would strand the user on "Can't load URL" with nothing the user can do about it.
+        """
+        self._check_redirect_domain()
+        now = self.clock()
+        state = issue_state(
+            self.states, self.policy.state_key, StateOwner(org_id, user_id), now, self.policy.state_ttl
+        )
+        url = authorization_url(
+            dialog_url=self.policy.dialog_url,
+            version=self.policy.api_version,
+            app_id=self.graph.app_id,
+            redirect_uri=self.policy.redirect_uri,
+            state=state,
+            scopes=DEFAULT_SCOPES,
+        )
+        return ConnectStart(authorizationUrl=url, expiresAt=now + self.policy.state_ttl)
+
+    def complete(
+        self, *, state: str, code: str | None, error: str | None, error_reason: str | None
+    ) -> Connection:
+        """Finish the OAuth callback: check the state, exchange the code, pick the business account,
+        and store the encrypted long-lived token. Returns the active connection."""
+        now = self.clock()
+        owner = consume_state(self.states, self.policy.state_key, state, now)
+        if error or not code:
+            raise _declined(error, error_reason)
+        short = exchange_code(self.graph, code, self.policy.redirect_uri)
+        grant = exchange_long_lived(self.graph, short.access_token)
+        info = debug_token(self.graph, grant.access_token)
+        if not info.is_valid:
+            raise ReconnectRequired("The platform did not accept the new connection.", remedy=CONNECT_REMEDY)
+        missing = info.missing_scopes()
+        if missing:
+            raise Forbidden(
+                f"The connection is missing permissions: {', '.join(missing)}.",
+                remedy="Connect again and grant every requested permission.",
+            )
+        user_graph = self.graph.with_access_token(grant.access_token)
+        account = select_business_account(list_ad_accounts(user_graph))
+        connection = Connection(
+            org_id=owner.org_id,
+            status="active",
+            ad_account_id=account.id,
+            ad_account_name=account.name,
+            business_id=account.business_id,
+            business_name=account.business_name,
+            platform_user_id=info.user_id,
+            connected_by=owner.user_id,
+            connected_at=now,
+            token_expires_at=info.expires_at or (now + timedelta(seconds=grant.expires_in or 0)),
+            scopes=list(info.scopes),
+            last_validated_at=now,
+            token_health=self._health(info, now),
+        )
+        connection.token = self.cipher.encrypt(grant.access_token, connection.token_context())
+        if user_graph.last_usage is not None:
+            connection.usage = user_graph.last_usage.model_dump(mode="json")
+            connection.usage_captured_at = now
+        self.connections.put(connection)
+        logger.info("platform connected", extra={"org_id": owner.org_id, "ad_account_id": account.id})
+        return connection
+
+    def disconnect(self, org_id: str) -> Connection:
+        """Make the connection inactive and destroy the stored token; platform audiences remain."""
+        connection = self._require(org_id)
+        connection.status = "inactive"
+        connection.token = None
+        connection.disconnected_at = self.clock()
+        self.connections.put(connection)
+        logger.info("platform disconnected", extra={"org_id": org_id})
+        return connection
+
+    def status(self, org_id: str) -> StatusView:
+        connection = self.connections.get(org_id)
+        if connection is None:
+            return StatusView(connected=False, status="not_connected")
+        return StatusView(
+            connected=connection.status == "active",
+            status=connection.status,
+            adAccountId=connection.ad_account_id,
+            adAccountName=connection.ad_account_name,
+            businessName=connection.business_name,
+            connectedAt=connection.connected_at,
+            lastValidatedAt=connection.last_validated_at,
+            tokenExpiresAt=connection.token_expires_at,
+            tokenHealth=connection.token_health,
+            validationError=connection.validation_error,
+            usage=connection.usage,
+            usageCapturedAt=connection.usage_captured_at,
+        )
+
+    def client_for(self, org_id: str) -> tuple[Connection, GraphClient]:
+        """The active connection and a Graph client with its token, validated server-side first
+        (``debug_token``, re-checked when the last check is older than ``revalidate_after``)."""
+        connection = self._require(org_id)
+        if connection.status != "active" or connection.token is None:
+            raise NotFound(NOT_CONNECTED, remedy=CONNECT_REMEDY)
+        token = self.cipher.decrypt(connection.token, connection.token_context())
+        now = self.clock()
+        stale = (
+            connection.last_validated_at is None
+            or now - connection.last_validated_at > self.policy.revalidate_after
+        )
+        if stale or connection.token_health == "invalid":
+            connection = self.validate(connection, token)
+        if connection.token_health == "invalid":
+            raise ReconnectRequired(
+                "The connection to the advertising platform is no longer valid.",
+                remedy="Reconnect the ad account.",
+            )
+        return connection, self.graph.with_access_token(token)
+
+    def validate(self, connection: Connection, token: str | None = None) -> Connection:
+        """Check the token with ``debug_token`` and record the result on the connection."""
+        if connection.token is None:
+            return connection
+        token = token or self.cipher.decrypt(connection.token, connection.token_context())
+        now = self.clock()
+        info = debug_token(self.graph, token)
+        connection.last_validated_at = now
+        connection.token_health = self._health(info, now)
+        connection.validation_error = _validation_error(info)
+        if info.expires_at is not None:
+            connection.token_expires_at = info.expires_at
+        self.connections.put(connection)
+        return connection
+
+    def record_usage(self, org_id: str, graph: GraphClient) -> None:
+        """Keep the latest usage headers the platform sent on ``graph``'s calls."""
+        if graph.last_usage is not None:
+            self.connections.record_usage(org_id, graph.last_usage.model_dump(mode="json"), self.clock())
+
+    def _check_redirect_domain(self) -> None:
+        domains = app_domains(self.graph)
+        host = urlparse(self.policy.redirect_uri).hostname or ""
+        if domains and not any(host == d or host.endswith(f".{d}") for d in domains):
+            raise AppDomainNotAllowed(
+                "Can't load URL: the domain isn't included in the app's domains.",
+                remedy="Only the service operator can change the application's domains and redirect URIs "
+                f"(add {host}).",
+            )
+
+    def _require(self, org_id: str) -> Connection:
+        connection = self.connections.get(org_id)
+        if connection is None:
+            raise NotFound(NOT_CONNECTED, remedy=CONNECT_REMEDY)
+        return connection
+
+    def _health(self, info: TokenInfo, now: datetime) -> TokenHealth:
+        if not info.is_valid or info.missing_scopes():
+            return "invalid"
+        if info.expires_at is not None and info.expires_at - now < self.policy.expiry_warning:
+            return "expiring"
+        return "valid"
+
+
+def _validation_error(info: TokenInfo) -> str | None:
+    if not info.is_valid:
+        code = f" (code {info.error_code}/{info.error_subcode})" if info.error_code else ""
+        return f"The platform reports the token as invalid{code}."
+    missing = info.missing_scopes()
+    return f"Missing permissions: {', '.join(missing)}." if missing else None
+
+
+def _declined(error: str | None, reason: str | None) -> Exception:
+    """The error for a callback that came back without a code."""
+    if reason == "user_denied" or error == "access_denied":
+        return DevelopmentModePermissions(
+            "The connection was not approved on the advertising platform.",
+            remedy="Connect again and approve every requested permission. While the service's application "
+            "is in development mode, only its Testers and Admins can connect.",
+        )
+    if error in {"redirect_uri_not_allowed", "domain_not_allowed"}:
+        return AppDomainNotAllowed(
+            "Can't load URL: the domain isn't included in the app's domains.",
+            remedy="Only the service operator can update the application's domains and redirect URIs.",
+        )
+    return ValidationFailed(
+        "The platform returned no authorization code.", field="code", remedy="Start connecting again."
+    )

@@ -1,0 +1,40 @@
+"""The stored connection: who connected which ad account, the encrypted token, its health."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from shared.repositories.envelope import EncryptedSecret
+
+ConnectionStatus = Literal["active", "inactive"]
+TokenHealth = Literal["valid", "expiring", "invalid", "unknown"]
+
+
+class Connection(BaseModel):
+    """One organization's platform connection. The token is only ever stored encrypted."""
+
+    org_id: str
+    status: ConnectionStatus
+    ad_account_id: str | None = None
+    ad_account_name: str | None = None
+    business_id: str | None = None
+    business_name: str | None = None
+    platform_user_id: str | None = None
+    connected_by: str | None = None
+    connected_at: datetime | None = None
+    disconnected_at: datetime | None = None
+    token: EncryptedSecret | None = Field(default=None, repr=False)
+    token_expires_at: datetime | None = None
+    scopes: list[str] = Field(default_factory=list)
+    last_validated_at: datetime | None = None
+    token_health: TokenHealth = "unknown"
+    validation_error: str | None = None
+    usage: dict[str, Any] | None = Field(default=None, description="Latest platform usage-header snapshot.")
+    usage_captured_at: datetime | None = None
+
+    def token_context(self) -> dict[str, str]:
+        """The encryption context the token is bound to."""
+        return {"org_id": self.org_id, "connection": "platform"}

@@ -1,0 +1,99 @@
+"""Platform connections and pending OAuth states in DynamoDB.
+
+Active connections are also indexed under ``gsi1pk = CONNECTIONS#active`` so the scheduled
+validation job finds them with a query, never a scan; disconnecting removes the index keys.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+
+from shared.connections.records import Connection
+from shared.repositories.records import from_item, to_item
+
+ACTIVE_INDEX_KEY = "CONNECTIONS#active"
+
+
+def _key(org_id: str) -> dict[str, str]:
+    return {"pk": f"ORG#{org_id}", "sk": "CONNECTION#platform"}
+
+
+class DynamoConnectionStore:
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def put(self, connection: Connection) -> None:
+        """Store the connection as a whole (there is one per organization)."""
+        item: dict[str, Any] = {**_key(connection.org_id), **to_item(connection.model_dump(mode="json"))}
+        if connection.status == "active":
+            item.update(gsi1pk=ACTIVE_INDEX_KEY, gsi1sk=connection.org_id)
+        self._table.put_item(Item=item)
+
+    def get(self, org_id: str) -> Connection | None:
+        item = self._table.get_item(Key=_key(org_id), ConsistentRead=True).get("Item")
+        return _to_connection(item) if item else None
+
+    def active(self) -> list[Connection]:
+        """Every active connection of every organization (for the validation job)."""
+        found: list[Connection] = []
+        kwargs: dict[str, Any] = {
+            "IndexName": "gsi1",
+            "KeyConditionExpression": Key("gsi1pk").eq(ACTIVE_INDEX_KEY),
+        }
+        while True:
+            page = self._table.query(**kwargs)
+            found.extend(_to_connection(i) for i in page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return found
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def record_usage(self, org_id: str, usage: dict[str, Any], now: datetime) -> None:
+        """Keep the latest usage-header snapshot the platform returned for this connection."""
+        self._table.update_item(
+            Key=_key(org_id),
+            UpdateExpression="SET #usage = :usage, usage_captured_at = :now",
+            ConditionExpression="attribute_exists(pk)",
+            ExpressionAttributeNames={"#usage": "usage"},
+            ExpressionAttributeValues={":usage": to_item(usage), ":now": now.isoformat()},
+        )
+
+
+class DynamoOAuthStateStore:
+    """Pending OAuth ``state`` nonces: created at connect, consumed once at the callback."""
+
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def create(self, nonce: str, org_id: str, user_id: str, expires_at: datetime) -> None:
+        self._table.put_item(
+            Item={
+                "pk": f"OAUTHSTATE#{nonce}",
+                "sk": "META",
+                "org_id": org_id,
+                "user_id": user_id,
+                # Epoch seconds: the table's TTL attribute removes abandoned states.
+                "expires_at": int(expires_at.timestamp()),
+            },
+            ConditionExpression="attribute_not_exists(pk)",
+        )
+
+    def consume(self, nonce: str) -> dict[str, Any] | None:
+        """Delete the state and return what it held; None if it was unknown or already used."""
+        try:
+            result = self._table.delete_item(
+                Key={"pk": f"OAUTHSTATE#{nonce}", "sk": "META"},
+                ConditionExpression="attribute_exists(pk)",
+                ReturnValues="ALL_OLD",
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return None
+        attributes: dict[str, Any] = from_item(result.get("Attributes", {}))
+        return attributes
+
+
+def _to_connection(item: dict[str, Any]) -> Connection:
+    data = from_item({k: v for k, v in item.items() if k not in {"pk", "sk", "gsi1pk", "gsi1sk"}})
+    return Connection.model_validate(data)
