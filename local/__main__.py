@@ -89,7 +89,7 @@ def banner(info: dict[str, str]) -> str:
             "Try:",
             f"  curl -s {api}/client/models -H 'X-Service-Api-Key: {info['api_key']}'",
             f'  curl -s -X POST {api}/platform-ads/connect -H "Authorization: Bearer $TOKEN"',
-            "    (TOKEN is id_token in the credentials file; open the returned authorizationUrl in a browser)",
+            "    (TOKEN: id_token in the credentials file; open the returned authorizationUrl in a browser)",
             f"  curl -s -X POST {api}/_local/invoke/ValidateTokensFunction -d @events/validate_tokens.json",
             "",
         ]

@@ -15,6 +15,10 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer, SecurityScheme
+from aws_lambda_powertools.utilities.idempotency.exceptions import (
+    IdempotencyAlreadyInProgressError,
+    IdempotencyValidationError,
+)
 from pydantic import BaseModel, Field
 
 from shared.errors import ServiceError
@@ -103,6 +107,28 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
             message + more,
             field=field or None,
             remedy="Correct the field and send the request again.",
+            extra=error_extra,
+        )
+
+    @app.exception_handler(IdempotencyValidationError)
+    def _idempotency_mismatch(_: IdempotencyValidationError) -> Response[str]:
+        return error_response(
+            HTTPStatus.UNPROCESSABLE_ENTITY,
+            "idempotency_key_reused",
+            "This Idempotency-Key was already used with a different request body.",
+            field="Idempotency-Key",
+            remedy="Use a new key for a new request; repeat a request only with its original body.",
+            extra=error_extra,
+        )
+
+    @app.exception_handler(IdempotencyAlreadyInProgressError)
+    def _idempotency_in_progress(_: IdempotencyAlreadyInProgressError) -> Response[str]:
+        return error_response(
+            HTTPStatus.CONFLICT,
+            "request_in_progress",
+            "A request with this Idempotency-Key is still being processed.",
+            field="Idempotency-Key",
+            remedy="Wait a moment and repeat the request to get its result.",
             extra=error_extra,
         )
 

@@ -21,8 +21,11 @@ from shared.settings import get_settings
 if TYPE_CHECKING:
     import httpx
 
+    from shared.audiences.export import AudienceExporter
     from shared.connections.lifecycle import ConnectionService
     from shared.platform.client import GraphClient
+    from shared.repositories.audiences import DynamoAudienceStore
+    from shared.repositories.blobs import S3BlobStore
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
     from shared.repositories.envelope import EnvelopeCipher
     from shared.repositories.secrets import PlatformSecrets
@@ -124,3 +127,31 @@ def connection_service() -> ConnectionService:
 
 
 _FACTORIES += (http_client, platform_secrets, envelope_cipher, connection_store, oauth_state_store)
+
+
+@cache
+def audience_store() -> DynamoAudienceStore:
+    from shared.repositories.audiences import DynamoAudienceStore
+
+    return DynamoAudienceStore(aws.dynamodb_table(get_settings().main_table))
+
+
+@cache
+def data_blobs() -> S3BlobStore:
+    """The data bucket: uploaded sources and CSV snapshots."""
+    from shared.repositories.blobs import S3BlobStore
+
+    settings = get_settings()
+    return S3BlobStore(aws.client("s3"), settings.data_bucket, settings.kms_key_id)
+
+
+def audience_exporter() -> AudienceExporter:
+    from shared.audiences.export import AudienceExporter
+    from shared.clock import utc_now
+
+    return AudienceExporter(
+        audiences=audience_store(), blobs=data_blobs(), connections=connection_service(), clock=utc_now
+    )
+
+
+_FACTORIES += (audience_store, data_blobs)

@@ -22,5 +22,7 @@ def local_stack() -> Iterator[object]:
     """The whole local stack (moto server, template resources, gateway) for integration tests."""
     from local.stack import LocalStack
 
-    with LocalStack() as stack:
+    # Platform retries back off in milliseconds here; the policy itself is unit-tested.
+    fast_retries = {"PLATFORM_BACKOFF_BASE_SECONDS": "0.01", "PLATFORM_USAGE_PAUSE_SECONDS": "0.05"}
+    with LocalStack(extra_env=fast_retries) as stack:
         yield stack

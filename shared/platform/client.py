@@ -73,6 +73,7 @@ class GraphClient:
         max_retries: int = 5,
         backoff_base_seconds: float = 1.0,
         max_wait_seconds: float = 300.0,
+        usage_pause_seconds: float = 60.0,
         sleep: Sleep = time.sleep,
         http: httpx.Client | None = None,
         transport: httpx.BaseTransport | None = None,
@@ -86,6 +87,7 @@ class GraphClient:
             max_retries=max_retries,
             backoff_base_seconds=backoff_base_seconds,
             max_wait_seconds=max_wait_seconds,
+            usage_pause_seconds=usage_pause_seconds,
         )
         self._sleep = sleep
         self._jitter = jitter
@@ -117,6 +119,7 @@ class GraphClient:
             timeout_seconds=settings.platform_timeout_seconds,
             max_retries=settings.platform_max_retries,
             backoff_base_seconds=settings.platform_backoff_base_seconds,
+            usage_pause_seconds=settings.platform_usage_pause_seconds,
             sleep=sleep,
             http=http,
         )

@@ -1,0 +1,35 @@
+"""GET /platform-ads/audiences/{audienceId}/snapshot: a short-lived CSV download link (JWT)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import wiring
+from shared.api import USER_AUTH, create_app
+from shared.audiences.export import SnapshotLink
+from shared.auth.middleware import require_user, user_principal
+from shared.observability import logger, metrics, tracer
+
+app = create_app()
+
+
+@app.get(
+    "/platform-ads/audiences/<audienceId>/snapshot",
+    middlewares=[require_user],
+    security=USER_AUTH,
+    tags=["Audiences"],
+)
+@tracer.capture_method
+def snapshot(audienceId: Annotated[str, Path()]) -> SnapshotLink:  # noqa: N803
+    """A presigned link (5 minutes) to the CSV taken at creation: user_id, email, firstName, lastName,
+    phone, score, with spreadsheet formulas neutralised."""
+    return wiring.audience_exporter().snapshot_link(user_principal(app).org_id, audienceId)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return app.resolve(event, context)

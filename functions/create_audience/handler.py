@@ -1,0 +1,64 @@
+"""POST /platform-ads/audiences: create a Custom Audience of predicted buyers (dashboard, JWT)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Header
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import wiring
+from shared.api import USER_AUTH, create_app
+from shared.audiences.export import AudienceCreated, CreateAudienceRequest
+from shared.audiences.idempotency import IdempotencyScope, idempotent, register_context, scope_for
+from shared.auth.middleware import require_user, user_principal
+from shared.observability import logger, metrics, tracer
+
+app = create_app()
+
+
+def _create(*, scope: IdempotencyScope, body: CreateAudienceRequest) -> AudienceCreated:
+    return wiring.audience_exporter().create(scope.org_id, body, idempotency_key=scope.key)
+
+
+@app.post(
+    "/platform-ads/audiences",
+    middlewares=[require_user],
+    security=USER_AUTH,
+    tags=["Audiences"],
+    responses={
+        201: {"description": "Audience created", "content": {"application/json": {"model": AudienceCreated}}}
+    },
+)
+@tracer.capture_method
+def create_audience(
+    body: CreateAudienceRequest,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="idempotency-key",
+            min_length=8,
+            max_length=128,
+            description="Repeat a request with the same key to get its result instead of a second audience.",
+        ),
+    ] = None,
+) -> Response[AudienceCreated]:
+    """Normalise and hash the users' identifiers, create the Custom Audience in the connected ad
+    account, upload in batches of at most 10,000 within one session, and for prospecting create the
+    lookalike. A CSV snapshot is stored."""
+    org_id = user_principal(app).org_id
+    if idempotency_key:
+        created = idempotent(_create)(scope=scope_for(org_id, idempotency_key, body), body=body)
+    else:
+        created = wiring.audience_exporter().create(org_id, body)
+    metrics.add_metric(name="AudienceUsersUploaded", unit=MetricUnit.Count, value=created.userCount)
+    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=created)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    register_context(context)
+    return app.resolve(event, context)

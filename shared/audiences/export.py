@@ -1,0 +1,417 @@
+"""Audience export: from predicted buyers to a Custom Audience (and lookalike) on the platform.
+
+The pipeline is written to be resumed. Before anything is sent, the request's users are stored
+(SSE-KMS) and the audience record is written; after each acknowledged batch the progress is saved.
+A retry (same ``Idempotency-Key``) finds the record, rebuilds exactly the same rows from the stored
+users, and continues after the last acknowledged batch within the same upload session, so nobody is
+lost and nobody is uploaded twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol
+
+from pydantic import BaseModel, Field, model_validator
+
+from shared.audiences.batching import MAX_ROWS_PER_BATCH, iter_batches, new_upload_session
+from shared.audiences.identifiers import AudienceUser
+from shared.audiences.preparation import PreparedAudience, prepare_audience
+from shared.audiences.records import (
+    AudienceRecord,
+    FailureRecord,
+    LookalikeRecord,
+    UploadProgress,
+)
+from shared.audiences.snapshot import snapshot_csv
+from shared.clock import Clock
+from shared.connections.lifecycle import ConnectionService
+from shared.errors import NotFound, ServiceError, ValidationFailed
+from shared.observability import logger
+from shared.platform import audiences as platform
+from shared.platform.client import GraphClient
+from shared.platform.errors import AudienceUnavailable, LookalikesExist
+
+MIN_SEED_USERS = 100
+LOOKALIKE_SIZES = (1, 2, 5)
+LOOKALIKE_COUNTRIES = ("GB", "US", "CA", "AU")
+SNAPSHOT_LINK_SECONDS = 300
+
+
+class CreateAudienceRequest(BaseModel):
+    """``POST /platform-ads/audiences`` (spec 4.3), plus the wizard's prospecting settings (spec 4.7)."""
+
+    name: str = Field(min_length=1, max_length=200)
+    productId: str | None = Field(default=None, max_length=200)  # noqa: N815 - spec field names
+    users: list[AudienceUser] = Field(min_length=1, description="Users to upload (spec 2.4).")
+    objective: Literal["retargeting", "prospecting"] = "retargeting"
+    modelId: str | None = Field(default=None, max_length=200)  # noqa: N815
+    dailyBudget: float | None = Field(default=None, gt=0)  # noqa: N815
+    lookalikeSize: Literal[1, 2, 5] | None = Field(  # noqa: N815
+        default=None, description="Prospecting: lookalike size in percent."
+    )
+    lookalikeCountry: Literal["GB", "US", "CA", "AU"] | None = None  # noqa: N815
+    country: str | None = Field(
+        default=None,
+        pattern="^[A-Za-z]{2}$",
+        description="The store's country (ISO alpha-2): gives national phone numbers their country code.",
+    )
+
+    @model_validator(mode="after")
+    def _prospecting_needs_a_lookalike(self) -> CreateAudienceRequest:
+        if self.objective == "prospecting":
+            if self.lookalikeSize is None:
+                raise ValueError("lookalikeSize is required for prospecting (1, 2 or 5)")
+            if self.lookalikeCountry is None:
+                raise ValueError("lookalikeCountry is required for prospecting (GB, US, CA or AU)")
+        return self
+
+
+class LookalikeView(BaseModel):
+    platformAudienceId: str | None  # noqa: N815
+    sizePercent: int  # noqa: N815
+    country: str
+    status: str
+
+
+class AudienceView(BaseModel):
+    """What the service shows of an audience."""
+
+    audienceId: str  # noqa: N815
+    name: str
+    status: str
+    userCount: int  # noqa: N815
+    objective: str
+    productId: str | None  # noqa: N815
+    modelId: str | None  # noqa: N815
+    platformCustomAudienceId: str | None  # noqa: N815
+    createdAt: datetime  # noqa: N815
+    lookalike: LookalikeView | None
+    hasSnapshot: bool  # noqa: N815
+    progress: dict[str, int] | None
+    failure: FailureRecord | None = None
+
+
+class AudienceCreated(BaseModel):
+    """Spec 4.3 response, plus the quality report and the lookalike."""
+
+    success: bool
+    audienceId: str  # noqa: N815
+    platformCustomAudienceId: str | None  # noqa: N815
+    userCount: int  # noqa: N815
+    status: str
+    message: str
+    quality: dict[str, object]
+    lookalike: LookalikeView | None = None
+
+
+class AudienceList(BaseModel):
+    audiences: list[AudienceView]
+
+
+class SnapshotLink(BaseModel):
+    url: str
+    expiresInSeconds: int  # noqa: N815
+    filename: str
+
+
+class AudienceStore(Protocol):
+    def put(self, record: AudienceRecord) -> None: ...
+    def get(self, org_id: str, audience_id: str) -> AudienceRecord | None: ...
+    def list_for_org(self, org_id: str) -> list[AudienceRecord]: ...
+    def delete(self, record: AudienceRecord) -> None: ...
+    def claim_key(self, org_id: str, idempotency_key: str, audience_id: str) -> str: ...
+
+
+class BlobStore(Protocol):
+    def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
+    def get(self, key: str) -> bytes: ...
+    def delete(self, key: str) -> None: ...
+    def download_url(self, key: str, filename: str, expires_seconds: int) -> str: ...
+
+
+@dataclass
+class AudienceExporter:
+    audiences: AudienceStore
+    blobs: BlobStore
+    connections: ConnectionService
+    clock: Clock
+    batch_size: int = MAX_ROWS_PER_BATCH
+
+    # --- create --------------------------------------------------------------------------------
+
+    def create(
+        self, org_id: str, request: CreateAudienceRequest, idempotency_key: str | None = None
+    ) -> AudienceCreated:
+        """Create the audience on the platform and upload its users; see the module docstring."""
+        audience_id = str(uuid.uuid4())
+        if idempotency_key:
+            audience_id = self.audiences.claim_key(org_id, idempotency_key, audience_id)
+            existing = self.audiences.get(org_id, audience_id)
+            if existing is not None:
+                return self._finish(existing, self._load_source(existing), request_was_repeated=True)
+        prepared = self._prepare(request.users, request)
+        connection, graph = self.connections.client_for(org_id)
+        now = self.clock()
+        snapshot_key = f"snapshots/{org_id}/{audience_id}.csv"
+        source_key = f"sources/{org_id}/{audience_id}.json"
+        record = AudienceRecord(
+            org_id=org_id,
+            audience_id=audience_id,
+            name=request.name,
+            product_id=request.productId,
+            model_id=request.modelId,
+            objective=request.objective,
+            daily_budget=request.dailyBudget,
+            status="creating",
+            ad_account_id=connection.ad_account_id or "",
+            quality=prepared.report.model_dump(mode="json"),
+            lookalike=(
+                LookalikeRecord(size_percent=request.lookalikeSize, country=request.lookalikeCountry)
+                if request.lookalikeSize and request.lookalikeCountry
+                else None
+            ),
+            snapshot_key=snapshot_key,
+            source_key=source_key,
+            idempotency_key=idempotency_key,
+            created_at=now,
+            updated_at=now,
+        )
+        self.blobs.put(source_key, request.model_dump_json(by_alias=True).encode(), "application/json")
+        self.blobs.put(snapshot_key, snapshot_csv(request.users), "text/csv")
+        self.audiences.put(record)
+        return self._finish(record, (request, prepared), graph=graph)
+
+    def _prepare(self, users: Sequence[AudienceUser], request: CreateAudienceRequest) -> PreparedAudience:
+        prepared = prepare_audience(users, default_country=request.country)
+        usable = len(prepared.rows)
+        if usable == 0:
+            raise ValidationFailed(
+                "No user has a usable e-mail address or phone number, so nobody could be matched.",
+                field="users",
+                remedy="Send users with a valid email or phone; see the quality report from the dry run.",
+            )
+        if request.objective == "prospecting" and usable < MIN_SEED_USERS:
+            raise ValidationFailed(
+                f"A prospecting seed needs at least {MIN_SEED_USERS} users with a usable e-mail or phone; "
+                f"this list has {usable}.",
+                field="users",
+                remedy="Add more users, or use the retargeting objective.",
+            )
+        return prepared
+
+    def _load_source(self, record: AudienceRecord) -> tuple[CreateAudienceRequest, PreparedAudience]:
+        assert record.source_key is not None
+        request = CreateAudienceRequest.model_validate(json.loads(self.blobs.get(record.source_key)))
+        return request, prepare_audience(request.users, default_country=request.country)
+
+    def _finish(
+        self,
+        record: AudienceRecord,
+        source: tuple[CreateAudienceRequest, PreparedAudience],
+        *,
+        graph: GraphClient | None = None,
+        request_was_repeated: bool = False,
+    ) -> AudienceCreated:
+        if record.status != "active":
+            if graph is None:
+                _, graph = self.connections.client_for(record.org_id)
+            record = self._run(record, source[1], graph)
+        message = "Audience created and users uploaded."
+        if request_was_repeated:
+            message = "This request was already handled; here is the audience it created."
+        return AudienceCreated(
+            success=True,
+            audienceId=record.audience_id,
+            platformCustomAudienceId=record.platform_custom_audience_id,
+            userCount=record.user_count,
+            status=record.status,
+            message=message,
+            quality=record.quality,
+            lookalike=_lookalike_view(record.lookalike),
+        )
+
+    def _run(self, record: AudienceRecord, prepared: PreparedAudience, graph: GraphClient) -> AudienceRecord:
+        try:
+            self._ensure_platform_audience(record, graph)
+            self._upload(record, prepared, graph)
+            self._ensure_lookalike(record, graph)
+            record.status = "active"
+            record.failure = None
+            self._save(record)
+            logger.info(
+                "audience exported",
+                extra={
+                    "audience_id": record.audience_id,
+                    "rows": record.user_count,
+                    "objective": record.objective,
+                },
+            )
+            return record
+        except ServiceError as exc:
+            record.status = "failed"
+            record.failure = FailureRecord(code=exc.code, message=exc.message, remedy=exc.remedy)
+            self._save(record)
+            raise
+        finally:
+            self.connections.record_usage(record.org_id, graph)
+
+    def _ensure_platform_audience(self, record: AudienceRecord, graph: GraphClient) -> None:
+        if record.platform_custom_audience_id:
+            return
+        description = f"Predicted buyers of {record.product_id}" if record.product_id else "Predicted buyers"
+        created = platform.create_custom_audience(graph, record.ad_account_id, record.name, description)
+        record.platform_custom_audience_id = created.id
+        record.status = "uploading"
+        self._save(record)
+
+    def _upload(self, record: AudienceRecord, prepared: PreparedAudience, graph: GraphClient) -> None:
+        rows = prepared.rows
+        if record.upload is None:
+            session = new_upload_session(len(rows), batch_size=self.batch_size)
+            record.upload = UploadProgress(
+                session_id=session.session_id,
+                total_rows=session.total_rows,
+                batch_size=session.batch_size,
+                batches_total=session.total_batches,
+            )
+            self._save(record)
+        progress = record.upload
+        session = new_upload_session(progress.total_rows, batch_size=progress.batch_size).model_copy(
+            update={"session_id": progress.session_id}
+        )
+        assert record.platform_custom_audience_id is not None
+        for batch in iter_batches(rows, session, after_batch_seq=progress.batches_done):
+            result = platform.add_users(
+                graph,
+                record.platform_custom_audience_id,
+                prepared.schema,
+                batch.rows,
+                platform.UploadSession(**batch.session_param()),
+            )
+            progress.batches_done = batch.batch_seq
+            progress.num_received = max(progress.num_received, result.num_received)
+            progress.num_invalid_entries += result.num_invalid_entries
+            record.user_count = min(progress.total_rows, batch.batch_seq * progress.batch_size)
+            self._save(record)
+
+    def _ensure_lookalike(self, record: AudienceRecord, graph: GraphClient) -> None:
+        lookalike = record.lookalike
+        if lookalike is None or lookalike.platform_audience_id:
+            return
+        assert record.platform_custom_audience_id is not None
+        created = platform.create_lookalike(
+            graph,
+            record.ad_account_id,
+            f"{record.name} - lookalike {lookalike.size_percent}% {lookalike.country}",
+            record.platform_custom_audience_id,
+            lookalike.size_percent / 100,
+            lookalike.country,
+        )
+        lookalike.platform_audience_id = created.id
+        lookalike.status = "active"
+        self._save(record)
+
+    def _save(self, record: AudienceRecord) -> None:
+        record.updated_at = self.clock()
+        self.audiences.put(record)
+
+    # --- read, delete, snapshot ----------------------------------------------------------------
+
+    def list(self, org_id: str) -> AudienceList:
+        records = sorted(self.audiences.list_for_org(org_id), key=lambda r: r.created_at, reverse=True)
+        return AudienceList(audiences=[audience_view(r) for r in records])
+
+    def delete(self, org_id: str, audience_id: str, *, confirm: bool) -> None:
+        """Delete the audience (and its lookalike) on the platform and in the service. Irreversible."""
+        if not confirm:
+            raise ValidationFailed(
+                "Deleting an audience removes it from the platform and the service and cannot be undone.",
+                field="confirm",
+                remedy="Send confirm=true to delete it.",
+            )
+        record = self._require(org_id, audience_id)
+        _, graph = self.connections.client_for(org_id)
+        if record.lookalike and record.lookalike.platform_audience_id:
+            _delete_on_platform(graph, record.lookalike.platform_audience_id)
+        if record.platform_custom_audience_id:
+            try:
+                _delete_on_platform(graph, record.platform_custom_audience_id)
+            except LookalikesExist as exc:
+                raise LookalikesExist(
+                    "This audience is the seed of lookalike audiences created outside the service.",
+                    remedy="Delete those lookalikes in the platform's ads manager, then this audience.",
+                ) from exc
+        for key in (record.snapshot_key, record.source_key):
+            if key:
+                self.blobs.delete(key)
+        self.audiences.delete(record)
+        logger.info("audience deleted", extra={"audience_id": audience_id})
+
+    def snapshot_link(self, org_id: str, audience_id: str) -> SnapshotLink:
+        """A short-lived download link for the CSV snapshot taken at creation."""
+        record = self._require(org_id, audience_id)
+        if record.snapshot_key is None:
+            raise NotFound(
+                "This audience was created before CSV snapshots existed, so it has no snapshot to download.",
+                remedy="Create the audience again to get a snapshot.",
+            )
+        filename = f"audience-{audience_id}.csv"
+        url = self.blobs.download_url(record.snapshot_key, filename, SNAPSHOT_LINK_SECONDS)
+        return SnapshotLink(url=url, expiresInSeconds=SNAPSHOT_LINK_SECONDS, filename=filename)
+
+    def _require(self, org_id: str, audience_id: str) -> AudienceRecord:
+        record = self.audiences.get(org_id, audience_id)
+        if record is None:
+            raise NotFound(
+                f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
+            )
+        return record
+
+
+def _delete_on_platform(graph: GraphClient, platform_id: str) -> None:
+    # Already gone on the platform: the goal is reached.
+    with contextlib.suppress(AudienceUnavailable):
+        platform.delete_custom_audience(graph, platform_id)
+
+
+def _lookalike_view(lookalike: LookalikeRecord | None) -> LookalikeView | None:
+    if lookalike is None:
+        return None
+    return LookalikeView(
+        platformAudienceId=lookalike.platform_audience_id,
+        sizePercent=lookalike.size_percent,
+        country=lookalike.country,
+        status=lookalike.status,
+    )
+
+
+def audience_view(record: AudienceRecord) -> AudienceView:
+    progress = None
+    if record.upload is not None:
+        progress = {
+            "batchesDone": record.upload.batches_done,
+            "batchesTotal": record.upload.batches_total,
+            "received": record.upload.num_received,
+            "invalid": record.upload.num_invalid_entries,
+        }
+    return AudienceView(
+        audienceId=record.audience_id,
+        name=record.name,
+        status=record.status,
+        userCount=record.user_count,
+        objective=record.objective,
+        productId=record.product_id,
+        modelId=record.model_id,
+        platformCustomAudienceId=record.platform_custom_audience_id,
+        createdAt=record.created_at,
+        lookalike=_lookalike_view(record.lookalike),
+        hasSnapshot=record.snapshot_key is not None,
+        progress=progress,
+        failure=record.failure,
+    )

@@ -1,0 +1,70 @@
+"""``Idempotency-Key`` for audience creation, with the Powertools idempotency utility on DynamoDB.
+
+Powertools stores each key's result (24 h) and refuses a concurrent duplicate; the exporter's own
+record makes a retry after a failure resume instead of starting again. The key is scoped to the
+organization, and the body's hash is validated, so a reused key with another body is an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from aws_lambda_powertools.utilities.idempotency import (
+    DynamoDBPersistenceLayer,
+    IdempotencyConfig,
+    idempotent_function,
+)
+from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
+from aws_lambda_powertools.utilities.typing import LambdaContext
+from pydantic import BaseModel
+
+from shared import aws
+from shared.audiences.export import AudienceCreated, CreateAudienceRequest
+from shared.settings import get_settings
+
+KEY_LIFETIME_SECONDS = 24 * 3600
+
+
+class IdempotencyScope(BaseModel):
+    """What identifies a request: the organization, its key, and (validated) the body's hash."""
+
+    org_id: str
+    key: str
+    body_sha256: str
+
+
+def scope_for(org_id: str, key: str, body: CreateAudienceRequest) -> IdempotencyScope:
+    digest = hashlib.sha256(body.model_dump_json(by_alias=True).encode()).hexdigest()
+    return IdempotencyScope(org_id=org_id, key=key, body_sha256=digest)
+
+
+@cache
+def _config() -> IdempotencyConfig:
+    return IdempotencyConfig(
+        event_key_jmespath="[org_id, key]",
+        payload_validation_jmespath="body_sha256",
+        expires_after_seconds=KEY_LIFETIME_SECONDS,
+    )
+
+
+def register_context(context: LambdaContext) -> None:
+    """Let the utility see the remaining time, so a timed-out attempt's lock expires with it."""
+    _config().register_lambda_context(context)
+
+
+@cache
+def idempotent(create: Callable[..., AudienceCreated]) -> Callable[..., Any]:
+    """``create(scope=..., body=...)`` made idempotent on ``scope`` (built on first use, not at import)."""
+    persistence = DynamoDBPersistenceLayer(
+        table_name=get_settings().idempotency_table, boto3_client=aws.client("dynamodb")
+    )
+    wrapped: Callable[..., Any] = idempotent_function(
+        data_keyword_argument="scope",
+        persistence_store=persistence,
+        config=_config(),
+        output_serializer=PydanticSerializer(AudienceCreated),
+    )(create)
+    return wrapped

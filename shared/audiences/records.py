@@ -1,0 +1,60 @@
+"""The audience as the service keeps it (spec 2.5), with its upload progress and lookalike."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Objective = Literal["retargeting", "prospecting"]
+AudienceState = Literal["creating", "uploading", "active", "failed"]
+
+
+class LookalikeRecord(BaseModel):
+    platform_audience_id: str | None = None
+    size_percent: int
+    country: str
+    status: Literal["pending", "active", "failed"] = "pending"
+
+
+class UploadProgress(BaseModel):
+    """Where the upload stands, so a retry resumes after the last acknowledged batch."""
+
+    session_id: int
+    total_rows: int
+    batch_size: int
+    batches_total: int
+    batches_done: int = 0
+    num_received: int = 0
+    num_invalid_entries: int = 0
+
+
+class FailureRecord(BaseModel):
+    code: str
+    message: str
+    remedy: str | None = None
+
+
+class AudienceRecord(BaseModel):
+    org_id: str
+    audience_id: str
+    name: str
+    product_id: str | None = None
+    model_id: str | None = None
+    objective: Objective
+    daily_budget: float | None = None
+    status: AudienceState
+    ad_account_id: str
+    platform_custom_audience_id: str | None = None
+    user_count: int = 0
+    quality: dict[str, Any] = Field(default_factory=dict)
+    upload: UploadProgress | None = None
+    lookalike: LookalikeRecord | None = None
+    # None for audiences created before snapshots existed.
+    snapshot_key: str | None = None
+    source_key: str | None = None
+    idempotency_key: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    failure: FailureRecord | None = None

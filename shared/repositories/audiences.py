@@ -1,0 +1,61 @@
+"""Audience records in DynamoDB (``ORG#<org>`` / ``AUDIENCE#<id>``), plus a pointer item per
+idempotency key so a retried request finds the audience it already started."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from boto3.dynamodb.conditions import Key
+
+from shared.audiences.records import AudienceRecord
+from shared.repositories.records import from_item, to_item
+
+
+class DynamoAudienceStore:
+    def __init__(self, table: Any) -> None:
+        self._table = table
+
+    def put(self, record: AudienceRecord) -> None:
+        item = {"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCE#{record.audience_id}"}
+        self._table.put_item(Item={**item, **to_item(record.model_dump(mode="json"))})
+
+    def claim_key(self, org_id: str, idempotency_key: str, audience_id: str) -> str:
+        """Bind ``idempotency_key`` to ``audience_id`` unless it is bound already; returns the bound id."""
+        key = {"pk": f"ORG#{org_id}", "sk": f"AUDIENCEKEY#{idempotency_key}"}
+        try:
+            self._table.put_item(
+                Item={**key, "audience_id": audience_id}, ConditionExpression="attribute_not_exists(pk)"
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            item = self._table.get_item(Key=key, ConsistentRead=True)["Item"]
+            return str(item["audience_id"])
+        return audience_id
+
+    def get(self, org_id: str, audience_id: str) -> AudienceRecord | None:
+        item = self._table.get_item(
+            Key={"pk": f"ORG#{org_id}", "sk": f"AUDIENCE#{audience_id}"}, ConsistentRead=True
+        ).get("Item")
+        return _to_record(item) if item else None
+
+    def list_for_org(self, org_id: str) -> list[AudienceRecord]:
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "KeyConditionExpression": Key("pk").eq(f"ORG#{org_id}") & Key("sk").begins_with("AUDIENCE#")
+        }
+        while True:
+            page = self._table.query(**kwargs)
+            items.extend(page.get("Items", []))
+            if "LastEvaluatedKey" not in page:
+                return [_to_record(i) for i in items]
+            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+    def delete(self, record: AudienceRecord) -> None:
+        self._table.delete_item(Key={"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCE#{record.audience_id}"})
+        if record.idempotency_key:
+            self._table.delete_item(
+                Key={"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCEKEY#{record.idempotency_key}"}
+            )
+
+
+def _to_record(item: dict[str, Any]) -> AudienceRecord:
+    return AudienceRecord.model_validate(from_item({k: v for k, v in item.items() if k not in {"pk", "sk"}}))

@@ -1,0 +1,54 @@
+"""Objects in S3: snapshots and uploaded data, always SSE-KMS with the service's key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class S3BlobStore:
+    """One bucket. Objects are encrypted with the service's KMS key whatever the bucket default."""
+
+    def __init__(self, s3: Any, bucket: str, kms_key_id: str) -> None:
+        self._s3 = s3
+        self._bucket = bucket
+        self._kms_key_id = kms_key_id
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        self._s3.put_object(
+            Bucket=self._bucket,
+            Key=key,
+            Body=data,
+            ContentType=content_type,
+            ServerSideEncryption="aws:kms",
+            SSEKMSKeyId=self._kms_key_id,
+        )
+
+    def get(self, key: str) -> bytes:
+        body: bytes = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+        return body
+
+    def exists(self, key: str) -> bool:
+        try:
+            self._s3.head_object(Bucket=self._bucket, Key=key)
+        except self._s3.exceptions.ClientError as exc:
+            if exc.response["Error"]["Code"] in {"404", "NoSuchKey", "NotFound"}:
+                return False
+            raise
+        return True
+
+    def delete(self, key: str) -> None:
+        self._s3.delete_object(Bucket=self._bucket, Key=key)
+
+    def download_url(self, key: str, filename: str, expires_seconds: int) -> str:
+        """A presigned GET URL that downloads the object as ``filename``."""
+        url: str = self._s3.generate_presigned_url(
+            "get_object",
+            Params={
+                "Bucket": self._bucket,
+                "Key": key,
+                "ResponseContentDisposition": f'attachment; filename="{filename}"',
+                "ResponseContentType": "text/csv",
+            },
+            ExpiresIn=expires_seconds,
+        )
+        return url
