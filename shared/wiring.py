@@ -12,6 +12,7 @@ from shared import aws
 from shared.repositories.api_keys import DynamoApiKeyStore
 from shared.repositories.models import DynamoModelStore
 from shared.repositories.organizations import DynamoOrganizationStore
+from shared.repositories.usage import DynamoUsageStore
 from shared.settings import get_settings
 
 
@@ -41,4 +42,9 @@ def model_store() -> DynamoModelStore:
     return DynamoModelStore(aws.dynamodb_table(get_settings().main_table))
 
 
-_FACTORIES = (api_key_store, organization_store, model_store)
+@cache
+def usage_store() -> DynamoUsageStore:
+    return DynamoUsageStore(aws.dynamodb_table(get_settings().usage_table))
+
+
+_FACTORIES = (api_key_store, organization_store, model_store, usage_store)
