@@ -181,7 +181,7 @@ def usage_report(
         for name, count in day.by_model.items()
         if model is None or name == model
     ]
-    rows.sort(key=lambda r: (r.day, r.prefix, r.model))
+    rows.sort(key=lambda r: (r.day, r.label, r.key_id, r.model))
     by_key: Counter[str] = Counter()
     by_model: Counter[str] = Counter()
     for row in rows:
