@@ -9,9 +9,8 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-from moto.server import ThreadedMotoServer
-
 from local.gateway import LocalGateway
+from local.moto_server import MotoServer
 from local.provision import Provisioner
 from local.template import Physical, functions, load_template, routes
 from platform_sandbox import SandboxConfig, SandboxServer
@@ -44,7 +43,7 @@ class LocalStack:
         self.api_url = ""
         self.physical: dict[str, Physical] = {}
         self.env: dict[str, str] = {}
-        self._moto: ThreadedMotoServer | None = None
+        self._moto: MotoServer | None = None
         self.gateway: LocalGateway | None = None
         self.sandbox: SandboxServer
 
@@ -52,7 +51,7 @@ class LocalStack:
         """Start moto, create the template's resources, configure the environment, serve the API."""
         # moto's werkzeug server logs every AWS call; only problems are worth showing.
         logging.getLogger("werkzeug").setLevel(logging.WARNING)
-        self._moto = ThreadedMotoServer(ip_address=self.host, port=self.moto_port, verbose=False)
+        self._moto = MotoServer(self.host, self.moto_port)
         self._moto.start()
         for key, value in {
             "AWS_ACCESS_KEY_ID": "local",

@@ -14,6 +14,7 @@ from shared import aws
 from shared.repositories.api_keys import DynamoApiKeyStore
 from shared.repositories.models import DynamoModelStore
 from shared.repositories.organizations import DynamoOrganizationStore
+from shared.repositories.usage import DynamoUsageStore
 from shared.settings import get_settings
 
 # The platform side (httpx, cryptography, the Graph client) is imported inside its factories, so
@@ -155,3 +156,11 @@ def audience_exporter() -> AudienceExporter:
 
 
 _FACTORIES += (audience_store, data_blobs)
+
+
+@cache
+def usage_store() -> DynamoUsageStore:
+    return DynamoUsageStore(aws.dynamodb_table(get_settings().usage_table))
+
+
+_FACTORIES += (usage_store,)

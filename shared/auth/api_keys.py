@@ -39,6 +39,8 @@ class StoredApiKey:
     created_at: datetime
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
+    # Predictions allowed per UTC day; None means unlimited.
+    daily_quota: int | None = None
 
 
 @dataclass(frozen=True)
@@ -58,8 +60,9 @@ def hash_key(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def issue_key(org_id: str, label: str, now: datetime) -> NewApiKey:
-    """Create a new random key for ``org_id``; store ``.stored``, show ``.key`` once."""
+def issue_key(org_id: str, label: str, now: datetime, daily_quota: int | None = None) -> NewApiKey:
+    """Create a new random key for ``org_id`` (``daily_quota`` predictions per UTC day, None for
+    unlimited); store ``.stored``, show ``.key`` once."""
     key_id = base64.b32encode(secrets.token_bytes(10)).decode().lower().rstrip("=")[:10]
     secret = secrets.token_urlsafe(32)
     key = f"{KEY_SCHEME}_{key_id}_{secret}"
@@ -70,6 +73,7 @@ def issue_key(org_id: str, label: str, now: datetime) -> NewApiKey:
         label=label,
         secret_hash=hash_key(key),
         created_at=now,
+        daily_quota=daily_quota,
     )
     return NewApiKey(key=key, stored=stored)
 
@@ -105,5 +109,9 @@ def verify_key(key: str | None, store: ApiKeyStore) -> ApiKeyPrincipal:
     if stored.revoked_at is not None:
         raise Unauthorized(REVOKED_KEY_MESSAGE, remedy="Use an active key, or create a new one.")
     return ApiKeyPrincipal(
-        org_id=stored.org_id, key_id=stored.key_id, prefix=stored.prefix, label=stored.label
+        org_id=stored.org_id,
+        key_id=stored.key_id,
+        prefix=stored.prefix,
+        label=stored.label,
+        daily_quota=stored.daily_quota,
     )

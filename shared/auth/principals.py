@@ -12,6 +12,8 @@ class ApiKeyPrincipal(BaseModel, frozen=True):
     key_id: str
     prefix: str
     label: str
+    # Carried from the key record so metering needs no second read of it.
+    daily_quota: int | None = None
 
 
 class UserPrincipal(BaseModel, frozen=True):

@@ -20,21 +20,21 @@ class DynamoApiKeyStore:
 
     def put(self, key: StoredApiKey) -> None:
         """Store a new key record; never overwrites an existing key id."""
-        self._table.put_item(
-            Item={
-                "pk": f"APIKEY#{key.key_id}",
-                "sk": "META",
-                "gsi1pk": f"ORG#{key.org_id}#APIKEYS",
-                "gsi1sk": f"{iso(key.created_at)}#{key.key_id}",
-                "org_id": key.org_id,
-                "key_id": key.key_id,
-                "prefix": key.prefix,
-                "label": key.label,
-                "secret_hash": key.secret_hash,
-                "created_at": iso(key.created_at),
-            },
-            ConditionExpression="attribute_not_exists(pk)",
-        )
+        item: dict[str, Any] = {
+            "pk": f"APIKEY#{key.key_id}",
+            "sk": "META",
+            "gsi1pk": f"ORG#{key.org_id}#APIKEYS",
+            "gsi1sk": f"{iso(key.created_at)}#{key.key_id}",
+            "org_id": key.org_id,
+            "key_id": key.key_id,
+            "prefix": key.prefix,
+            "label": key.label,
+            "secret_hash": key.secret_hash,
+            "created_at": iso(key.created_at),
+        }
+        if key.daily_quota is not None:
+            item["daily_quota"] = key.daily_quota
+        self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
 
     def get(self, key_id: str) -> StoredApiKey | None:
         """The key record, or None."""
@@ -55,18 +55,20 @@ class DynamoApiKeyStore:
                 return [_to_key(i) for i in items]
             kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
 
-    def revoke(self, org_id: str, key_id: str, now: datetime) -> bool:
-        """Mark a key revoked; False if the organization has no such key."""
+    def revoke(self, org_id: str, key_id: str, now: datetime) -> StoredApiKey | None:
+        """Mark a key revoked (the first revocation time is kept) and return the updated record;
+        None if the organization has no such key."""
         try:
-            self._table.update_item(
+            result = self._table.update_item(
                 Key={"pk": f"APIKEY#{key_id}", "sk": "META"},
                 UpdateExpression="SET revoked_at = if_not_exists(revoked_at, :now)",
                 ConditionExpression="org_id = :org",
                 ExpressionAttributeValues={":now": iso(now), ":org": org_id},
+                ReturnValues="ALL_NEW",
             )
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:
-            return False
-        return True
+            return None
+        return _to_key(result["Attributes"])
 
     def touch(self, key_id: str, now: datetime) -> None:
         """Record when a key was last used."""
@@ -89,4 +91,5 @@ def _to_key(item: dict[str, Any]) -> StoredApiKey:
         created_at=created,
         revoked_at=parse_time(item.get("revoked_at")),
         last_used_at=parse_time(item.get("last_used_at")),
+        daily_quota=int(item["daily_quota"]) if "daily_quota" in item else None,
     )

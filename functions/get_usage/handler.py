@@ -1,0 +1,48 @@
+"""GET /dashboard/usage: predictions per day, API key and model over a period (dashboard JWT)."""
+
+from datetime import date
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Query
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import wiring
+from shared.api import USER_AUTH, create_app
+from shared.auth.middleware import require_user, user_principal
+from shared.clock import utc_now
+from shared.observability import logger, metrics, tracer
+from shared.predictions.usage import UsageReport, usage_report, utc_day
+
+app = create_app()
+
+
+@app.get("/dashboard/usage", middlewares=[require_user], security=USER_AUTH, tags=["Usage"])
+@tracer.capture_method
+def get_usage(
+    start: Annotated[
+        date | None,
+        Query(alias="from", description="First UTC day, YYYY-MM-DD (default: 29 days before 'to')."),
+    ] = None,
+    end: Annotated[
+        date | None, Query(alias="to", description="Last UTC day, YYYY-MM-DD (default: today).")
+    ] = None,
+    model: Annotated[str | None, Query(min_length=1, max_length=128, description="Only this model.")] = None,
+) -> UsageReport:
+    """Usage report for billing: at most 92 days, revoked keys included."""
+    return usage_report(
+        user_principal(app).org_id,
+        start=start,
+        end=end,
+        model=model,
+        today=utc_day(utc_now()),
+        keys=wiring.api_key_store(),
+        usage=wiring.usage_store(),
+    )
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return app.resolve(event, context)
