@@ -293,3 +293,15 @@ def _lookup(
     position = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
     found = valid & (sorted_keys[position] == keys)
     return np.where(found, values[position], default)
+
+
+def log_scaled_mask(feature_names: tuple[str, ...] | list[str] = FEATURE_NAMES) -> NDArray[np.bool_]:
+    """Boolean mask of the features a linear model sees through ``log1p`` (see :data:`LOG_SCALED`)."""
+    return np.array([name in LOG_SCALED for name in feature_names])
+
+
+def log1p_columns(features: FloatArray, mask: NDArray[np.bool_]) -> FloatArray:
+    """``features`` with ``log1p`` applied to the masked columns (negative values clipped to 0 first)."""
+    out = np.array(features, dtype=np.float64, copy=True)
+    out[:, mask] = np.log1p(np.maximum(out[:, mask], 0.0))
+    return out
