@@ -10,13 +10,15 @@ Time split. With ``end`` the last order and ``H`` the holdout window (``holdout_
   bundle is refreshed to ``end``, so predictions use all the data and the metrics describe the model
   that is actually served.
 
-Purchase model. The default is logistic regression on ``log1p``-scaled, standardised features: on the
-synthetic benchmark it is within a point of gradient boosting in ROC-AUC, it degrades gracefully for
-cold-start users and new products (monotone in every feature, no memorised splits on counts the new
-user never has), its probabilities stay calibrated under the negative sampling weights, and the numpy
-bundle scores 1M users in a fraction of a second. ``algorithm="gradient_boosting"`` is available when
-interactions matter more than those properties. Negatives are sampled uniformly from all (user, product)
-pairs and weighted by the inverse sampling rate, so predicted probabilities are unbiased.
+Purchase model. The default is logistic regression on ``log1p``-scaled, standardised features. On the
+synthetic benchmark (2,000 users, 300 products) it reached holdout ROC-AUC 0.92 against the oracle's 0.95
+(cold-start users 0.89), while ``HistGradientBoostingClassifier`` reached 0.84 (0.87 cold): with heavy
+inverse-rate weights on few negatives the trees overfit, whereas the truth is close to additive in log
+space, which a linear model captures. It is also monotone in every feature (graceful for new users and
+products), and the numpy bundle scores 1M users in well under a second. ``algorithm="gradient_boosting"``
+stays available, and its bundle evaluates the flattened trees exactly. Negatives are sampled uniformly
+from all (user, product) pairs and weighted by the inverse sampling rate, so predicted
+probabilities are unbiased.
 
 Recommendation model. Implicit-feedback matrix factorisation (``TruncatedSVD`` on the log-scaled
 user x product matrix) gives item factors; a user's score for a product is the similarity of the
