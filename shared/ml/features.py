@@ -1,0 +1,307 @@
+"""Purchase-likelihood features for (user, product) pairs, computed with numpy only.
+
+Training and serving both call :func:`pair_features` on a :class:`FeatureState`, so a feature is defined
+in exactly one place and the served model sees the same numbers it was trained on (no train/serve skew).
+This module is imported by the scoring bundle, so it must never import scikit-learn, scipy or pandas.
+
+A ``FeatureState`` is a snapshot of the shop's order history as of one instant (``as_of_day``): per-user
+and per-product aggregates, plus sparse (product, user) and (category, user) aggregates keyed by
+``row * n_users + user`` in sorted ``int64`` arrays, so a pair lookup is one vectorised ``searchsorted``.
+
+Features (all numeric, in this order):
+
+======================================  ======================================================  ========
+name                                    meaning                                                 fallback
+======================================  ======================================================  ========
+user_days_since_last_order              days from the user's last order to ``as_of``            730
+user_orders_90d                         the user's orders in the last 90 days                   0
+user_orders_total                       the user's orders ever                                  0
+user_spend_90d                          the user's spend in the last 90 days                    0
+user_spend_total                        the user's spend ever                                   0
+product_purchases_30d                   units of the product sold in the last 30 days          0
+product_purchases_90d                   units of the product sold in the last 90 days          0
+product_purchases_total                 units of the product sold ever                          0
+product_price                           the product's list price                                median
+user_category_purchases_90d             units the user bought in the product's category, 90d   0
+user_category_share                     share of the user's units that were in that category   0
+user_product_purchases                  units of this product the user bought ever             0
+user_product_days_since_last            days since the user last bought this product            730
+======================================  ======================================================  ========
+
+"Fallback" is the value used when it cannot be computed (a product unknown at training time) or the
+caller supplies a missing/non-finite override: counts fall back to 0 (nothing observed), recencies to
+:data:`NEVER_DAYS` (never happened), and the price to the training median.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+IntArray = NDArray[np.int64]
+
+# Recency given to "never happened": two years, far beyond the windows the features look at.
+NEVER_DAYS = 730.0
+RECENT_DAYS = 90.0
+TREND_DAYS = 30.0
+
+FEATURE_NAMES: tuple[str, ...] = (
+    "user_days_since_last_order",
+    "user_orders_90d",
+    "user_orders_total",
+    "user_spend_90d",
+    "user_spend_total",
+    "product_purchases_30d",
+    "product_purchases_90d",
+    "product_purchases_total",
+    "product_price",
+    "user_category_purchases_90d",
+    "user_category_share",
+    "user_product_purchases",
+    "user_product_days_since_last",
+)
+# Heavy-tailed counts and money: a linear model sees them through log1p (see training and scoring).
+LOG_SCALED: tuple[str, ...] = (
+    "user_orders_90d",
+    "user_orders_total",
+    "user_spend_90d",
+    "user_spend_total",
+    "product_purchases_30d",
+    "product_purchases_90d",
+    "product_purchases_total",
+    "product_price",
+    "user_category_purchases_90d",
+    "user_product_purchases",
+)
+_RECENCY_FEATURES = ("user_days_since_last_order", "user_product_days_since_last")
+
+
+@dataclass(frozen=True)
+class History:
+    """Order lines as parallel arrays of indices into sorted user/product id lists.
+
+    ``day`` is the order time in days since the Unix epoch; ``units`` the quantity; ``amount`` the money.
+    """
+
+    user: IntArray
+    product: IntArray
+    day: FloatArray
+    units: FloatArray
+    amount: FloatArray
+    order_key: IntArray  # one id per order, so several lines of one order count as one order
+
+    def before(self, day: float) -> History:
+        """The lines strictly before ``day``."""
+        keep = self.day < day
+        return History(
+            self.user[keep],
+            self.product[keep],
+            self.day[keep],
+            self.units[keep],
+            self.amount[keep],
+            self.order_key[keep],
+        )
+
+    def between(self, start: float, end: float) -> History:
+        """The lines with ``start <= day < end``."""
+        keep = (self.day >= start) & (self.day < end)
+        return History(
+            self.user[keep],
+            self.product[keep],
+            self.day[keep],
+            self.units[keep],
+            self.amount[keep],
+            self.order_key[keep],
+        )
+
+
+@dataclass(frozen=True)
+class FeatureState:
+    """Aggregates of a history as of ``as_of_day``; everything :func:`pair_features` needs."""
+
+    as_of_day: float
+    n_users: int
+    user_days_since_last_order: FloatArray
+    user_orders_90d: FloatArray
+    user_orders_total: FloatArray
+    user_spend_90d: FloatArray
+    user_spend_total: FloatArray
+    user_units_total: FloatArray
+    product_purchases_30d: FloatArray
+    product_purchases_90d: FloatArray
+    product_purchases_total: FloatArray
+    product_price: FloatArray
+    product_category: IntArray
+    # (product, user) aggregates, keyed by product * n_users + user, sorted.
+    pair_keys: IntArray
+    pair_units: FloatArray
+    pair_days_since_last: FloatArray
+    # (category, user) aggregates, keyed by category * n_users + user, sorted.
+    category_keys: IntArray
+    category_units_total: FloatArray
+    category_units_90d: FloatArray
+    price_median: float
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """Every array field by name (for saving into a bundle)."""
+        return {name: value for name, value in vars(self).items() if isinstance(value, np.ndarray)}
+
+
+def feature_fallbacks(price_median: float) -> FloatArray:
+    """Fallback value of each feature, in :data:`FEATURE_NAMES` order (see the module docstring)."""
+    fallbacks = np.zeros(len(FEATURE_NAMES))
+    for name in _RECENCY_FEATURES:
+        fallbacks[FEATURE_NAMES.index(name)] = NEVER_DAYS
+    fallbacks[FEATURE_NAMES.index("product_price")] = price_median
+    return fallbacks
+
+
+def build_state(
+    history: History,
+    *,
+    as_of_day: float,
+    n_users: int,
+    product_category: IntArray,
+    product_price: FloatArray,
+) -> FeatureState:
+    """Aggregate ``history`` (only lines before ``as_of_day`` are used) into a :class:`FeatureState`.
+
+    ``product_category`` and ``product_price`` are indexed by product; a missing price is NaN and is
+    replaced by the median of the known prices.
+    """
+    past = history.before(as_of_day)
+    n_products = len(product_category)
+    age = as_of_day - past.day
+    recent = age <= RECENT_DAYS
+    trend = age <= TREND_DAYS
+
+    orders_total, orders_90d, last_day = _order_counts(past, n_users, recent)
+    prices = np.asarray(product_price, dtype=np.float64)
+    known_prices = prices[np.isfinite(prices)]
+    price_median = float(np.median(known_prices)) if known_prices.size else 0.0
+
+    pair_keys, pair_units, pair_last = _grouped(past.product * n_users + past.user, past.units, past.day)
+    category = product_category[past.product]
+    category_keys, category_units, _ = _grouped(category * n_users + past.user, past.units, past.day)
+    category_recent_units = _sum_by_key(
+        category_keys, (category * n_users + past.user)[recent], past.units[recent]
+    )
+    return FeatureState(
+        as_of_day=as_of_day,
+        n_users=n_users,
+        user_days_since_last_order=np.where(np.isfinite(last_day), as_of_day - last_day, NEVER_DAYS),
+        user_orders_90d=orders_90d,
+        user_orders_total=orders_total,
+        user_spend_90d=np.bincount(past.user[recent], past.amount[recent], minlength=n_users),
+        user_spend_total=np.bincount(past.user, past.amount, minlength=n_users),
+        user_units_total=np.bincount(past.user, past.units, minlength=n_users),
+        product_purchases_30d=np.bincount(past.product[trend], past.units[trend], minlength=n_products),
+        product_purchases_90d=np.bincount(past.product[recent], past.units[recent], minlength=n_products),
+        product_purchases_total=np.bincount(past.product, past.units, minlength=n_products),
+        product_price=np.where(np.isfinite(prices), prices, price_median),
+        product_category=np.asarray(product_category, dtype=np.int64),
+        pair_keys=pair_keys,
+        pair_units=pair_units,
+        pair_days_since_last=as_of_day - pair_last,
+        category_keys=category_keys,
+        category_units_total=category_units,
+        category_units_90d=category_recent_units,
+        price_median=price_median,
+    )
+
+
+def pair_features(state: FeatureState, users: IntArray, products: IntArray) -> FloatArray:
+    """Feature matrix ``(len(users), len(FEATURE_NAMES))`` for the pairs ``(users[k], products[k])``.
+
+    Users must be valid indices; a product index of -1 means "unknown product" and gets the fallbacks.
+    """
+    users = np.asarray(users, dtype=np.int64)
+    products = np.asarray(products, dtype=np.int64)
+    known = products >= 0
+    product = np.where(known, products, 0)
+    fallback = feature_fallbacks(state.price_median)
+
+    def product_column(values: FloatArray, name: str) -> FloatArray:
+        return np.where(known, values[product], fallback[FEATURE_NAMES.index(name)])
+
+    pair_key = product * state.n_users + users
+    pair_units = _lookup(state.pair_keys, state.pair_units, pair_key, known, 0.0)
+    pair_recency = _lookup(state.pair_keys, state.pair_days_since_last, pair_key, known, NEVER_DAYS)
+    category_key = state.product_category[product] * state.n_users + users
+    category_units = _lookup(state.category_keys, state.category_units_total, category_key, known, 0.0)
+    category_recent = _lookup(state.category_keys, state.category_units_90d, category_key, known, 0.0)
+    user_units = state.user_units_total[users]
+    share = np.divide(category_units, user_units, out=np.zeros(len(users)), where=user_units > 0)
+
+    columns = (
+        state.user_days_since_last_order[users],
+        state.user_orders_90d[users],
+        state.user_orders_total[users],
+        state.user_spend_90d[users],
+        state.user_spend_total[users],
+        product_column(state.product_purchases_30d, "product_purchases_30d"),
+        product_column(state.product_purchases_90d, "product_purchases_90d"),
+        product_column(state.product_purchases_total, "product_purchases_total"),
+        product_column(state.product_price, "product_price"),
+        category_recent,
+        share,
+        pair_units,
+        pair_recency,
+    )
+    return np.column_stack(columns).astype(np.float64, copy=False)
+
+
+def _order_counts(past: History, n_users: int, recent: NDArray[np.bool_]) -> tuple[FloatArray, ...]:
+    """Distinct orders per user (ever, last 90 days) and each user's last order day (NaN if none)."""
+    _, first_line = np.unique(past.order_key, return_index=True)
+    order_user = past.user[first_line]
+    orders_total = np.bincount(order_user, minlength=n_users).astype(np.float64)
+    orders_90d = np.bincount(order_user[recent[first_line]], minlength=n_users).astype(np.float64)
+    last_day = np.full(n_users, np.nan)
+    if past.day.size:
+        np.fmax.at(last_day, past.user, past.day)
+    return orders_total, orders_90d, last_day
+
+
+def _grouped(keys: IntArray, units: FloatArray, day: FloatArray) -> tuple[IntArray, FloatArray, FloatArray]:
+    """Sorted unique keys with summed units and the latest day per key."""
+    if keys.size == 0:
+        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+    unique, inverse = np.unique(keys, return_inverse=True)
+    summed = np.bincount(inverse, units, minlength=unique.size)
+    latest = np.full(unique.size, -np.inf)
+    np.maximum.at(latest, inverse, day)
+    return unique.astype(np.int64), summed, latest
+
+
+def _sum_by_key(sorted_keys: IntArray, keys: IntArray, values: FloatArray) -> FloatArray:
+    """Sum ``values`` per key into the positions of ``sorted_keys`` (every key must be present)."""
+    out = np.zeros(sorted_keys.size)
+    np.add.at(out, np.searchsorted(sorted_keys, keys), values)
+    return out
+
+
+def _lookup(
+    sorted_keys: IntArray, values: FloatArray, keys: IntArray, valid: NDArray[np.bool_], default: float
+) -> FloatArray:
+    """``values`` at each of ``keys`` in ``sorted_keys``; ``default`` where absent or not ``valid``."""
+    if sorted_keys.size == 0:
+        return np.full(keys.shape, default)
+    position = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+    found = valid & (sorted_keys[position] == keys)
+    return np.where(found, values[position], default)
+
+
+def log_scaled_mask(feature_names: tuple[str, ...] | list[str] = FEATURE_NAMES) -> NDArray[np.bool_]:
+    """Boolean mask of the features a linear model sees through ``log1p`` (see :data:`LOG_SCALED`)."""
+    return np.array([name in LOG_SCALED for name in feature_names])
+
+
+def log1p_columns(features: FloatArray, mask: NDArray[np.bool_]) -> FloatArray:
+    """``features`` with ``log1p`` applied to the masked columns (negative values clipped to 0 first)."""
+    out = np.array(features, dtype=np.float64, copy=True)
+    out[:, mask] = np.log1p(np.maximum(out[:, mask], 0.0))
+    return out

@@ -1,0 +1,326 @@
+"""The compact scoring bundle: everything needed to predict, in numpy arrays, with numpy only.
+
+Lambda cold starts pay for every import, and scikit-learn plus scipy add a large layer and seconds of
+import time. At training time the fitted model is flattened into plain arrays and saved with
+``np.savez`` (no pickle, loaded with ``allow_pickle=False``, so a bundle cannot execute code); the
+prediction path imports this module, :mod:`shared.ml.features` and numpy, nothing else.
+
+Bundle layout (one ``.npz``): ``header`` (UTF-8 JSON as ``uint8``: format, model type, algorithm,
+feature order, category names, as-of day), ``user_ids``/``product_ids`` (sorted, so a lookup is a
+binary search and loading needs no dict), ``state__*`` (the :class:`~shared.ml.features.FeatureState`
+as of the end of the training data), ``fallbacks``, and ``model__*``:
+
+* ``logistic``: ``log_mask``, scaler ``mean``/``scale``, ``coef``, ``intercept``.
+* ``gradient_boosting``: all trees' nodes concatenated (``feature``, ``threshold``, ``missing_left``,
+  ``left``, ``right``, ``value``), ``roots``, ``baseline`` and ``depth``; leaves point to themselves
+  so every row walks exactly ``depth`` vectorised steps.
+* ``recommendation``: ``item_factors``, user histories as CSR (``history_indptr``/``_items``/
+  ``_weights``), ``popularity``, ``owned_items`` plus blend weights in the header.
+
+Extra request features override the computed ones by name, aligned to the trained order; unknown names
+are ignored (see :meth:`ScoringBundle.ignored_features`) and a non-finite value gets the feature's
+fallback (0 for counts, 730 days for recencies, the training median price; see ``features``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shared.errors import NotFound, ServiceError
+from shared.ml.features import FEATURE_NAMES, FeatureState, log1p_columns, pair_features
+
+BUNDLE_FORMAT = 1
+# Rows scored per vectorised step: bounds memory (rows x trees x 8 bytes per step) on 1M-user scoring.
+_CHUNK_ROWS = 65_536
+_TREE_CHUNK_ROWS = 8_192
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """One scored item for the response: ``product_id``, ``score`` and a human-readable ``reason``."""
+
+    product_id: str
+    score: float
+    reason: str
+
+
+def write_bundle(header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> bytes:
+    """Serialise a bundle (a JSON-able ``header`` and named numpy arrays) to ``.npz`` bytes."""
+    buffer = io.BytesIO()
+    encoded = np.frombuffer(json.dumps({"format": BUNDLE_FORMAT, **header}).encode(), dtype=np.uint8)
+    np.savez(buffer, allow_pickle=False, header=encoded, **dict(arrays))
+    return buffer.getvalue()
+
+
+def load_bundle(data: bytes, expected_sha256: str | None = None) -> ScoringBundle:
+    """Read bundle bytes (verifying the SHA-256 when given) into a :class:`ScoringBundle`."""
+    if expected_sha256 is not None and hashlib.sha256(data).hexdigest() != expected_sha256:
+        raise ServiceError(
+            "The model artifact is corrupt (checksum mismatch).", remedy="Retrain or re-upload the model."
+        )
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    header = json.loads(arrays.pop("header").tobytes().decode())
+    if header.get("format") != BUNDLE_FORMAT:
+        raise ServiceError(
+            f"Unsupported model bundle format {header.get('format')}.", remedy="Retrain the model."
+        )
+    return ScoringBundle(header, arrays)
+
+
+def top_k(scores: NDArray[np.float64], k: int) -> NDArray[np.int64]:
+    """Indices of the ``k`` highest scores, best first (O(n) selection, then a sort of only ``k``)."""
+    k = min(k, scores.size)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    candidates = np.argpartition(-scores, k - 1)[:k]
+    return candidates[np.argsort(-scores[candidates], kind="stable")].astype(np.int64)
+
+
+class ScoringBundle:
+    """A loaded model. Build it with :func:`load_bundle`; it is immutable and safe to cache per process."""
+
+    def __init__(self, header: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        self.header = header
+        self.model_type: str = header["model_type"]
+        self.algorithm: str = header["algorithm"]
+        self.feature_names: list[str] = list(header.get("feature_names", []))
+        self.categories: list[str] = list(header.get("categories", []))
+        self._arrays = arrays
+        self._user_ids = arrays["user_ids"]
+        self._product_ids = arrays["product_ids"]
+        self._model = {k.removeprefix("model__"): v for k, v in arrays.items() if k.startswith("model__")}
+        state_arrays = {k.removeprefix("state__"): v for k, v in arrays.items() if k.startswith("state__")}
+        self._state = (
+            FeatureState(
+                as_of_day=float(header["as_of_day"]),
+                n_users=self._user_ids.size,
+                price_median=float(header["price_median"]),
+                **state_arrays,
+            )
+            if self.model_type == "purchase"
+            else None
+        )
+        self._fallbacks = arrays.get("fallbacks", np.zeros(0))
+
+    @property
+    def user_count(self) -> int:
+        """How many users the model was trained on (the only ones it can score)."""
+        return int(self._user_ids.size)
+
+    def has_user(self, user_id: str) -> bool:
+        """Whether ``user_id`` was in the training data."""
+        return _position(self._user_ids, user_id) >= 0
+
+    def user_ids_at(self, indices: NDArray[np.int64]) -> list[str]:
+        """The user ids at positions returned by :meth:`score_all_users` / :func:`top_k`."""
+        return [str(u) for u in self._user_ids[indices]]
+
+    def ignored_features(self, extra_features: Mapping[str, float]) -> list[str]:
+        """Names in ``extra_features`` the model does not use (callers may warn about them)."""
+        return sorted(set(extra_features) - set(self.feature_names))
+
+    # Purchase likelihood ---------------------------------------------------------------------------
+
+    def score_purchase(
+        self, user_id: str, product_id: str, extra_features: Mapping[str, float] | None = None
+    ) -> float:
+        """Probability that ``user_id`` buys ``product_id`` in the model's horizon.
+
+        ``extra_features`` override computed features by name. An unknown user raises ``NotFound``;
+        an unknown product is scored as a new product (popularity 0, median price).
+        """
+        features = self.purchase_features(user_id, product_id, extra_features)
+        return float(self.predict_matrix(features)[0])
+
+    def predict_purchase(
+        self, user_id: str, product_id: str, extra_features: Mapping[str, float] | None = None
+    ) -> Prediction:
+        """:meth:`score_purchase` with a reason, shaped for the API response."""
+        features = self.purchase_features(user_id, product_id, extra_features)
+        score = float(self.predict_matrix(features)[0])
+        return Prediction(
+            product_id=product_id, score=score, reason=self._purchase_reason(features[0], product_id)
+        )
+
+    def purchase_features(
+        self, user_id: str, product_id: str, extra_features: Mapping[str, float] | None = None
+    ) -> NDArray[np.float64]:
+        """The ``(1, n_features)`` row the model sees for this request, overrides applied."""
+        state = self._purchase_state()
+        user = self._require_user(user_id)
+        product = _position(self._product_ids, product_id)
+        row = pair_features(state, np.array([user]), np.array([product]))
+        for name, value in (extra_features or {}).items():
+            if name in self.feature_names:
+                column = self.feature_names.index(name)
+                number = _as_float(value)
+                row[0, column] = number if math.isfinite(number) else self._fallbacks[column]
+        return row
+
+    def score_all_users(self, product_id: str) -> NDArray[np.float64]:
+        """Score of ``product_id`` for every training user, in :meth:`user_ids_at` order."""
+        if self.model_type == "recommendation":
+            return self._recommendation_scores_for_product(product_id)
+        state = self._purchase_state()
+        product = _position(self._product_ids, product_id)
+        scores = np.empty(self.user_count)
+        for start in range(0, self.user_count, _CHUNK_ROWS):
+            users = np.arange(start, min(start + _CHUNK_ROWS, self.user_count))
+            features = pair_features(state, users, np.full(users.size, product))
+            scores[start : start + users.size] = self.predict_matrix(features)
+        return scores
+
+    def predict_matrix(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Purchase probabilities for a raw feature matrix in the trained order (no overrides)."""
+        return 1.0 / (1.0 + np.exp(-self._decision(features)))
+
+    def _decision(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
+        m = self._model
+        if self.algorithm == "logistic":
+            scaled = (log1p_columns(features, m["log_mask"]) - m["mean"]) / m["scale"]
+            return np.asarray(scaled @ m["coef"] + m["intercept"][0], dtype=np.float64)
+        if self.algorithm == "gradient_boosting":
+            return np.concatenate(
+                [
+                    self._tree_decision(features[start : start + _TREE_CHUNK_ROWS])
+                    for start in range(0, features.shape[0], _TREE_CHUNK_ROWS)
+                ]
+            )
+        raise ServiceError(f"Unknown model algorithm {self.algorithm}.", remedy="Retrain the model.")
+
+    def _tree_decision(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
+        m = self._model
+        rows = np.arange(features.shape[0])[:, None]
+        node = np.broadcast_to(m["roots"], (features.shape[0], m["roots"].size))
+        for _ in range(int(m["depth"][0])):
+            value = features[rows, m["feature"][node]]
+            go_left = (value <= m["threshold"][node]) | (np.isnan(value) & m["missing_left"][node])
+            node = np.where(go_left, m["left"][node], m["right"][node])
+        return np.asarray(m["baseline"][0] + m["value"][node].sum(axis=1), dtype=np.float64)
+
+    def _purchase_reason(self, row: NDArray[np.float64], product_id: str) -> str:
+        values = dict(zip(FEATURE_NAMES, row.tolist(), strict=True))
+        state = self._purchase_state()
+        product = _position(self._product_ids, product_id)
+        category = self.categories[int(state.product_category[product])] if product >= 0 else None
+        if values["user_product_purchases"] > 0:
+            days = values["user_product_days_since_last"]
+            times = _count(values["user_product_purchases"])
+            return f"bought this product {times} before, last {days:.0f} days ago"
+        if values["user_category_purchases_90d"] > 0 and category:
+            units = _count(values["user_category_purchases_90d"], "item")
+            return f"bought {units} in {category} in the last 90 days"
+        if values["user_orders_90d"] > 0:
+            return f"placed {_count(values['user_orders_90d'], 'order')} in the last 90 days"
+        if product < 0:
+            return "new product: scored from the customer's history only"
+        return f"popular product: {_count(values['product_purchases_90d'], 'unit')} sold in the last 90 days"
+
+    # Recommendation ---------------------------------------------------------------------------------
+
+    def recommend(self, user_id: str, k: int = 10) -> list[tuple[str, float]]:
+        """The ``k`` best products for ``user_id`` as ``(product_id, score)``, best first."""
+        scores = self._recommendation_scores_for_user(self._require_user(user_id))
+        best = top_k(scores, k)
+        return [(str(self._product_ids[i]), float(scores[i])) for i in best]
+
+    def predict_recommendations(self, user_id: str, k: int = 10) -> list[Prediction]:
+        """:meth:`recommend` with a reason per item, shaped for the API response."""
+        user = self._require_user(user_id)
+        owned = set(self._history_items(user).tolist())
+        predictions = []
+        for product_id, score in self.recommend(user_id, k):
+            product = _position(self._product_ids, product_id)
+            if product in owned:
+                reason = "bought before: customers like this one rebuy"
+            elif owned:
+                reason = "bought together with items in this customer's history"
+            else:
+                reason = "popular with customers right now"
+            predictions.append(Prediction(product_id=product_id, score=score, reason=reason))
+        return predictions
+
+    def _recommendation_scores_for_user(self, user: int) -> NDArray[np.float64]:
+        m, h = self._model, self.header
+        items, weights = self._history_items(user), self._history_weights(user)
+        embedding = weights @ m["item_factors"][items] if items.size else np.zeros(m["item_factors"].shape[1])
+        affinity = (m["item_factors"] @ embedding) / h["affinity_scale"]
+        owned = np.zeros(self._product_ids.size)
+        owned[items] = 1.0
+        return np.asarray(affinity + h["popularity_weight"] * m["popularity"] + h["owned_weight"] * owned)
+
+    def _recommendation_scores_for_product(self, product_id: str) -> NDArray[np.float64]:
+        m, h = self._model, self.header
+        product = _position(self._product_ids, product_id)
+        if product < 0:
+            return np.zeros(self.user_count)
+        # score(u) = sum over u's history of weight * <factor_j, factor_product>, as a segmented sum.
+        similarity = m["item_factors"] @ m["item_factors"][product] / h["affinity_scale"]
+        contributions = m["history_weights"] * similarity[m["history_items"]]
+        indptr = m["history_indptr"]
+        affinity = np.add.reduceat(np.append(contributions, 0.0), indptr[:-1]) * (np.diff(indptr) > 0)
+        owned = _rows_containing(indptr, m["history_items"], product, self.user_count)
+        return np.asarray(
+            affinity + h["popularity_weight"] * m["popularity"][product] + h["owned_weight"] * owned
+        )
+
+    def _history_items(self, user: int) -> NDArray[np.int64]:
+        indptr = self._model["history_indptr"]
+        return np.asarray(self._model["history_items"][indptr[user] : indptr[user + 1]], dtype=np.int64)
+
+    def _history_weights(self, user: int) -> NDArray[np.float64]:
+        indptr = self._model["history_indptr"]
+        return np.asarray(self._model["history_weights"][indptr[user] : indptr[user + 1]], dtype=np.float64)
+
+    # Shared -----------------------------------------------------------------------------------------
+
+    def _purchase_state(self) -> FeatureState:
+        if self._state is None:
+            raise ServiceError("This model recommends products; it does not score purchases.")
+        return self._state
+
+    def _require_user(self, user_id: str) -> int:
+        position = _position(self._user_ids, user_id)
+        if position < 0:
+            raise NotFound(
+                f"User {user_id} was not in the model's training dataset "
+                f"({self.user_count} users available).",
+                field="user_id",
+                remedy="Use a user_id from the training data, or retrain the model with this user.",
+            )
+        return position
+
+
+def _position(sorted_ids: np.ndarray, key: str) -> int:
+    """Index of ``key`` in a sorted string array, or -1."""
+    position = int(np.searchsorted(sorted_ids, key))
+    return position if position < sorted_ids.size and sorted_ids[position] == key else -1
+
+
+def _rows_containing(indptr: np.ndarray, items: np.ndarray, product: int, n_rows: int) -> NDArray[np.float64]:
+    rows = np.searchsorted(indptr, np.flatnonzero(items == product), side="right") - 1
+    owned = np.zeros(n_rows)
+    owned[rows] = 1.0
+    return owned
+
+
+def _as_float(value: object) -> float:
+    try:
+        return float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _count(value: float, noun: str = "time") -> str:
+    count = round(value)
+    return f"{count} {noun}{'' if count == 1 else 's'}"

@@ -1,0 +1,90 @@
+"""Train a model from files or synthetic data and write its artifacts to a directory.
+
+Examples::
+
+    python -m shared.ml.train --orders orders.csv --customers customers.csv --products products.jsonl \\
+        --name shoes --type purchase --out artifacts/
+    python -m shared.ml.train --synthetic 2000 --name demo --type recommendation --out artifacts/
+
+Prints the metrics and the written keys; exits with status 2 and the validation message on bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from tqdm import tqdm
+
+from shared.errors import ValidationFailed
+from shared.ml.artifacts import LocalDirectoryStore, save_trained_model
+from shared.ml.datasets import load_shop_data
+from shared.ml.synthetic import SyntheticConfig, generate_shop
+from shared.ml.training import PurchaseOracle, TrainingConfig, train_model
+
+_STAGES = {
+    "purchase": ["encode", "features", "fit", "evaluate", "export"],
+    "recommendation": ["encode", "tune", "fit", "evaluate", "export"],
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI with ``argv`` (defaults to ``sys.argv[1:]``); returns the process exit status."""
+    args = _parser().parse_args(argv)
+    oracle: PurchaseOracle | None = None
+    try:
+        if args.synthetic:
+            shop = generate_shop(
+                SyntheticConfig(n_users=args.synthetic, n_products=args.synthetic_products, seed=args.seed)
+            )
+            data, oracle = shop.data, shop
+        else:
+            data = load_shop_data(orders=args.orders, customers=args.customers, products=args.products)
+        config = TrainingConfig(holdout_days=args.holdout_days, algorithm=args.algorithm, seed=args.seed)
+        with tqdm(total=len(_STAGES[args.type]), desc=f"training {args.name}", unit="stage") as bar:
+
+            def advance(stage: str) -> None:
+                bar.set_postfix_str(stage)
+                if stage != "encode":
+                    bar.update(1)
+
+            model = train_model(
+                data, name=args.name, model_type=args.type, config=config, oracle=oracle, progress=advance
+            )
+            bar.update(len(_STAGES[args.type]) - bar.n)
+    except ValidationFailed as error:
+        print(f"error: {error.message}", file=sys.stderr)
+        if error.remedy:
+            print(f"remedy: {error.remedy}", file=sys.stderr)
+        return 2
+    keys = save_trained_model(model, LocalDirectoryStore(args.out))
+    print(
+        json.dumps(
+            {"model": model.name, "version": model.version, "metrics": model.metrics, "keys": keys}, indent=2
+        )
+    )
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m shared.ml.train", description=__doc__.splitlines()[0])
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--orders", type=Path, help="orders file (.csv or .jsonl)")
+    source.add_argument("--synthetic", type=int, metavar="N_USERS", help="generate a synthetic shop instead")
+    parser.add_argument("--customers", type=Path, help="customers file (.csv or .jsonl)")
+    parser.add_argument("--products", type=Path, help="products file (.csv or .jsonl)")
+    parser.add_argument("--synthetic-products", type=int, default=300, help="synthetic catalogue size")
+    parser.add_argument("--name", required=True, help="model name (the API's modelName)")
+    parser.add_argument("--type", choices=["purchase", "recommendation"], default="purchase")
+    parser.add_argument("--algorithm", choices=["logistic", "gradient_boosting"], default="logistic")
+    parser.add_argument("--holdout-days", type=int, default=30)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, required=True, help="directory to write artifacts into")
+    return parser
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,40 @@
+"""Shared fixtures: one small synthetic shop and the models trained on it (trained once per session)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+# Until pytest's config sets ``pythonpath = ["."]``, make the repository root importable.
+_ROOT = str(Path(__file__).resolve().parents[3])
+if _ROOT not in sys.path:
+    sys.path.insert(0, _ROOT)
+
+from shared.ml.synthetic import SyntheticConfig, SyntheticShop, generate_shop  # noqa: E402
+from shared.ml.training import TrainedModel, TrainingConfig, train_model  # noqa: E402
+
+TRAINED_AT = datetime(2025, 1, 2, tzinfo=UTC)
+
+
+@pytest.fixture(scope="session")
+def shop() -> SyntheticShop:
+    return generate_shop(SyntheticConfig(n_users=600, n_products=80, seed=7))
+
+
+@pytest.fixture(scope="session")
+def purchase_model(shop: SyntheticShop) -> TrainedModel:
+    return train_model(shop.data, name="buyers", model_type="purchase", oracle=shop, now=TRAINED_AT)
+
+
+@pytest.fixture(scope="session")
+def boosted_model(shop: SyntheticShop) -> TrainedModel:
+    config = TrainingConfig(algorithm="gradient_boosting")
+    return train_model(shop.data, name="boosted", model_type="purchase", config=config, now=TRAINED_AT)
+
+
+@pytest.fixture(scope="session")
+def recommendation_model(shop: SyntheticShop) -> TrainedModel:
+    return train_model(shop.data, name="picks", model_type="recommendation", now=TRAINED_AT)

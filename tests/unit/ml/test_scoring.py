@@ -1,0 +1,185 @@
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+
+from shared.errors import NotFound, ServiceError
+from shared.ml.scoring import ScoringBundle, load_bundle, top_k
+from shared.ml.training import TrainedModel
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _bundle(model: TrainedModel) -> ScoringBundle:
+    return load_bundle(model.artifacts["bundle"].data, model.artifacts["bundle"].sha256)
+
+
+def _feature_rows(bundle: ScoringBundle, model: TrainedModel, n: int) -> np.ndarray:
+    rng = np.random.default_rng(0)
+    users = rng.choice(model.training_user_ids, n)
+    products = rng.choice([f"p{k:05d}" for k in range(80)], n)
+    return np.vstack([bundle.purchase_features(u, p) for u, p in zip(users, products, strict=True)])
+
+
+@pytest.mark.parametrize("model_fixture", ["purchase_model", "boosted_model"])
+def test_bundle_scores_equal_the_scikit_learn_pipeline(
+    model_fixture: str, request: pytest.FixtureRequest
+) -> None:
+    # Given a trained model's pipeline and its numpy bundle
+    model: TrainedModel = request.getfixturevalue(model_fixture)
+    pipeline = joblib.load(io.BytesIO(model.artifacts["pipeline"].data))
+    bundle = _bundle(model)
+    features = _feature_rows(bundle, model, 500)
+
+    # When both score the same 500 rows
+    expected = pipeline.predict_proba(features)[:, 1]
+    actual = bundle.predict_matrix(features)
+
+    # Then they agree to floating-point precision
+    assert np.allclose(actual, expected, rtol=1e-9, atol=1e-12)
+
+
+def test_scoring_does_not_import_scikit_learn_or_scipy(purchase_model: TrainedModel, tmp_path: Path) -> None:
+    # Given a bundle on disk
+    path = tmp_path / "bundle.npz"
+    path.write_bytes(purchase_model.artifacts["bundle"].data)
+    user = purchase_model.training_user_ids[0]
+    script = (
+        "import sys; from pathlib import Path; from shared.ml.scoring import load_bundle;"
+        f"b = load_bundle(Path({str(path)!r}).read_bytes()); b.score_purchase({user!r}, 'p00001');"
+        "b.score_all_users('p00001');"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in {'sklearn', 'scipy', 'joblib', 'pandas'}))"
+    )
+
+    # When a fresh interpreter loads it and scores
+    result = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+
+    # Then none of the training libraries were loaded
+    assert result.stdout.strip() == "[]"
+
+
+def test_unknown_user_is_not_found_with_the_user_count(purchase_model: TrainedModel) -> None:
+    # Given a bundle
+    bundle = _bundle(purchase_model)
+
+    # When scoring a user outside the training data
+    with pytest.raises(NotFound) as raised:
+        bundle.score_purchase("nobody", "p00001")
+
+    # Then the message names the user and the number available
+    assert "nobody" in raised.value.message
+    assert "600 users" in raised.value.message
+    assert not bundle.has_user("nobody")
+    assert bundle.user_count == 600
+
+
+def test_extra_features_override_computed_ones_by_name(purchase_model: TrainedModel) -> None:
+    # Given a user and product
+    bundle = _bundle(purchase_model)
+    user = purchase_model.training_user_ids[1]
+
+    # When the caller supplies a known feature, a non-finite one and an unknown one
+    row = bundle.purchase_features(
+        user, "p00002", {"user_product_purchases": 4, "product_price": float("nan"), "shoe_size": 9}
+    )
+
+    # Then the known one is used, the non-finite one falls back to the median price, the unknown is ignored
+    names = bundle.feature_names
+    assert row[0, names.index("user_product_purchases")] == 4
+    assert row[0, names.index("product_price")] == bundle.purchase_features(user, "unknown-product")[0, 8]
+    assert bundle.ignored_features({"shoe_size": 9, "product_price": 1}) == ["shoe_size"]
+
+
+def test_more_past_purchases_raise_the_likelihood(purchase_model: TrainedModel) -> None:
+    # Given a user and product
+    bundle = _bundle(purchase_model)
+    user = purchase_model.training_user_ids[2]
+
+    # When the same pair is scored as a first-time and as a repeat purchase
+    first = bundle.score_purchase(user, "p00003", {"user_product_purchases": 0})
+    repeat = bundle.score_purchase(user, "p00003", {"user_product_purchases": 3})
+
+    # Then repeat buyers are more likely
+    assert repeat > first
+
+
+def test_scoring_all_users_matches_scoring_each(purchase_model: TrainedModel) -> None:
+    # Given a bundle
+    bundle = _bundle(purchase_model)
+
+    # When one product is scored for every user at once
+    scores = bundle.score_all_users("p00004")
+
+    # Then each score equals the single-request score
+    picked = top_k(scores, 5)
+    for user, score in zip(bundle.user_ids_at(picked), scores[picked], strict=True):
+        assert bundle.score_purchase(user, "p00004") == pytest.approx(score, rel=1e-12)
+
+
+def test_top_k_returns_the_best_first() -> None:
+    # Given scores
+    scores = np.array([0.1, 0.9, 0.3, 0.7, 0.5])
+
+    # Then the top 3 come back in descending order
+    assert top_k(scores, 3).tolist() == [1, 3, 4]
+    assert top_k(scores, 10).size == 5
+
+
+def test_reason_names_the_category_of_recent_purchases(purchase_model: TrainedModel) -> None:
+    # Given a user's most-bought category product they have not bought themselves
+    bundle = _bundle(purchase_model)
+    user = purchase_model.training_user_ids[3]
+    override = {"user_product_purchases": 0, "user_category_purchases_90d": 3}
+
+    # When predicted
+    prediction = bundle.predict_purchase(user, "p00005", override)
+
+    # Then the reason says what they bought, where
+    assert prediction.reason.startswith("bought 3 items in ")
+    assert prediction.reason.removeprefix("bought 3 items in ").split(" in the last")[0] in bundle.categories
+
+
+def test_recommend_returns_k_distinct_products_best_first(recommendation_model: TrainedModel) -> None:
+    # Given a recommendation bundle
+    bundle = _bundle(recommendation_model)
+    user = recommendation_model.training_user_ids[0]
+
+    # When asking for 10 items
+    items = bundle.recommend(user, 10)
+
+    # Then they are distinct and sorted by score
+    assert len({product for product, _ in items}) == 10
+    assert [score for _, score in items] == sorted((score for _, score in items), reverse=True)
+
+
+def test_recommendation_scores_for_a_product_match_per_user_scores(
+    recommendation_model: TrainedModel,
+) -> None:
+    # Given a recommendation bundle and its top product for a user
+    bundle = _bundle(recommendation_model)
+    user = recommendation_model.training_user_ids[10]
+    product, score = bundle.recommend(user, 1)[0]
+
+    # When that product is scored for all users
+    all_scores = bundle.score_all_users(product)
+
+    # Then the user's entry is the same score
+    assert all_scores[recommendation_model.training_user_ids.index(user)] == pytest.approx(score)
+
+
+def test_a_corrupted_bundle_is_refused(purchase_model: TrainedModel) -> None:
+    # Given bundle bytes that do not match their checksum
+    original = purchase_model.artifacts["bundle"].data
+    data = original[:-1] + bytes([original[-1] ^ 0xFF])
+
+    # Then loading fails instead of serving garbage
+    with pytest.raises(ServiceError, match="checksum"):
+        load_bundle(data, purchase_model.artifacts["bundle"].sha256)
