@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from benchmarks.ml_rows import BenchRow, bench_row, print_rows
+from benchmarks._rows import BenchRow, bench_row, print_rows
 from shared.ml.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 from shared.ml.training import TrainedModel, train_model
 

@@ -20,7 +20,7 @@ from collections.abc import Callable
 import joblib
 import numpy as np
 
-from benchmarks.ml_rows import BenchRow, bench_row, print_rows
+from benchmarks._rows import BenchRow, bench_row, print_rows
 from shared.ml.features import History, build_state, feature_fallbacks
 from shared.ml.scoring import load_bundle, top_k, write_bundle
 from shared.ml.synthetic import SyntheticConfig, generate_shop

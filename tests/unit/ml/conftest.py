@@ -2,19 +2,12 @@
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-# Until pytest's config sets ``pythonpath = ["."]``, make the repository root importable.
-_ROOT = str(Path(__file__).resolve().parents[3])
-if _ROOT not in sys.path:
-    sys.path.insert(0, _ROOT)
-
-from shared.ml.synthetic import SyntheticConfig, SyntheticShop, generate_shop  # noqa: E402
-from shared.ml.training import TrainedModel, TrainingConfig, train_model  # noqa: E402
+from shared.ml.synthetic import SyntheticConfig, SyntheticShop, generate_shop
+from shared.ml.training import TrainedModel, TrainingConfig, train_model
 
 TRAINED_AT = datetime(2025, 1, 2, tzinfo=UTC)
 
