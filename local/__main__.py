@@ -66,14 +66,15 @@ def run_job(stack: LocalStack, function: str) -> None:
         print(f"[scheduler] {function} failed: {exc!r}", flush=True)
 
 
-def write_credentials(path: Path, info: dict[str, str]) -> None:
+def write_credentials(path: Path, info: dict[str, object]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(info, indent=2) + "\n")
     path.chmod(0o600)
 
 
-def banner(info: dict[str, str]) -> str:
+def banner(info: dict[str, object]) -> str:
     api = info["api_url"]
+    key_header = f"-H 'X-Service-Api-Key: {info['api_key']}'"
     return "\n".join(
         [
             "",
@@ -87,7 +88,10 @@ def banner(info: dict[str, str]) -> str:
             f"  Credentials    {CREDENTIALS_FILE.relative_to(ROOT)} (git-ignored)",
             "",
             "Try:",
-            f"  curl -s {api}/client/models -H 'X-Service-Api-Key: {info['api_key']}'",
+            f"  curl -s {api}/client/models {key_header}",
+            f"  curl -s {api}/client/predict/purchase-likelihood {key_header} \\",
+            f'       -H \'Content-Type: application/json\' -d \'{{"input": {{"user_id": '
+            f'"{info["sample_user_id"]}", "product_id": "{info["sample_product_id"]}"}}}}\'',
             f'  curl -s -X POST {api}/platform-ads/connect -H "Authorization: Bearer $TOKEN"',
             "    (TOKEN: id_token in the credentials file; open the returned authorizationUrl in a browser)",
             f"  curl -s -X POST {api}/_local/invoke/ValidateTokensFunction -d @events/validate_tokens.json",

@@ -12,6 +12,8 @@ from shared.clock import utc_now
 
 DEMO_ORG = "demo-shop"
 DEMO_EMAIL = "demo@example.com"
+PURCHASE_MODEL = "purchase-likelihood"
+RECOMMENDATION_MODEL = "recommended-products"
 
 
 @dataclass
@@ -23,6 +25,9 @@ class DemoCredentials:
     id_token: str
     api_key: str
     api_key_prefix: str
+    models: list[str]
+    sample_user_id: str
+    sample_product_id: str
 
 
 def sign_in(stack: LocalStack, email: str, password: str) -> str:
@@ -57,11 +62,29 @@ def create_user(stack: LocalStack, org_id: str, email: str) -> tuple[str, str]:
     return user_id, password
 
 
-def seed_demo(stack: LocalStack, org_id: str = DEMO_ORG, email: str = DEMO_EMAIL) -> DemoCredentials:
-    """Seed the demo organization, user and API key; returns what a person needs to use them."""
+def seed_models(org_id: str, n_users: int = 2000) -> tuple[str, str]:
+    """Train the two demo models on a synthetic shop and register them exactly as the training
+    function does. Returns a (user id, product id) the models know."""
+    from shared.ml.synthetic import SyntheticConfig, generate_shop
+    from shared.ml.training import train_model
+    from shared.predictions.registry import register_trained_model
+
+    shop = generate_shop(SyntheticConfig(n_users=n_users, n_products=max(50, n_users // 10), seed=42))
+    for name, model_type in ((PURCHASE_MODEL, "purchase"), (RECOMMENDATION_MODEL, "recommendation")):
+        model = train_model(shop.data, name=name, model_type=model_type)  # type: ignore[arg-type]
+        register_trained_model(org_id, model, artifacts=wiring.artifact_blobs(), models=wiring.model_store())
+    order = shop.data.orders[0]
+    return order.user_id, order.product_id
+
+
+def seed_demo(
+    stack: LocalStack, org_id: str = DEMO_ORG, email: str = DEMO_EMAIL, n_users: int = 2000
+) -> DemoCredentials:
+    """Seed the demo organization, user, API key and trained models; returns what a person needs."""
     user_id, password = create_user(stack, org_id, email)
     new_key = issue_key(org_id, "demo key", utc_now())
     wiring.api_key_store().put(new_key.stored)
+    sample_user, sample_product = seed_models(org_id, n_users)
     return DemoCredentials(
         org_id=org_id,
         email=email,
@@ -70,8 +93,11 @@ def seed_demo(stack: LocalStack, org_id: str = DEMO_ORG, email: str = DEMO_EMAIL
         id_token=sign_in(stack, email, password),
         api_key=new_key.key,
         api_key_prefix=new_key.stored.prefix,
+        models=[PURCHASE_MODEL, RECOMMENDATION_MODEL],
+        sample_user_id=sample_user,
+        sample_product_id=sample_product,
     )
 
 
-def as_dict(credentials: DemoCredentials) -> dict[str, str]:
+def as_dict(credentials: DemoCredentials) -> dict[str, object]:
     return asdict(credentials)

@@ -19,7 +19,8 @@ def dir_size(path: Path) -> int:
 
 
 def layer_ids(function: dict[str, Any], globals_layers: list[Any]) -> list[str]:
-    layers = function["Properties"].get("Layers", globals_layers)
+    # SAM appends a function's own layers to the Globals layers.
+    layers = [*globals_layers, *function["Properties"].get("Layers", [])]
     return [layer["Ref"] for layer in layers if isinstance(layer, dict) and "Ref" in layer]
 
 

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from shared.audiences.export import AudienceExporter
     from shared.connections.lifecycle import ConnectionService
     from shared.platform.client import GraphClient
+    from shared.predictions.predict import Predictor
     from shared.repositories.audiences import DynamoAudienceStore
     from shared.repositories.blobs import S3BlobStore
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
@@ -164,3 +165,29 @@ def usage_store() -> DynamoUsageStore:
 
 
 _FACTORIES += (usage_store,)
+
+
+@cache
+def artifact_blobs() -> S3BlobStore:
+    """The artifacts bucket: trained models and their training users."""
+    from shared.repositories.blobs import S3BlobStore
+
+    settings = get_settings()
+    return S3BlobStore(aws.client("s3"), settings.artifacts_bucket, settings.kms_key_id)
+
+
+@cache
+def predictor() -> Predictor:
+    """The predictor with its bundle cache: one per container, so warm calls skip S3."""
+    from shared.ml.freshness import FreshnessRules
+    from shared.predictions.predict import BundleCache, Predictor
+
+    return Predictor(
+        models=model_store(),
+        usage=usage_store(),
+        bundles=BundleCache(artifact_blobs()),
+        rules=FreshnessRules.from_settings(get_settings()),
+    )
+
+
+_FACTORIES += (artifact_blobs, predictor)

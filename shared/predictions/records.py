@@ -18,7 +18,8 @@ class ModelRecord(BaseModel):
     org_id: str
     name: str = Field(description="Identifier used as the modelName path parameter.")
     type: Literal["purchase", "recommendation"]
-    version: int
+    version: str
+    algorithm: str = ""
     trained_at: datetime
     training_cutoff: datetime
     feature_order: list[str] = Field(default_factory=list)
@@ -29,5 +30,8 @@ class ModelRecord(BaseModel):
     pipeline_key: str | None = Field(default=None, description="S3 key of the joblib scikit-learn pipeline.")
     pipeline_sha256: str | None = None
     users_key: str | None = Field(default=None, description="S3 key of the training user ids (JSON list).")
+    metadata_key: str | None = Field(default=None, description="S3 key of the full training metadata.")
+    # Largest feature PSI measured on data synced after training (None: not measured yet).
+    max_feature_psi: float | None = None
     usageStats: UsageStats = Field(default_factory=UsageStats)  # noqa: N815 - spec field name
     last_prediction_date: datetime | None = None

@@ -18,7 +18,7 @@ def stack(local_stack: LocalStack) -> LocalStack:
 
 @pytest.fixture(scope="session")
 def demo(stack: LocalStack) -> DemoCredentials:
-    return seed_demo(stack)
+    return seed_demo(stack, n_users=600)
 
 
 @pytest.fixture

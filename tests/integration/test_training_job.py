@@ -1,0 +1,62 @@
+"""The training function: files in the data bucket to a registered model that serves predictions."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from local.seed import DemoCredentials
+from local.stack import LocalStack
+from shared import wiring
+from shared.ml.datasets import dump_records
+from shared.ml.synthetic import SyntheticConfig, generate_shop
+
+
+def test_a_model_trained_from_uploaded_csv_files_serves_predictions(
+    stack: LocalStack, api: httpx.Client, demo: DemoCredentials
+) -> None:
+    # Given: a merchant's orders and customers uploaded to the data bucket
+    shop = generate_shop(SyntheticConfig(n_users=300, n_products=40, seed=3))
+    wiring.data_blobs().put(f"uploads/{demo.org_id}/orders.csv", dump_records(shop.data.orders, "csv"))
+    wiring.data_blobs().put(
+        f"uploads/{demo.org_id}/customers.jsonl", dump_records(shop.data.customers, "jsonl")
+    )
+    event = {
+        "org_id": demo.org_id,
+        "name": "from-files",
+        "type": "purchase",
+        "orders_key": f"uploads/{demo.org_id}/orders.csv",
+        "customers_key": f"uploads/{demo.org_id}/customers.jsonl",
+    }
+    # When
+    assert stack.gateway is not None
+    result = stack.gateway.invoke("TrainModelFunction", event)
+    # Then
+    assert result["training_user_count"] == 300
+    assert {"roc_auc", "pr_auc", "lift_top_decile"} <= set(result["metrics"])
+    order = shop.data.orders[0]
+    response = api.post(
+        "/client/predict/from-files",
+        json={"input": {"user_id": order.user_id, "product_id": order.product_id}},
+        headers={"X-Service-Api-Key": demo.api_key},
+    )
+    assert response.status_code == 200, response.text
+
+
+def test_a_bad_file_is_rejected_whole_naming_file_row_and_field(
+    stack: LocalStack, demo: DemoCredentials
+) -> None:
+    # Given
+    wiring.data_blobs().put(
+        f"uploads/{demo.org_id}/bad-orders.csv",
+        b"order_id,user_id,product_id,quantity,amount,timestamp\no1,u1,p1,one,9.5,2025-01-01T00:00:00Z\n",
+    )
+    event = {"org_id": demo.org_id, "name": "bad", "orders_key": f"uploads/{demo.org_id}/bad-orders.csv"}
+    # Then
+    assert stack.gateway is not None
+    with pytest.raises(Exception, match="quantity") as raised:
+        stack.gateway.invoke("TrainModelFunction", event)
+    assert "bad-orders.csv" in str(getattr(raised.value, "details", "")) or "bad-orders.csv" in str(
+        raised.value
+    )
+    assert wiring.model_store().get(demo.org_id, "bad") is None
