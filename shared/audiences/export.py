@@ -31,7 +31,7 @@ from shared.audiences.records import (
 from shared.audiences.snapshot import snapshot_csv
 from shared.clock import Clock
 from shared.connections.lifecycle import ConnectionService
-from shared.errors import NotFound, ServiceError, ValidationFailed
+from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
@@ -108,6 +108,13 @@ class AudienceCreated(BaseModel):
     message: str
     quality: dict[str, object]
     lookalike: LookalikeView | None = None
+
+
+class RefreshAudienceRequest(BaseModel):
+    """Replace an audience's members with a new list (the platform's ``usersreplace``)."""
+
+    users: list[AudienceUser] = Field(min_length=1)
+    country: str | None = Field(default=None, pattern="^[A-Za-z]{2}$")
 
 
 class AudienceList(BaseModel):
@@ -320,6 +327,67 @@ class AudienceExporter:
     def _save(self, record: AudienceRecord) -> None:
         record.updated_at = self.clock()
         self.audiences.put(record)
+
+    # --- refresh -------------------------------------------------------------------------------
+
+    def refresh(self, org_id: str, audience_id: str, request: RefreshAudienceRequest) -> AudienceCreated:
+        """Replace the members of an active audience with ``request.users`` in one replace session.
+
+        ``usersreplace`` keeps the ad sets' learning phase, unlike removing and re-adding people. A
+        replace session cannot be resumed half-way (the platform restarts it only from batch 1), so a
+        failed refresh is reported and can be repeated once the platform's session has ended.
+        """
+        record = self._require(org_id, audience_id)
+        if record.status != "active" or record.platform_custom_audience_id is None:
+            raise PreconditionFailed(
+                f"Audience {audience_id} is {record.status}; only an active audience can be refreshed.",
+                remedy="Retry the creation with its Idempotency-Key first.",
+            )
+        prepared = prepare_audience(request.users, default_country=request.country)
+        if not prepared.rows:
+            raise ValidationFailed(
+                "No user has a usable e-mail address or phone number.",
+                field="users",
+                remedy="Send users with a valid email or phone.",
+            )
+        _, graph = self.connections.client_for(org_id)
+        session = new_upload_session(len(prepared.rows), batch_size=self.batch_size)
+        progress = UploadProgress(
+            session_id=session.session_id,
+            total_rows=session.total_rows,
+            batch_size=session.batch_size,
+            batches_total=session.total_batches,
+        )
+        try:
+            for batch in iter_batches(prepared.rows, session):
+                result = platform.replace_users(
+                    graph,
+                    record.platform_custom_audience_id,
+                    prepared.schema,
+                    batch.rows,
+                    platform.UploadSession(**batch.session_param()),
+                )
+                progress.batches_done = batch.batch_seq
+                progress.num_received = max(progress.num_received, result.num_received)
+                progress.num_invalid_entries += result.num_invalid_entries
+        finally:
+            self.connections.record_usage(org_id, graph)
+        if record.snapshot_key:
+            self.blobs.put(record.snapshot_key, snapshot_csv(request.users), "text/csv")
+        record.upload = progress
+        record.user_count = progress.total_rows
+        record.quality = prepared.report.model_dump(mode="json")
+        self._save(record)
+        return AudienceCreated(
+            success=True,
+            audienceId=record.audience_id,
+            platformCustomAudienceId=record.platform_custom_audience_id,
+            userCount=record.user_count,
+            status=record.status,
+            message="Audience members replaced.",
+            quality=record.quality,
+            lookalike=_lookalike_view(record.lookalike),
+        )
 
     # --- read, delete, snapshot ----------------------------------------------------------------
 

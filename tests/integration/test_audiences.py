@@ -291,3 +291,25 @@ def test_creating_without_a_connection_says_to_connect(api: httpx.Client, stack:
     response = api.post("/platform-ads/audiences", json=body(2), headers=headers)
     assert response.status_code == 404
     assert "Connect your ad account" in response.json()["error"]["remedy"]
+
+
+def test_a_refresh_replaces_the_members_through_usersreplace(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given: an audience of users 0-119
+    created = api.post("/platform-ads/audiences", json=body(120), headers=org.headers).json()
+    sandbox.delete("/requests")
+    # When: it is refreshed with users 500-579
+    response = api.post(
+        f"/platform-ads/audiences/{created['audienceId']}/refresh",
+        json={"users": users(80, start=500)},
+        headers=org.headers,
+    )
+    # Then
+    assert response.status_code == 200, response.text
+    assert response.json()["userCount"] == 80
+    received = members(sandbox, created["platformCustomAudienceId"])
+    assert len(received) == 80
+    assert {row[0] for row in received} == {f"u{i}" for i in range(500, 580)}
+    calls = [r["path"] for r in sandbox.get("/requests").json()["requests"]]
+    assert any(path.endswith("/usersreplace") for path in calls)

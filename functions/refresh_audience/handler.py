@@ -1,0 +1,38 @@
+"""POST /platform-ads/audiences/{audienceId}/refresh: replace an audience's members (JWT)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.logging import correlation_paths
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import wiring
+from shared.api import USER_AUTH, create_app
+from shared.audiences.export import AudienceCreated, RefreshAudienceRequest
+from shared.auth.middleware import require_user, user_principal
+from shared.observability import logger, metrics, tracer
+
+app = create_app()
+
+
+@app.post(
+    "/platform-ads/audiences/<audienceId>/refresh",
+    middlewares=[require_user],
+    security=USER_AUTH,
+    tags=["Audiences"],
+)
+@tracer.capture_method
+def refresh(
+    audienceId: Annotated[str, Path()],  # noqa: N803
+    body: RefreshAudienceRequest,
+) -> AudienceCreated:
+    """Replace the audience's members with the given users through the platform's usersreplace, in
+    batches of at most 10,000 within one replace session; the CSV snapshot is replaced too."""
+    return wiring.audience_exporter().refresh(user_principal(app).org_id, audienceId, body)
+
+
+@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict, context: LambdaContext) -> dict:
+    return app.resolve(event, context)
