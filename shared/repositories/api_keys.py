@@ -9,7 +9,7 @@ from boto3.dynamodb.conditions import Key
 
 from shared.auth.api_keys import StoredApiKey
 from shared.clock import iso
-from shared.repositories.records import parse_time
+from shared.repositories.records import parse_time, query_all
 
 
 class DynamoApiKeyStore:
@@ -43,17 +43,10 @@ class DynamoApiKeyStore:
 
     def list_for_org(self, org_id: str) -> list[StoredApiKey]:
         """All keys of an organization, oldest first."""
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "IndexName": "gsi1",
-            "KeyConditionExpression": Key("gsi1pk").eq(f"ORG#{org_id}#APIKEYS"),
-        }
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return [_to_key(i) for i in items]
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = query_all(
+            self._table, IndexName="gsi1", KeyConditionExpression=Key("gsi1pk").eq(f"ORG#{org_id}#APIKEYS")
+        )
+        return [_to_key(i) for i in items]
 
     def revoke(self, org_id: str, key_id: str, now: datetime) -> StoredApiKey | None:
         """Mark a key revoked (the first revocation time is kept) and return the updated record;

@@ -8,7 +8,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 
 from shared.audiences.records import AudienceRecord
-from shared.repositories.records import from_item, to_item
+from shared.repositories.records import from_item, query_all, to_item
 
 
 class DynamoAudienceStore:
@@ -38,16 +38,8 @@ class DynamoAudienceStore:
         return _to_record(item) if item else None
 
     def list_for_org(self, org_id: str) -> list[AudienceRecord]:
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(f"ORG#{org_id}") & Key("sk").begins_with("AUDIENCE#")
-        }
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return [_to_record(i) for i in items]
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        condition = Key("pk").eq(f"ORG#{org_id}") & Key("sk").begins_with("AUDIENCE#")
+        return [_to_record(i) for i in query_all(self._table, KeyConditionExpression=condition)]
 
     def delete(self, record: AudienceRecord) -> None:
         self._table.delete_item(Key={"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCE#{record.audience_id}"})

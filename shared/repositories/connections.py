@@ -12,7 +12,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 
 from shared.connections.records import Connection
-from shared.repositories.records import from_item, to_item
+from shared.repositories.records import from_item, query_all, to_item
 
 ACTIVE_INDEX_KEY = "CONNECTIONS#active"
 
@@ -38,17 +38,10 @@ class DynamoConnectionStore:
 
     def active(self) -> list[Connection]:
         """Every active connection of every organization (for the validation job)."""
-        found: list[Connection] = []
-        kwargs: dict[str, Any] = {
-            "IndexName": "gsi1",
-            "KeyConditionExpression": Key("gsi1pk").eq(ACTIVE_INDEX_KEY),
-        }
-        while True:
-            page = self._table.query(**kwargs)
-            found.extend(_to_connection(i) for i in page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return found
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = query_all(
+            self._table, IndexName="gsi1", KeyConditionExpression=Key("gsi1pk").eq(ACTIVE_INDEX_KEY)
+        )
+        return [_to_connection(i) for i in items]
 
     def record_usage(self, org_id: str, usage: dict[str, Any], now: datetime) -> None:
         """Keep the latest usage-header snapshot the platform returned for this connection."""

@@ -9,7 +9,7 @@ from boto3.dynamodb.conditions import Key
 
 from shared.clock import iso
 from shared.predictions.records import ModelRecord
-from shared.repositories.records import from_item, to_item
+from shared.repositories.records import from_item, query_all, to_item
 
 
 class DynamoModelStore:
@@ -35,16 +35,8 @@ class DynamoModelStore:
 
     def list_for_org(self, org_id: str) -> list[ModelRecord]:
         """All models of an organization, by name."""
-        items: list[dict[str, Any]] = []
-        kwargs: dict[str, Any] = {
-            "KeyConditionExpression": Key("pk").eq(f"ORG#{org_id}") & Key("sk").begins_with("MODEL#")
-        }
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return [_to_record(i) for i in items]
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        condition = Key("pk").eq(f"ORG#{org_id}") & Key("sk").begins_with("MODEL#")
+        return [_to_record(i) for i in query_all(self._table, KeyConditionExpression=condition)]
 
     def record_prediction(self, org_id: str, name: str, now: datetime) -> int:
         """Atomically add one prediction to the model's counter; returns the new total.

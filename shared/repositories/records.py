@@ -38,3 +38,14 @@ def from_item(value: Any) -> Any:
 def parse_time(value: str | None) -> datetime | None:
     """Parse a stored ISO timestamp (``Z`` suffix) or None."""
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+def query_all(table: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """Every item a DynamoDB ``Query`` matches, following ``LastEvaluatedKey`` across pages."""
+    items: list[dict[str, Any]] = []
+    while True:
+        page = table.query(**kwargs)
+        items.extend(page.get("Items", []))
+        if "LastEvaluatedKey" not in page:
+            return items
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -24,7 +24,7 @@ from boto3.dynamodb.conditions import Key
 
 from shared.auth.principals import ApiKeyPrincipal
 from shared.clock import iso
-from shared.repositories.records import parse_time
+from shared.repositories.records import parse_time, query_all
 
 MODEL_ATTRIBUTE_PREFIX = "model#"
 
@@ -90,14 +90,8 @@ class DynamoUsageStore:
         """A key's usage per day, oldest first: every day it was used, or only the days of ``period``
         (first and last day, both inclusive)."""
         days = Key("sk").between(_sk(period[0]), _sk(period[1])) if period else Key("sk").begins_with("DAY#")
-        kwargs: dict[str, Any] = {"KeyConditionExpression": Key("pk").eq(_pk(org_id, key_id)) & days}
-        items: list[dict[str, Any]] = []
-        while True:
-            page = self._table.query(**kwargs)
-            items.extend(page.get("Items", []))
-            if "LastEvaluatedKey" not in page:
-                return [_to_day(i) for i in items]
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        items = query_all(self._table, KeyConditionExpression=Key("pk").eq(_pk(org_id, key_id)) & days)
+        return [_to_day(i) for i in items]
 
 
 def _pk(org_id: str, key_id: str) -> str:
