@@ -1,20 +1,34 @@
-"""Train a model from a merchant's files in the data bucket (invoked directly, not over HTTP)."""
+"""Train a model from a merchant's files in the data bucket, or check a trained model's feature drift
+on newer files (``"action": "check_drift"``). Invoked directly, not over HTTP."""
 
 from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import wiring
+from shared.clock import utc_now
 from shared.observability import logger, metrics, tracer
-from shared.predictions.training_job import TrainingRequest, run_training
+from shared.predictions.training_job import DriftCheckRequest, check_drift, parse_job, run_training
+from shared.settings import get_settings
 
 
 @logger.inject_lambda_context
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = parse_job(event)
+    if isinstance(request, DriftCheckRequest):
+        result = check_drift(
+            request,
+            data=wiring.data_blobs(),
+            artifacts=wiring.artifact_blobs(),
+            models=wiring.model_store(),
+            psi_threshold=get_settings().drift_psi_threshold,
+            now=utc_now(),
+        )
+        return result.model_dump(mode="json")
     record = run_training(
-        TrainingRequest.model_validate(event),
+        request,
         data=wiring.data_blobs(),
         artifacts=wiring.artifact_blobs(),
         models=wiring.model_store(),

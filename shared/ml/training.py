@@ -33,6 +33,7 @@ import hashlib
 import io
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 
@@ -161,16 +162,20 @@ def train_model(
 
 
 @dataclass(frozen=True)
-class _Shop:
+class EncodedShop:
+    """A shop's data as arrays: sorted ids, product attributes, and the order history in epoch days."""
+
     user_ids: NDArray[np.str_]  # sorted
     product_ids: NDArray[np.str_]  # sorted
     categories: list[str]
     product_category: NDArray[np.int64]
     product_price: NDArray[np.float64]
     history: History
-    end_day: float
-    cutoff_day: float
-    train_day: float
+
+    @property
+    def end_day(self) -> float:
+        """Just after the last order, so the last order is part of everything "before the end"."""
+        return float(self.history.day.max()) + 1e-6
 
     def state(self, as_of_day: float) -> FeatureState:
         return build_state(
@@ -182,13 +187,16 @@ class _Shop:
         )
 
 
-def _encode(data: ShopData, holdout_days: int) -> _Shop:
-    if len(data.orders) < _MIN_ORDERS:
-        raise ValidationFailed(
-            f"Training needs at least {_MIN_ORDERS} order lines; got {len(data.orders)}.",
-            field="orders",
-            remedy="Upload more order history.",
-        )
+@dataclass(frozen=True)
+class _Shop(EncodedShop):
+    """An encoded shop with its training time split."""
+
+    cutoff_day: float
+    train_day: float
+
+
+def encode_shop(data: ShopData) -> EncodedShop:
+    """``data`` as arrays (no size checks: training adds its own, see :func:`train_model`)."""
     user_ids = np.array(sorted({c.user_id for c in data.customers} | {o.user_id for o in data.orders}))
     catalogue = {p.product_id: p for p in data.products}
     product_ids = np.array(sorted(set(catalogue) | {o.product_id for o in data.orders}))
@@ -205,16 +213,27 @@ def _encode(data: ShopData, holdout_days: int) -> _Shop:
     history = History(
         user=np.searchsorted(user_ids, [o.user_id for o in orders]).astype(np.int64),
         product=np.searchsorted(product_ids, [o.product_id for o in orders]).astype(np.int64),
-        day=np.array([(o.timestamp - _EPOCH).total_seconds() / _DAY_SECONDS for o in orders]),
+        day=np.array([to_day(o.timestamp) for o in orders]),
         units=np.array([o.quantity for o in orders], dtype=np.float64),
         amount=np.array([o.amount for o in orders]),
         order_key=np.array([order_keys[o.order_id] for o in orders], dtype=np.int64),
     )
+    return EncodedShop(user_ids, product_ids, categories, product_category, product_price, history)
+
+
+def _encode(data: ShopData, holdout_days: int) -> _Shop:
+    if len(data.orders) < _MIN_ORDERS:
+        raise ValidationFailed(
+            f"Training needs at least {_MIN_ORDERS} order lines; got {len(data.orders)}.",
+            field="orders",
+            remedy="Upload more order history.",
+        )
+    encoded = encode_shop(data)
+    history = encoded.history
     # The end is just after the last order, so the last order belongs to the holdout.
-    end_day = float(history.day.max()) + 1e-6
-    cutoff_day = end_day - holdout_days
+    cutoff_day = encoded.end_day - holdout_days
     train_day = cutoff_day - holdout_days
-    if history.before(train_day).day.size == 0 or history.between(cutoff_day, end_day).day.size == 0:
+    if history.before(train_day).day.size == 0 or history.between(cutoff_day, encoded.end_day).day.size == 0:
         span = float(history.day.max() - history.day.min())
         raise ValidationFailed(
             f"Order history spans {span:.0f} days; a {holdout_days}-day time split needs more than "
@@ -222,20 +241,17 @@ def _encode(data: ShopData, holdout_days: int) -> _Shop:
             field="orders",
             remedy="Upload a longer order history or lower holdout_days.",
         )
-    return _Shop(
-        user_ids,
-        product_ids,
-        categories,
-        product_category,
-        product_price,
-        history,
-        end_day,
-        cutoff_day,
-        train_day,
-    )
+    fields = {f.name: getattr(encoded, f.name) for f in dataclass_fields(EncodedShop)}
+    return _Shop(**fields, cutoff_day=cutoff_day, train_day=train_day)
 
 
-def _to_datetime(day: float) -> datetime:
+def to_day(moment: datetime) -> float:
+    """``moment`` (timezone-aware) in days since the Unix epoch, the time axis of :class:`History`."""
+    return (moment - _EPOCH).total_seconds() / _DAY_SECONDS
+
+
+def from_day(day: float) -> datetime:
+    """The instant ``day`` epoch days after the Unix epoch (the inverse of :func:`to_day`)."""
     return _EPOCH + timedelta(days=day)
 
 
@@ -261,8 +277,9 @@ def _train_purchase(
     pipeline.fit(features, labels, model__sample_weight=weights)
 
     report("evaluate")
-    eval_users, eval_products = _evaluation_pairs(shop, rng, config.max_eval_pairs)
-    eval_features = pair_features(shop.state(shop.cutoff_day), eval_users, eval_products)
+    eval_users, eval_products, eval_features = purchase_feature_sample(
+        shop, shop.cutoff_day, rng, config.max_eval_pairs
+    )
     eval_labels = _bought(shop.history.between(shop.cutoff_day, shop.end_day), eval_users, eval_products)
     eval_scores = pipeline.predict_proba(eval_features)[:, 1]
     metrics = _classification_metrics(eval_labels, eval_scores)
@@ -273,8 +290,8 @@ def _train_purchase(
         truth = oracle.purchase_probability(
             shop.user_ids[eval_users].tolist(),
             shop.product_ids[eval_products].tolist(),
-            _to_datetime(shop.cutoff_day),
-            _to_datetime(shop.end_day),
+            from_day(shop.cutoff_day),
+            from_day(shop.end_day),
         )
         metrics["oracle_roc_auc"] = float(roc_auc_score(eval_labels, truth))
         metrics["oracle_pr_auc"] = float(average_precision_score(eval_labels, truth))
@@ -342,8 +359,21 @@ def _training_pairs(
     return keys // n_products, keys % n_products, labels, weights
 
 
+def purchase_feature_sample(
+    shop: EncodedShop, as_of_day: float, rng: np.random.Generator, max_pairs: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
+    """The pairs a purchase model is evaluated on (all, or ``max_pairs`` drawn with ``rng``) and their
+    features as of ``as_of_day``: ``(users, products, features)`` with features in FEATURE_NAMES order.
+
+    Training takes its holdout metrics and drift reference from this sample; the drift check measures
+    the same sample on newer data.
+    """
+    users, products = _evaluation_pairs(shop, rng, max_pairs)
+    return users, products, pair_features(shop.state(as_of_day), users, products)
+
+
 def _evaluation_pairs(
-    shop: _Shop, rng: np.random.Generator, max_pairs: int
+    shop: EncodedShop, rng: np.random.Generator, max_pairs: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """All (user, product) pairs, or a uniform sample of them when there are more than ``max_pairs``."""
     n_products = shop.product_ids.size
@@ -474,13 +504,23 @@ def _train_recommendation(
             "model__history_weights": serving.data.astype(np.float64),
         },
     )
-    distributions = {"user_history_items": reference_distribution(np.diff(serving.indptr))}
+    distributions = {
+        feature: reference_distribution(values)
+        for feature, values in recommendation_features(shop, shop.end_day).items()
+    }
     return _trained_model(
         shop, name, "recommendation", config, trained_at, metrics, distributions, fitted, bundle, []
     )
 
 
-def _interaction_matrix(shop: _Shop, history: History) -> sparse.csr_matrix:
+def recommendation_features(shop: EncodedShop, as_of_day: float) -> dict[str, NDArray[np.float64]]:
+    """The drift-reference features of a recommendation model, one value per user as of ``as_of_day``:
+    ``user_history_items``, how many distinct products the user had bought."""
+    matrix = _interaction_matrix(shop, shop.history.before(as_of_day))
+    return {"user_history_items": np.diff(matrix.indptr).astype(np.float64)}
+
+
+def _interaction_matrix(shop: EncodedShop, history: History) -> sparse.csr_matrix:
     """Users x products, ``log1p(units bought)`` (dampens a few huge repeat buyers)."""
     shape = (shop.user_ids.size, shop.product_ids.size)
     matrix = sparse.csr_matrix((history.units, (history.user, history.product)), shape=shape)
@@ -592,8 +632,8 @@ def _trained_model(
         version=_version(trained_at),
         algorithm=config.algorithm if model_type == "purchase" else "svd_blend",
         trained_at=trained_at,
-        training_cutoff=_to_datetime(shop.cutoff_day),
-        data_end=_to_datetime(shop.end_day),
+        training_cutoff=from_day(shop.cutoff_day),
+        data_end=from_day(shop.end_day),
         holdout_days=config.holdout_days,
         feature_names=list(feature_names),
         training_user_ids=shop.user_ids.tolist(),

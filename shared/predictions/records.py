@@ -31,7 +31,10 @@ class ModelRecord(BaseModel):
     pipeline_sha256: str | None = None
     users_key: str | None = Field(default=None, description="S3 key of the training user ids (JSON list).")
     metadata_key: str | None = Field(default=None, description="S3 key of the full training metadata.")
-    # Largest feature PSI measured on data synced after training (None: not measured yet).
+    # Largest feature PSI measured on data synced after training (None: not measured yet), each
+    # feature's PSI, and when; set by the drift check, reset when a new version is registered.
     max_feature_psi: float | None = None
+    feature_psi: dict[str, float] | None = None
+    drift_checked_at: datetime | None = None
     usageStats: UsageStats = Field(default_factory=UsageStats)  # noqa: N815 - spec field name
     last_prediction_date: datetime | None = None

@@ -1,25 +1,33 @@
-"""The training job: a merchant's files from the data bucket in, a registered model out."""
+"""The training function's jobs: a merchant's files from the data bucket in, and either a registered
+model out (``train``, the default) or a drift measurement stored on an existing model (``check_drift``)."""
 
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from shared.ml.datasets import load_shop_data
+from shared.errors import NotFound, PreconditionFailed
+from shared.ml.datasets import ShopData, load_shop_data
+from shared.ml.drift import DriftReference, measure_drift
 from shared.ml.training import TrainingConfig, train_model
 from shared.observability import logger
 from shared.predictions.records import ModelRecord
 from shared.predictions.registry import ArtifactBlobs, ModelRecords, register_trained_model
 
+_MODEL_NAME = r"^[A-Za-z0-9_.-]+$"
+
 
 class TrainingRequest(BaseModel):
     """What to train: S3 keys (data bucket) of CSV or JSON Lines files, and the model to produce."""
 
+    action: Literal["train"] = "train"
     org_id: str = Field(min_length=1)
-    name: str = Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(min_length=1, max_length=128, pattern=_MODEL_NAME)
     type: Literal["purchase", "recommendation"] = "purchase"
     algorithm: Literal["logistic", "gradient_boosting"] = "logistic"
     orders_key: str
@@ -27,8 +35,54 @@ class TrainingRequest(BaseModel):
     products_key: str | None = None
 
 
+class DriftCheckRequest(BaseModel):
+    """Which model to check, and the S3 keys (data bucket) of the shop's files as synced now."""
+
+    action: Literal["check_drift"]
+    org_id: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=128, pattern=_MODEL_NAME)
+    orders_key: str
+    customers_key: str | None = None
+    products_key: str | None = None
+
+
+class DriftCheckResult(BaseModel):
+    """What the drift check stored on the model, and whether it calls for retraining."""
+
+    name: str
+    version: str
+    max_feature_psi: float
+    feature_psi: dict[str, float]
+    drift_checked_at: datetime
+    recommended_retrain: bool
+    sample_size: int
+    new_order_lines: int
+
+
+def parse_job(event: Mapping[str, Any]) -> TrainingRequest | DriftCheckRequest:
+    """The job an event asks for: ``check_drift`` when ``action`` says so, otherwise training."""
+    if event.get("action") == "check_drift":
+        return DriftCheckRequest.model_validate(event)
+    return TrainingRequest.model_validate(event)
+
+
 class DataBlobs(Protocol):
     def get(self, key: str) -> bytes: ...
+
+
+class DriftRecords(Protocol):
+    def get(self, org_id: str, name: str) -> ModelRecord | None: ...
+
+    def record_drift(
+        self,
+        org_id: str,
+        name: str,
+        version: str,
+        *,
+        max_feature_psi: float,
+        feature_psi: dict[str, float],
+        checked_at: datetime,
+    ) -> None: ...
 
 
 def run_training(
@@ -36,21 +90,7 @@ def run_training(
 ) -> ModelRecord:
     """Download the files (validated whole: one bad row rejects the file, naming file, row and field),
     train with a time split, store artifacts with checksums and register the model."""
-    with tempfile.TemporaryDirectory() as workdir:
-
-        def fetch(key: str | None) -> Path | None:
-            if key is None:
-                return None
-            # Keep the extension: it tells CSV from JSON Lines.
-            path = Path(workdir) / PurePosixPath(key).name
-            path.write_bytes(data.get(key))
-            return path
-
-        orders = fetch(request.orders_key)
-        assert orders is not None
-        shop = load_shop_data(
-            orders=orders, customers=fetch(request.customers_key), products=fetch(request.products_key)
-        )
+    shop = _load_upload(data, request.orders_key, request.customers_key, request.products_key)
     model = train_model(
         shop,
         name=request.name,
@@ -63,3 +103,75 @@ def run_training(
         "model registered", extra={"model": record.name, "version": record.version, "metrics": record.metrics}
     )
     return record
+
+
+def check_drift(
+    request: DriftCheckRequest,
+    *,
+    data: DataBlobs,
+    artifacts: DataBlobs,
+    models: DriftRecords,
+    psi_threshold: float,
+    now: datetime,
+) -> DriftCheckResult:
+    """Measure the feature drift of the current version of a model on the uploaded files (see
+    ``shared.ml.drift``) and store it on the model record, where predictions turn a PSI above
+    ``psi_threshold`` into ``recommended_retrain``.
+
+    Raises ``NotFound`` for an unknown model, ``PreconditionFailed`` for a model registered without
+    training metadata, ``ValidationFailed`` for bad files or no orders after the model's data end, and
+    ``Conflict`` when the model was retrained meanwhile.
+    """
+    record = models.get(request.org_id, request.name)
+    if record is None:
+        raise NotFound(f"Model '{request.name}' was not found.", field="name")
+    if record.metadata_key is None:
+        raise PreconditionFailed(
+            f"Model '{request.name}' has no stored training metadata to compare against.",
+            remedy="Retrain the model, then check its drift.",
+        )
+    reference = DriftReference.model_validate_json(artifacts.get(record.metadata_key))
+    shop = _load_upload(data, request.orders_key, request.customers_key, request.products_key)
+    report = measure_drift(reference, shop)
+    models.record_drift(
+        request.org_id,
+        record.name,
+        record.version,
+        max_feature_psi=report.max_psi,
+        feature_psi=report.psi_by_feature,
+        checked_at=now,
+    )
+    result = DriftCheckResult(
+        name=record.name,
+        version=record.version,
+        max_feature_psi=report.max_psi,
+        feature_psi=report.psi_by_feature,
+        drift_checked_at=now,
+        recommended_retrain=report.max_psi > psi_threshold,
+        sample_size=report.sample_size,
+        new_order_lines=report.new_order_lines,
+    )
+    logger.info(
+        "drift measured",
+        extra={"model": record.name, "version": record.version, "max_feature_psi": report.max_psi},
+    )
+    return result
+
+
+def _load_upload(
+    data: DataBlobs, orders_key: str, customers_key: str | None, products_key: str | None
+) -> ShopData:
+    """Download and validate a shop's files (one bad row rejects the file, naming file, row and field)."""
+    with tempfile.TemporaryDirectory() as workdir:
+
+        def fetch(key: str | None) -> Path | None:
+            if key is None:
+                return None
+            # Keep the extension: it tells CSV from JSON Lines.
+            path = Path(workdir) / PurePosixPath(key).name
+            path.write_bytes(data.get(key))
+            return path
+
+        orders = fetch(orders_key)
+        assert orders is not None
+        return load_shop_data(orders=orders, customers=fetch(customers_key), products=fetch(products_key))

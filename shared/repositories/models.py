@@ -8,6 +8,7 @@ from typing import Any
 from boto3.dynamodb.conditions import Key
 
 from shared.clock import iso
+from shared.errors import Conflict
 from shared.predictions.records import ModelRecord
 from shared.repositories.records import from_item, query_all, to_item
 
@@ -51,6 +52,39 @@ class DynamoModelStore:
             ReturnValues="UPDATED_NEW",
         )
         return int(result["Attributes"]["usageStats"]["total_predictions"])
+
+    def record_drift(
+        self,
+        org_id: str,
+        name: str,
+        version: str,
+        *,
+        max_feature_psi: float,
+        feature_psi: dict[str, float],
+        checked_at: datetime,
+    ) -> None:
+        """Store a drift measurement on version ``version`` of the model, leaving everything else
+        (usage counters included) untouched.
+
+        Raises ``Conflict`` when the model is gone or now at another version: the measurement was made
+        against the old version's reference and says nothing about the new one.
+        """
+        try:
+            self._table.update_item(
+                Key={"pk": f"ORG#{org_id}", "sk": f"MODEL#{name}"},
+                UpdateExpression="SET max_feature_psi = :max, feature_psi = :psi, drift_checked_at = :at",
+                ConditionExpression="attribute_exists(pk) AND #version = :version",
+                ExpressionAttributeNames={"#version": "version"},
+                ExpressionAttributeValues=to_item(
+                    {":max": max_feature_psi, ":psi": feature_psi, ":at": checked_at, ":version": version}
+                ),
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            raise Conflict(
+                f"Model '{name}' is no longer at version {version}; the drift measured against that "
+                "version was not stored.",
+                remedy="Run the drift check again against the current version.",
+            ) from None
 
 
 def _to_record(item: dict[str, Any]) -> ModelRecord:
