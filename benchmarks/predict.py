@@ -3,7 +3,10 @@
 * Cold start: a purchase model trained once on a 2,000-user synthetic shop, its two artifacts in S3
   on a moto server started here. Fresh Python processes, alternating service / naive, each timed
   from spawn to its first prediction (``benchmarks/_cold_predict.py`` describes both paths and
-  reports its own start-up / imports / fetch / load / predict split). Target: service >= 2.5x faster.
+  reports its own start-up / imports / fetch / load / predict split). Target: service >= 2.5x faster,
+  judged on spawn-to-first-prediction (what a Lambda cold start pays) and on spawn-to-exit. A third,
+  "floor" process (the Powertools, boto3 and numpy imports both paths share, S3 get, ``np.load``)
+  shows how much of the service's cold start is its own and the best ratio these dependencies allow.
 * Warm predict: the real Powertools app of ``functions/predict/handler.py`` invoked in-process with
   a payload-2.0 event, its DynamoDB/S3 collaborators replaced by in-memory fakes of the same
   protocols (so the service's own overhead is measured: routing, validation, key hashing, metering
@@ -52,7 +55,8 @@ HANDLER = ROOT / "functions" / "predict" / "handler.py"
 ORG = "bench-org"
 MODEL = "purchase-likelihood"
 BUCKET = "bench-artifacts"
-COLD_PAIRS = 9
+COLD_ROUNDS = 9
+MODES = ("service", "naive", "floor")
 COLD_TARGET = 2.5
 CHILD_TIMEOUT_SECONDS = 60
 WARM_ROUNDS = 5
@@ -193,48 +197,81 @@ def _cold_process(mode: str, env: dict[str, str]) -> tuple[float, dict[str, floa
 def _cold_rows(model: _Model) -> list[BenchRow]:
     with _moto_s3(model.blobs) as endpoint:
         env = _child_env(model, endpoint)
-        # One discarded pair: bytecode caches and the page cache, not what a Lambda cold start pays.
-        _cold_process("service", env)
-        _cold_process("naive", env)
-        walls: dict[str, list[float]] = {"service": [], "naive": []}
-        reports: dict[str, list[dict[str, float]]] = {"service": [], "naive": []}
-        for pair in range(COLD_PAIRS):
-            # Alternate which goes first so neither always follows the other.
-            for mode in ("service", "naive") if pair % 2 == 0 else ("naive", "service"):
+        # One discarded round: bytecode caches and the page cache, not what a Lambda cold start pays.
+        for mode in MODES:
+            _cold_process(mode, env)
+        walls: dict[str, list[float]] = {mode: [] for mode in MODES}
+        reports: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
+        for round_ in range(COLD_ROUNDS):
+            # Rotate the order so no mode always follows the same one.
+            for mode in MODES[round_ % 3 :] + MODES[: round_ % 3]:
                 wall, report = _cold_process(mode, env)
                 walls[mode].append(wall)
                 reports[mode].append(report)
-    scores = {round(r["score"], 9) for mode in reports for r in reports[mode]}
-    service_ms, naive_ms = _median_ms(walls["service"]), _median_ms(walls["naive"])
-    speedup = naive_ms / service_ms
+    first = {mode: [r["total"] for r in reports[mode]] for mode in MODES}
+    scores = {round(r["score"], 9) for mode in ("service", "naive") for r in reports[mode]}
+    wall_ms = {mode: _median_ms(walls[mode]) for mode in MODES}
+    first_ms = {mode: _median_ms(first[mode]) for mode in MODES}
+    wall_speedup = wall_ms["naive"] / wall_ms["service"]
+    first_speedup = first_ms["naive"] / first_ms["service"]
     rows = [
         bench_row(
-            "cold_start.service_wall",
-            service_ms,
+            "cold_start.first_prediction",
+            first_ms["service"],
             "ms",
-            baseline=naive_ms,
-            notes=f"spawn to exit, median of {COLD_PAIRS}; service {_spread(walls['service'])}, "
-            f"naive {_spread(walls['naive'])}",
+            baseline=first_ms["naive"],
+            notes=f"spawn to first prediction (child clock), median of {COLD_ROUNDS}; "
+            f"service {_spread(first['service'])}; naive {_spread(first['naive'])}",
         ),
         bench_row(
-            "cold_start.speedup_vs_naive",
-            speedup,
+            "cold_start.speedup_first_prediction",
+            first_speedup,
             "x",
             target=f">= {COLD_TARGET}x",
-            passed=speedup >= COLD_TARGET,
-            notes=f"naive/service median wall; same score both paths: {len(scores) == 1}",
+            passed=first_speedup >= COLD_TARGET,
+            notes=f"naive/service; same score on both paths: {len(scores) == 1}",
+        ),
+        bench_row(
+            "cold_start.wall",
+            wall_ms["service"],
+            "ms",
+            baseline=wall_ms["naive"],
+            notes=f"spawn to exit (parent clock), median of {COLD_ROUNDS}; "
+            f"service {_spread(walls['service'])}; naive {_spread(walls['naive'])}",
+        ),
+        bench_row(
+            "cold_start.speedup_wall",
+            wall_speedup,
+            "x",
+            target=f">= {COLD_TARGET}x",
+            passed=wall_speedup >= COLD_TARGET,
+            notes="naive/service; includes interpreter exit, which a Lambda cold start does not pay",
+        ),
+        bench_row(
+            "cold_start.floor_first_prediction",
+            first_ms["floor"],
+            "ms",
+            baseline=first_ms["service"],
+            notes="Powertools (with Tracer) + boto3 + numpy imports, S3 get, np.load: unavoidable with "
+            f"these dependencies; {_spread(first['floor'])}",
+        ),
+        bench_row(
+            "cold_start.best_possible_speedup",
+            first_ms["naive"] / first_ms["floor"],
+            "x",
+            notes="naive/floor first prediction: the ratio a service with zero own cost would reach",
         ),
     ]
     for phase in PHASES:
-        service = [r[phase] for r in reports["service"]]
-        naive = [r[phase] for r in reports["naive"]]
+        per_mode = {mode: [r[phase] for r in reports[mode]] for mode in MODES}
         rows.append(
             bench_row(
-                f"cold_start.service_{phase}",
-                _median_ms(service),
+                f"cold_start.{phase}",
+                _median_ms(per_mode["service"]),
                 "ms",
-                baseline=_median_ms(naive),
-                notes=f"child's own split; service {_spread(service)}, naive {_spread(naive)}",
+                baseline=_median_ms(per_mode["naive"]),
+                notes=f"child's split, service vs naive; floor {_median_ms(per_mode['floor']):.3g} ms; "
+                f"service {_spread(per_mode['service'])}; naive {_spread(per_mode['naive'])}",
             )
         )
     return rows
