@@ -32,7 +32,7 @@ def fmt(value: Any) -> str:
 
 
 def table(rows: list[dict[str, Any]]) -> str:
-    cols = ["module", "name", "value", "unit", "baseline", "ratio", "target", "passed"]
+    cols = ["module", "name", "value", "unit", "baseline", "ratio", "target", "passed", "notes"]
     cells = [[fmt(r.get(c)) for c in cols] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) if cells else len(c) for i, c in enumerate(cols)]
     line = " | ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))

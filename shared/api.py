@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.models import APIKey, APIKeyIn, HTTPBearer, SecurityScheme
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
     IdempotencyValidationError,
@@ -24,13 +23,21 @@ from pydantic import BaseModel, Field
 from shared.errors import ServiceError
 from shared.observability import logger
 
+if TYPE_CHECKING:
+    from aws_lambda_powertools.event_handler.openapi.models import SecurityScheme
+
 API_TITLE = "Prediction and Audience Export Service"
 API_VERSION = "0.1.0"
-# The two surfaces: shop backends with API keys, dashboard users with Cognito JWTs.
-SECURITY_SCHEMES: dict[str, SecurityScheme] = {
-    "apiKey": APIKey(name="X-Service-Api-Key", in_=APIKeyIn.header),
-    "bearerJwt": HTTPBearer(bearerFormat="JWT"),
-}
+# The two surfaces: shop backends with API keys, dashboard users with Cognito JWTs. Written in
+# OpenAPI's own form: Powertools validates them into its OpenAPI models only when a schema is
+# generated, so importing those models (~60 ms) stays off every function's cold start.
+SECURITY_SCHEMES = cast(
+    "dict[str, SecurityScheme]",
+    {
+        "apiKey": {"type": "apiKey", "name": "X-Service-Api-Key", "in": "header"},
+        "bearerJwt": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+    },
+)
 API_KEY_AUTH: list[dict[str, list[str]]] = [{"apiKey": []}]
 USER_AUTH: list[dict[str, list[str]]] = [{"bearerJwt": []}]
 

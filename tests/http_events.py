@@ -24,7 +24,11 @@ def http_event(
     """The event API Gateway would send for this request."""
     data = body if isinstance(body, str | bytes) or body is None else json.dumps(body)
     builder = EnvironBuilder(
-        method=method, path=path, data=data, headers=headers or {}, content_type="application/json"
+        method=method,
+        path=path,
+        data=data,
+        headers=list((headers or {}).items()),
+        content_type="application/json",
     )
     request = Request(builder.get_environ())
     return build_event(request, Route(method, route_path or path, "Test"), path_params or {}, "testapi")
