@@ -10,6 +10,8 @@ fast path with: per record, per field, the public ``normalise_*`` functions, the
 
 from __future__ import annotations
 
+import gc
+import hashlib
 import json
 import os
 import random
@@ -230,22 +232,49 @@ def _phone(rng: random.Random, country: str | None, index: int) -> str | None:
 # --- the run ------------------------------------------------------------------------------------
 
 
-def _best_seconds(action: Callable[[], object], repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        action()
-        best = min(best, time.perf_counter() - started)
-    return best
+def _cpu_seconds(action: Callable[[], object]) -> float:
+    # CPU time of this (single-threaded) process: per-core throughput, and less disturbed than wall time
+    # when other work shares the cores. Collect first so no run pays for the previous one's garbage.
+    gc.collect()
+    started = time.process_time()
+    action()
+    return time.process_time() - started
 
 
-def run(size: int = CORPUS_SIZE) -> list[BenchResult]:
-    """Time both implementations on one corpus of ``size`` users; users/s, single thread (= per core)."""
+def _hash_floor_seconds(size: int) -> float:
+    """CPU time of the SHA-256 digests alone: two per user (e-mail, phone; names and countries repeat)."""
+    values = [f"first.last{index}@example.com".encode() for index in range(2 * size)]
+    sha256 = hashlib.sha256
+    return _cpu_seconds(lambda: [sha256(value).hexdigest() for value in values])
+
+
+def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchResult]:
+    """Time both implementations on one corpus of ``size`` users; users/s per CPU-second (= per core).
+
+    The two alternate within each repeat, so both see the same machine; the best run of each counts
+    and the spread of the ratio over the repeats goes into the notes.
+    """
     corpus = generate_corpus(size)
-    fast_seconds = _best_seconds(lambda: prepare_columns(IdentifierColumns.from_records(corpus)), repeats=3)
-    reference_seconds = _best_seconds(lambda: prepare_reference(corpus), repeats=2)
-    fast, reference = size / fast_seconds, size / reference_seconds
-    shared_notes = f"{size} synthetic users, best of runs, 1 thread, os.cpu_count()={os.cpu_count()}"
+    fast_runs: list[float] = []
+    reference_runs: list[float] = []
+    for _ in range(repeats):
+        fast_runs.append(_cpu_seconds(lambda: prepare_columns(IdentifierColumns.from_records(corpus))))
+        reference_runs.append(_cpu_seconds(lambda: prepare_reference(corpus)))
+    fast, reference = size / min(fast_runs), size / min(reference_runs)
+    ratios = sorted(r / f for f, r in zip(fast_runs, reference_runs, strict=True))
+    floor = size / _hash_floor_seconds(size)
+    passed = fast >= TARGET_USERS_PER_SECOND
+    verdict = (
+        "target met"
+        if passed
+        else f"target missed: SHA-256 is {fast / floor:.0%} of the time (alone it allows {floor:,.0f} "
+        "users/s here); the rest is per-value interpreter work (strip, lower, validate, ~1.2M row and "
+        "column entries), which is memory-bound on this machine"
+    )
+    shared_notes = (
+        f"{size} synthetic users, best of {repeats} alternating runs, CPU time of 1 thread, "
+        f"os.cpu_count()={os.cpu_count()}"
+    )
     return [
         BenchResult(
             name="audience_hashing.fast_path",
@@ -254,8 +283,11 @@ def run(size: int = CORPUS_SIZE) -> list[BenchResult]:
             baseline=round(reference),
             ratio=round(fast / reference, 2),
             target=TARGET_USERS_PER_SECOND,
-            passed=fast >= TARGET_USERS_PER_SECOND,
-            notes=f"prepare_columns incl. dicts to columns; EMAIL+PHONE+FN+LN+COUNTRY; {shared_notes}",
+            passed=passed,
+            notes=(
+                f"prepare_columns incl. dicts to columns; EMAIL+PHONE+FN+LN+COUNTRY; {verdict}; "
+                f"ratio per run {ratios[0]:.2f}-{ratios[-1]:.2f}; {shared_notes}"
+            ),
         ),
         BenchResult(
             name="audience_hashing.reference",
@@ -266,6 +298,17 @@ def run(size: int = CORPUS_SIZE) -> list[BenchResult]:
             target=None,
             passed=None,
             notes=f"prepare_reference: per record, per field, public normalisers; {shared_notes}",
+        ),
+        BenchResult(
+            name="audience_hashing.sha256_floor",
+            value=round(floor),
+            unit="users/s",
+            baseline=None,
+            ratio=None,
+            target=None,
+            passed=None,
+            notes=f"hashlib.sha256(...).hexdigest() only, 2 per user: the ceiling for any implementation; "
+            f"{shared_notes}",
         ),
     ]
 

@@ -98,10 +98,11 @@ def extern_id(user_id: str) -> str:
 # Pragmatic RFC 5322 subset on the lower-cased address: dot-atom local part, dotted host name with
 # an alphabetic top-level domain. Addresses with non-ASCII characters are rejected; the platform does
 # not document how it matches them.
-EMAIL_PATTERN = re.compile(
-    r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
-    r"@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}"
-)
+# Neither half can match "@", so an address matches the whole pattern exactly when it has one "@" and
+# each half matches its side (the fast path checks the halves separately).
+EMAIL_LOCAL_PART = r"[a-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[a-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+EMAIL_DOMAIN = r"(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}"
+EMAIL_PATTERN = re.compile(f"{EMAIL_LOCAL_PART}@{EMAIL_DOMAIN}")
 EMAIL_MAX_LENGTH = 254
 
 
@@ -170,7 +171,7 @@ DIALING_RULES: Mapping[str, DialingRule] = {
     "es": DialingRule("34", "", "00", 9, 9),
 }
 # Calling codes are prefix-free (ITU E.164), so at most one of a number's first 1-3 digits matches.
-_RULES_BY_CALLING_CODE: Mapping[str, DialingRule] = {
+RULES_BY_CALLING_CODE: Mapping[str, DialingRule] = {
     rule.calling_code: rule for rule in DIALING_RULES.values()
 }
 # E.164: at most 15 digits including the calling code; shorter than 8 is not a reachable number anywhere
@@ -220,7 +221,10 @@ def normalise_phone(value: str | None, country: str | None = None) -> str | Drop
 def phone_from_digits(
     digits: str, explicit_international: bool, rule: DialingRule | None
 ) -> str | DropReason:
-    """International number from the digits of a phone value (shared by both implementations).
+    """International number from the digits of a phone value.
+
+    The readable rule; ``shared.audiences.preparation`` has a table-driven copy on bytes, kept identical
+    by the equivalence tests.
 
     ``explicit_international`` means the value started with ``+``; ``rule`` is the country to assume
     for a national number, or None when unknown.
@@ -264,7 +268,7 @@ def _international_prefixes(rule: DialingRule | None) -> tuple[str, ...]:
 
 def _rule_for_calling_code(number: str) -> DialingRule | None:
     """The known country whose calling code starts ``number`` (codes are 1-3 digits, prefix-free)."""
-    rules = _RULES_BY_CALLING_CODE
+    rules = RULES_BY_CALLING_CODE
     return rules.get(number[:1]) or rules.get(number[:2]) or rules.get(number[:3])
 
 

@@ -13,9 +13,9 @@ from typing import Any
 import httpx
 import pytest
 
+from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
 from shared import wiring
-from tests.integration.connected import ConnectedOrg, connected_org
 
 
 def users(count: int, start: int = 0) -> list[dict[str, Any]]:

@@ -10,10 +10,10 @@ from typing import Any
 import httpx
 import pytest
 
+from local.platform_browser import consent
 from local.seed import DemoCredentials, create_user, sign_in
 from local.stack import LocalStack
 from shared import wiring
-from tests.integration.platform_browser import consent
 
 
 @pytest.fixture

@@ -7,11 +7,11 @@ import uuid
 import httpx
 import pytest
 
+from local.platform_browser import consent
 from local.seed import create_user, sign_in
 from local.stack import LocalStack
 from shared import wiring
 from shared.platform.errors import ReconnectRequired
-from tests.integration.platform_browser import consent
 
 SCHEDULED_EVENT = {"source": "aws.scheduler", "detail-type": "Scheduled Event", "detail": {}}
 

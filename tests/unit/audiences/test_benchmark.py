@@ -7,12 +7,13 @@ RESULT_KEYS = {"name", "value", "unit", "baseline", "ratio", "target", "passed",
 
 def test_benchmark_reports_both_implementations_side_by_side() -> None:
     # Given / When a tiny run
-    results = run(size=500)
+    results = run(size=500, repeats=2)
 
     # Then
     assert [result["name"] for result in results] == [
         "audience_hashing.fast_path",
         "audience_hashing.reference",
+        "audience_hashing.sha256_floor",
     ]
     assert all(set(result) == RESULT_KEYS for result in results)
     assert results[0]["baseline"] == results[1]["value"]

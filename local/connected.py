@@ -1,4 +1,8 @@
-"""An organization with a dashboard user and a connected ad account, made through the real flow."""
+"""An organization with a dashboard user and a connected ad account, made through the real flow.
+
+Used by the integration tests and the end-to-end benchmarks: a Cognito user signs in, asks the API for
+the platform's authorization URL, and a scripted browser approves it in the sandbox's consent dialog.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,9 @@ from dataclasses import dataclass
 
 import httpx
 
+from local.platform_browser import consent
 from local.seed import create_user, sign_in
 from local.stack import LocalStack
-from tests.integration.platform_browser import consent
 
 
 @dataclass
@@ -19,10 +23,13 @@ class ConnectedOrg:
 
 
 def connected_org(stack: LocalStack, api: httpx.Client) -> ConnectedOrg:
+    """A new organization connected to the sandbox's ad account; ``api`` is a client on the gateway."""
     org_id = f"org-{uuid.uuid4().hex[:8]}"
     email = f"{org_id}@example.com"
     _, password = create_user(stack, org_id, email)
     headers = {"Authorization": f"Bearer {sign_in(stack, email, password)}"}
     url = api.post("/platform-ads/connect", headers=headers).json()["authorizationUrl"]
-    assert consent(url).status_code == 200
+    answer = consent(url)
+    if answer.status_code != 200:
+        raise RuntimeError(f"connecting {org_id} failed: the callback answered {answer.status_code}")
     return ConnectedOrg(org_id, headers)

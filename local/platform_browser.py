@@ -21,7 +21,8 @@ def consent(authorization_url: str, decision: str = "approve") -> httpx.Response
         if page.status_code != 200:
             return page
         action = FORM.search(page.text)
-        assert action is not None, "no consent form on the dialog page"
+        if action is None:
+            raise RuntimeError("no consent form on the dialog page")
         fields = {name: _unescape(value) for name, value in HIDDEN.findall(page.text)}
         answered = browser.post(_unescape(action.group(1)), data={**fields, "decision": decision})
         if answered.status_code in (301, 302, 303):
