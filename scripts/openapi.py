@@ -16,7 +16,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
 
 from local.template import functions, load_template, routes
-from shared.api import API_TITLE, API_VERSION, SECURITY_SCHEMES
+from shared.api import API_TITLE, API_VERSION, SECURITY_SCHEMES, ErrorBody
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENAPI_FILE = ROOT / "openapi.json"
@@ -43,6 +43,31 @@ def generate() -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a handler that fails to import must fail generation
         schema: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
+    return document_errors(schema)
+
+
+def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """Replace Powertools' generic 422 with the error responses the service really sends.
+
+    Validation failures are mapped to 400 with the service's one error body (``shared.api``), so the
+    document says that, plus 401/403 for authenticated routes and 404/500 everywhere.
+    """
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    error_schema = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
+    schemas.update(error_schema.pop("$defs", {}))
+    schemas["ErrorBody"] = error_schema
+    for name in ("HTTPValidationError", "ValidationError"):
+        schemas.pop(name, None)
+    body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    for operations in schema.get("paths", {}).values():
+        for operation in operations.values():
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
+            responses["400"] = {"description": "Invalid request: the error names the field", "content": body}
+            if any(requirement for requirement in operation.get("security", [])):
+                responses["401"] = {"description": "Missing or invalid credentials", "content": body}
+            responses["404"] = {"description": "Not found", "content": body}
+            responses["500"] = {"description": "Unexpected failure", "content": body}
     return schema
 
 

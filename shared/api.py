@@ -8,20 +8,22 @@ so a client can show ``message`` and act on ``field`` and ``remedy``.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.idempotency.exceptions import (
     IdempotencyAlreadyInProgressError,
     IdempotencyValidationError,
 )
+from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
 from shared.errors import ServiceError
-from shared.observability import logger
+from shared.observability import logger, metrics, tracer
 
 if TYPE_CHECKING:
     from aws_lambda_powertools.event_handler.openapi.models import SecurityScheme
@@ -161,3 +163,23 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
         )
 
     return app
+
+
+def http_entry_point(
+    app: APIGatewayHttpResolver, *, on_start: Callable[[LambdaContext], None] | None = None
+) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:
+    """The Lambda entry point of an HTTP API function: the request id as correlation id in every log
+    line, a trace, metrics flushed with a cold-start metric, then the resolver.
+
+    ``on_start`` runs first with the context (the idempotency utility needs the remaining time).
+    """
+
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+    @tracer.capture_lambda_handler
+    @metrics.log_metrics(capture_cold_start_metric=True)
+    def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+        if on_start is not None:
+            on_start(context)
+        return app.resolve(event, context)
+
+    return lambda_handler

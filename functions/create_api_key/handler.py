@@ -1,13 +1,10 @@
 """POST /dashboard/api-keys: issue a new API key for the caller's organization (dashboard JWT)."""
 
-from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from shared import wiring
-from shared.api import USER_AUTH, create_app
+from shared.api import USER_AUTH, create_app, http_entry_point
 from shared.auth.middleware import require_user, user_principal
 from shared.clock import utc_now
-from shared.observability import logger, metrics, tracer
+from shared.observability import logger, tracer
 from shared.predictions.key_management import CreateApiKeyRequest, CreatedApiKey, create_api_key
 
 app = create_app()
@@ -29,8 +26,4 @@ def post_api_key(request: CreateApiKeyRequest) -> CreatedApiKey:
     return created
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
-@metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http_entry_point(app)

@@ -4,16 +4,14 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Header
-from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import wiring
-from shared.api import USER_AUTH, create_app
+from shared.api import USER_AUTH, create_app, http_entry_point
 from shared.audiences.export import AudienceCreated, CreateAudienceRequest
 from shared.audiences.idempotency import IdempotencyScope, idempotent, register_context, scope_for
 from shared.auth.middleware import require_user, user_principal
-from shared.observability import logger, metrics, tracer
+from shared.observability import metrics, tracer
 
 app = create_app()
 
@@ -56,9 +54,4 @@ def create_audience(
     return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=created)
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
-@metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    register_context(context)
-    return app.resolve(event, context)
+lambda_handler = http_entry_point(app, on_start=register_context)

@@ -1,14 +1,11 @@
 """GET /dashboard/api-keys: the organization's API keys with their usage, never the keys themselves
 (dashboard JWT)."""
 
-from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
 from shared import wiring
-from shared.api import USER_AUTH, create_app
+from shared.api import USER_AUTH, create_app, http_entry_point
 from shared.auth.middleware import require_user, user_principal
 from shared.clock import utc_now
-from shared.observability import logger, metrics, tracer
+from shared.observability import tracer
 from shared.predictions.key_management import ApiKeyList, list_api_keys
 
 app = create_app()
@@ -23,8 +20,4 @@ def get_api_keys() -> ApiKeyList:
     )
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
-@metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http_entry_point(app)

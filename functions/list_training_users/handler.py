@@ -3,13 +3,11 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import wiring
-from shared.api import API_KEY_AUTH, create_app
+from shared.api import API_KEY_AUTH, create_app, http_entry_point
 from shared.auth.middleware import api_key_principal, require_api_key
-from shared.observability import logger, metrics, tracer
+from shared.observability import tracer
 from shared.predictions.catalog import TrainingUsers, list_training_users
 
 app = create_app()
@@ -38,8 +36,4 @@ def training_users(
     )
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
-@metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http_entry_point(app)

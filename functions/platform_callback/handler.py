@@ -7,13 +7,11 @@ by the signed, single-use ``state`` issued to the signed-in user at connect.
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
-from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import wiring
-from shared.api import create_app
+from shared.api import create_app, http_entry_point
 from shared.connections.lifecycle import StatusView
-from shared.observability import logger, metrics, tracer
+from shared.observability import tracer
 
 app = create_app()
 
@@ -33,8 +31,4 @@ def callback(
     return service.status(connection.org_id)
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
-@metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http_entry_point(app)

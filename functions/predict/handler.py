@@ -4,15 +4,13 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Path
-from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.metrics import MetricUnit
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import wiring
-from shared.api import API_KEY_AUTH, create_app
+from shared.api import API_KEY_AUTH, create_app, http_entry_point
 from shared.auth.middleware import api_key_principal, require_api_key
 from shared.clock import utc_now
-from shared.observability import logger, metrics, tracer
+from shared.observability import metrics, tracer
 from shared.predictions.predict import PredictRequest, PredictResponse
 
 # Spec 4.1: every failure body also carries an empty predictions list.
@@ -39,8 +37,4 @@ def predict(
     )
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
-@metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http_entry_point(app)

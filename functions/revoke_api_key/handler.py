@@ -3,14 +3,12 @@
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
-from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import wiring
-from shared.api import USER_AUTH, create_app
+from shared.api import USER_AUTH, create_app, http_entry_point
 from shared.auth.middleware import require_user, user_principal
 from shared.clock import utc_now
-from shared.observability import logger, metrics, tracer
+from shared.observability import logger, tracer
 from shared.predictions.key_management import RevokedApiKey, revoke_api_key
 
 app = create_app()
@@ -27,8 +25,4 @@ def delete_api_key(
     return revoked
 
 
-@logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
-@tracer.capture_lambda_handler
-@metrics.log_metrics(capture_cold_start_metric=True)
-def lambda_handler(event: dict, context: LambdaContext) -> dict:
-    return app.resolve(event, context)
+lambda_handler = http_entry_point(app)

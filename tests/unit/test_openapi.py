@@ -14,3 +14,14 @@ def test_every_route_declares_its_security_scheme() -> None:
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             assert operation.get("security"), f"{method.upper()} {path} has no security requirement"
+
+
+def test_errors_are_documented_as_the_service_sends_them() -> None:
+    # Validation errors are 400 with the service's error body, never Powertools' default 422.
+    schema = generate()
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            assert "422" not in operation["responses"], f"{method.upper()} {path}"
+            assert operation["responses"]["400"]["content"]["application/json"]["schema"] == {
+                "$ref": "#/components/schemas/ErrorBody"
+            }

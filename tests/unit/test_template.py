@@ -57,7 +57,13 @@ def test_every_function_handler_file_and_entry_point_exist(name: str) -> None:
     # Then
     assert path.is_file(), f"{name}: {path} missing"
     tree = ast.parse(path.read_text())
-    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef)} | {
+        target.id
+        for n in tree.body
+        if isinstance(n, ast.Assign)
+        for target in n.targets
+        if isinstance(target, ast.Name)
+    }
     assert attr in defined, f"{name}: {path} defines no {attr}()"
 
 
