@@ -12,14 +12,14 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field, model_validator
 
-from shared.audiences.batching import MAX_ROWS_PER_BATCH, iter_batches, new_upload_session
+from shared.audiences.batching import MAX_ROWS_PER_BATCH, UploadSession, iter_batches, new_upload_session
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.records import (
@@ -36,6 +36,11 @@ from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
 from shared.platform.errors import AudienceUnavailable, LookalikesExist
+
+# platform.add_users or platform.replace_users
+SendBatch = Callable[
+    [GraphClient, str, Sequence[str], Sequence[Sequence[str]], platform.UploadSession], platform.UploadResult
+]
 
 MIN_SEED_USERS = 100
 LOOKALIKE_SIZES = (1, 2, 5)
@@ -278,33 +283,16 @@ class AudienceExporter:
         self._save(record)
 
     def _upload(self, record: AudienceRecord, prepared: PreparedAudience, graph: GraphClient) -> None:
-        rows = prepared.rows
         if record.upload is None:
-            session = new_upload_session(len(rows), batch_size=self.batch_size)
-            record.upload = UploadProgress(
-                session_id=session.session_id,
-                total_rows=session.total_rows,
-                batch_size=session.batch_size,
-                batches_total=session.total_batches,
-            )
+            record.upload = _new_progress(len(prepared.rows), self.batch_size)
             self._save(record)
         progress = record.upload
-        session = new_upload_session(progress.total_rows, batch_size=progress.batch_size).model_copy(
-            update={"session_id": progress.session_id}
-        )
         assert record.platform_custom_audience_id is not None
-        for batch in iter_batches(rows, session, after_batch_seq=progress.batches_done):
-            result = platform.add_users(
-                graph,
-                record.platform_custom_audience_id,
-                prepared.schema,
-                batch.rows,
-                platform.UploadSession(**batch.session_param()),
-            )
-            progress.batches_done = batch.batch_seq
-            progress.num_received = max(progress.num_received, result.num_received)
-            progress.num_invalid_entries += result.num_invalid_entries
-            record.user_count = min(progress.total_rows, batch.batch_seq * progress.batch_size)
+        batches = _send_batches(
+            platform.add_users, graph, record.platform_custom_audience_id, prepared, progress
+        )
+        for _ in batches:
+            record.user_count = min(progress.total_rows, progress.batches_done * progress.batch_size)
             self._save(record)
 
     def _ensure_lookalike(self, record: AudienceRecord, graph: GraphClient) -> None:
@@ -351,25 +339,12 @@ class AudienceExporter:
                 remedy="Send users with a valid email or phone.",
             )
         _, graph = self.connections.client_for(org_id)
-        session = new_upload_session(len(prepared.rows), batch_size=self.batch_size)
-        progress = UploadProgress(
-            session_id=session.session_id,
-            total_rows=session.total_rows,
-            batch_size=session.batch_size,
-            batches_total=session.total_batches,
-        )
+        progress = _new_progress(len(prepared.rows), self.batch_size)
         try:
-            for batch in iter_batches(prepared.rows, session):
-                result = platform.replace_users(
-                    graph,
-                    record.platform_custom_audience_id,
-                    prepared.schema,
-                    batch.rows,
-                    platform.UploadSession(**batch.session_param()),
-                )
-                progress.batches_done = batch.batch_seq
-                progress.num_received = max(progress.num_received, result.num_received)
-                progress.num_invalid_entries += result.num_invalid_entries
+            for _ in _send_batches(
+                platform.replace_users, graph, record.platform_custom_audience_id, prepared, progress
+            ):
+                pass
         finally:
             self.connections.record_usage(org_id, graph)
         if record.snapshot_key:
@@ -440,6 +415,39 @@ class AudienceExporter:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
+
+
+def _new_progress(total_rows: int, batch_size: int) -> UploadProgress:
+    """A new upload session (random id) for ``total_rows`` rows, with nothing sent yet."""
+    session = new_upload_session(total_rows, batch_size=batch_size)
+    return UploadProgress(
+        session_id=session.session_id,
+        total_rows=session.total_rows,
+        batch_size=session.batch_size,
+        batches_total=session.total_batches,
+    )
+
+
+def _send_batches(
+    send: SendBatch,
+    graph: GraphClient,
+    platform_id: str,
+    prepared: PreparedAudience,
+    progress: UploadProgress,
+) -> Iterator[int]:
+    """Send the batches after ``progress.batches_done`` within ``progress``'s session, recording each
+    acknowledgement in ``progress``; yields each acknowledged ``batch_seq`` so the caller can save."""
+    session = UploadSession(
+        session_id=progress.session_id, total_rows=progress.total_rows, batch_size=progress.batch_size
+    )
+    for batch in iter_batches(prepared.rows, session, after_batch_seq=progress.batches_done):
+        result = send(
+            graph, platform_id, prepared.schema, batch.rows, platform.UploadSession(**batch.session_param())
+        )
+        progress.batches_done = batch.batch_seq
+        progress.num_received = max(progress.num_received, result.num_received)
+        progress.num_invalid_entries += result.num_invalid_entries
+        yield batch.batch_seq
 
 
 def _delete_on_platform(graph: GraphClient, platform_id: str) -> None:
