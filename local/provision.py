@@ -13,6 +13,7 @@ from typing import Any
 
 import boto3
 
+from local.statemachine import create_state_machine, definition
 from local.template import ACCOUNT_ID, Physical, Resolver, resources_of_type
 
 STACK = "local"
@@ -46,6 +47,7 @@ class Provisioner:
             (("AWS::Cognito::UserPoolClient",), self._user_pool_client),
             (("AWS::Serverless::HttpApi",), self._http_api),
             (("AWS::Serverless::Function",), self._function),
+            (("AWS::Serverless::StateMachine",), self._state_machine),
         ]
         for types, create in steps:
             for logical_id, res in resources_of_type(self.template, *types).items():
@@ -158,3 +160,8 @@ class Provisioner:
         # Functions run in-process (local.gateway); they answer Ref/GetAtt like deployed ones.
         name = f"{STACK}-{logical_id}"
         return Physical(ref=name, attrs={"Arn": self._arn("lambda", f"function:{name}")})
+
+    def _state_machine(self, logical_id: str, properties: dict[str, Any]) -> Physical:
+        substitutions = self.props(properties.get("DefinitionSubstitutions", {}))
+        asl = definition(properties, {k: str(v) for k, v in substitutions.items()})
+        return create_state_machine(self._client("stepfunctions"), f"{STACK}-{logical_id}", asl, ACCOUNT_ID)

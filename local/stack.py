@@ -12,6 +12,7 @@ from typing import Any
 from local.gateway import LocalGateway
 from local.moto_server import MotoServer
 from local.provision import Provisioner
+from local.statemachine import dispatch_lambda_tasks, execute_state_machines
 from local.template import Physical, functions, load_template, routes
 from platform_sandbox import SandboxConfig, SandboxServer
 
@@ -61,6 +62,7 @@ class LocalStack:
             "AWS_ENDPOINT_URL": self.moto_url,
         }.items():
             os.environ[key] = value
+        execute_state_machines()
         template = load_template()
         provisioner = Provisioner(template, self.moto_url, REGION)
         self.physical = provisioner.provision()
@@ -70,6 +72,7 @@ class LocalStack:
         specs = functions(template)
         self.gateway = LocalGateway(routes(template), specs)
         self.api_url = self.gateway.start(self.host, self.gateway_port)
+        dispatch_lambda_tasks(self.gateway.invoke, {self.physical[name].ref: name for name in specs})
         self.env = self._function_environment(provisioner, specs)
         os.environ.update(self.env)
         from shared import wiring

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from shared.connections.lifecycle import ConnectionService
     from shared.platform.client import GraphClient
     from shared.predictions.predict import Predictor
+    from shared.repositories.activations import StepFunctionsStarter
     from shared.repositories.audiences import DynamoAudienceStore
     from shared.repositories.blobs import S3BlobStore
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
@@ -191,3 +192,9 @@ def predictor() -> Predictor:
 
 
 _FACTORIES += (artifact_blobs, predictor)
+
+
+def activation_starter() -> StepFunctionsStarter:
+    from shared.repositories.activations import StepFunctionsStarter
+
+    return StepFunctionsStarter(aws.client("stepfunctions"), get_settings().activation_state_machine_arn)

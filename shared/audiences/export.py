@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from shared.errors import NotFound, PreconditionFailed, ServiceError, Validation
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
-from shared.platform.errors import AudienceUnavailable, LookalikesExist
+from shared.platform.errors import AudienceUnavailable, LookalikesExist, PlatformThrottled
 
 # platform.add_users or platform.replace_users
 SendBatch = Callable[
@@ -122,6 +123,15 @@ class RefreshAudienceRequest(BaseModel):
     country: str | None = Field(default=None, pattern="^[A-Za-z]{2}$")
 
 
+class ActivationProgress(BaseModel):
+    """What one activation step achieved; the state machine branches on it."""
+
+    status: Literal["uploading", "waiting", "active"]
+    wait_seconds: int = 0
+    batches_done: int = 0
+    batches_total: int = 0
+
+
 class AudienceList(BaseModel):
     audiences: list[AudienceView]
 
@@ -130,6 +140,10 @@ class SnapshotLink(BaseModel):
     url: str
     expiresInSeconds: int  # noqa: N815
     filename: str
+
+
+class StartExecution(Protocol):
+    def __call__(self, name: str, payload: dict[str, str]) -> None: ...
 
 
 class AudienceStore(Protocol):
@@ -160,13 +174,29 @@ class AudienceExporter:
     def create(
         self, org_id: str, request: CreateAudienceRequest, idempotency_key: str | None = None
     ) -> AudienceCreated:
-        """Create the audience on the platform and upload its users; see the module docstring."""
+        """Create the audience on the platform and upload its users, now; see the module docstring."""
+        existing = self._existing(org_id, idempotency_key)
+        if existing is not None:
+            return self._finish(existing, self._load_source(existing), request_was_repeated=True)
+        record, prepared, graph = self._accept(org_id, request, idempotency_key)
+        return self._finish(record, (request, prepared), graph=graph)
+
+    def _existing(self, org_id: str, idempotency_key: str | None) -> AudienceRecord | None:
+        """The audience a previous request with this key started, if any (the key is claimed here,
+        so ``_accept`` finds the same audience id)."""
+        if not idempotency_key:
+            return None
+        audience_id = self.audiences.claim_key(org_id, idempotency_key, str(uuid.uuid4()))
+        return self.audiences.get(org_id, audience_id)
+
+    def _accept(
+        self, org_id: str, request: CreateAudienceRequest, idempotency_key: str | None
+    ) -> tuple[AudienceRecord, PreparedAudience, GraphClient]:
+        """Validate the request, check the connection, and store the users, the snapshot and the
+        record before anything is sent, so every later step can be resumed."""
         audience_id = str(uuid.uuid4())
         if idempotency_key:
             audience_id = self.audiences.claim_key(org_id, idempotency_key, audience_id)
-            existing = self.audiences.get(org_id, audience_id)
-            if existing is not None:
-                return self._finish(existing, self._load_source(existing), request_was_repeated=True)
         prepared = self._prepare(request.users, request)
         connection, graph = self.connections.client_for(org_id)
         now = self.clock()
@@ -197,7 +227,56 @@ class AudienceExporter:
         self.blobs.put(source_key, request.model_dump_json(by_alias=True).encode(), "application/json")
         self.blobs.put(snapshot_key, snapshot_csv(request.users), "text/csv")
         self.audiences.put(record)
-        return self._finish(record, (request, prepared), graph=graph)
+        return record, prepared, graph
+
+    # --- activation (Step Functions) -------------------------------------------------------------
+
+    def start_activation(
+        self, org_id: str, request: CreateAudienceRequest, idempotency_key: str | None, start: StartExecution
+    ) -> AudienceView:
+        """Accept the audience and hand the work to the activation state machine (named after the
+        audience, so a repeated start is a no-op). Returns at once; progress shows in the list."""
+        record = self._existing(org_id, idempotency_key)
+        if record is None:
+            record, _, _ = self._accept(org_id, request, idempotency_key)
+        start(record.audience_id, {"org_id": org_id, "audience_id": record.audience_id})
+        return audience_view(record)
+
+    def advance(self, org_id: str, audience_id: str, *, max_batches: int) -> ActivationProgress:
+        """Do the next piece of an activation: create the platform audience, send up to
+        ``max_batches`` batches, create the lookalike, then mark the audience active.
+
+        Throttling is not an error here: the state machine waits ``wait_seconds`` and comes back,
+        instead of a Lambda sleeping. Other errors propagate for the state machine's Retry/Catch.
+        """
+        record = self._require(org_id, audience_id)
+        if record.status == "active":
+            return ActivationProgress(status="active")
+        _, prepared = self._load_source(record)
+        _, graph = self.connections.client_for(org_id)
+        try:
+            self._ensure_platform_audience(record, graph)
+            if not self._upload(record, prepared, graph, max_batches=max_batches):
+                return ActivationProgress(status="uploading", **_batches(record))
+            self._ensure_lookalike(record, graph)
+        except PlatformThrottled as exc:
+            wait = max(1, math.ceil(exc.retry_after_seconds or 60))
+            return ActivationProgress(status="waiting", wait_seconds=wait, **_batches(record))
+        finally:
+            self.connections.record_usage(org_id, graph)
+        record.status = "active"
+        record.failure = None
+        self._save(record)
+        return ActivationProgress(status="active", **_batches(record))
+
+    def record_failure(self, org_id: str, audience_id: str, error: str, cause: str) -> None:
+        """Mark an activation failed with what the state machine caught (the cause is the error
+        body the function raised, with the user-facing message and remedy)."""
+        record = self._require(org_id, audience_id)
+        message, remedy = _failure_text(cause)
+        record.status = "failed"
+        record.failure = FailureRecord(code=error, message=message, remedy=remedy)
+        self._save(record)
 
     def _prepare(self, users: Sequence[AudienceUser], request: CreateAudienceRequest) -> PreparedAudience:
         prepared = prepare_audience(users, default_country=request.country)
@@ -282,7 +361,15 @@ class AudienceExporter:
         record.status = "uploading"
         self._save(record)
 
-    def _upload(self, record: AudienceRecord, prepared: PreparedAudience, graph: GraphClient) -> None:
+    def _upload(
+        self,
+        record: AudienceRecord,
+        prepared: PreparedAudience,
+        graph: GraphClient,
+        *,
+        max_batches: int | None = None,
+    ) -> bool:
+        """Send the batches not yet acknowledged (at most ``max_batches``); True when all are sent."""
         if record.upload is None:
             record.upload = _new_progress(len(prepared.rows), self.batch_size)
             self._save(record)
@@ -291,9 +378,12 @@ class AudienceExporter:
         batches = _send_batches(
             platform.add_users, graph, record.platform_custom_audience_id, prepared, progress
         )
-        for _ in batches:
+        for sent, _ in enumerate(batches, start=1):
             record.user_count = min(progress.total_rows, progress.batches_done * progress.batch_size)
             self._save(record)
+            if max_batches is not None and sent >= max_batches:
+                break
+        return progress.batches_done >= progress.batches_total
 
     def _ensure_lookalike(self, record: AudienceRecord, graph: GraphClient) -> None:
         lookalike = record.lookalike
@@ -415,6 +505,21 @@ class AudienceExporter:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
+
+
+def _batches(record: AudienceRecord) -> dict[str, int]:
+    upload = record.upload
+    return {"batches_done": upload.batches_done, "batches_total": upload.batches_total} if upload else {}
+
+
+def _failure_text(cause: str) -> tuple[str, str | None]:
+    """The user-facing message and remedy from a caught Lambda error (JSON with errorMessage)."""
+    try:
+        payload = json.loads(cause)
+    except (TypeError, ValueError):
+        return cause or "The activation failed.", None
+    message = str(payload.get("errorMessage") or "The activation failed.")
+    return message, payload.get("remedy")
 
 
 def _new_progress(total_rows: int, batch_size: int) -> UploadProgress:

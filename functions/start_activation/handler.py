@@ -1,0 +1,45 @@
+"""POST /platform-ads/activations: accept an audience and activate it in the background (JWT)."""
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.openapi.params import Header
+
+from shared import wiring
+from shared.api import USER_AUTH, create_app, http_entry_point
+from shared.audiences.export import AudienceView, CreateAudienceRequest
+from shared.auth.middleware import require_user, user_principal
+from shared.observability import tracer
+
+app = create_app()
+
+
+@app.post(
+    "/platform-ads/activations",
+    middlewares=[require_user],
+    security=USER_AUTH,
+    tags=["Audiences"],
+    responses={202: {"description": "Accepted", "content": {"application/json": {"model": AudienceView}}}},
+)
+@tracer.capture_method
+def start_activation(
+    body: CreateAudienceRequest,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            alias="idempotency-key",
+            min_length=8,
+            max_length=128,
+            description="Repeat safely with the same key.",
+        ),
+    ] = None,
+) -> Response[AudienceView]:
+    """Validate and store the audience, then run creation, batched upload and lookalike in the
+    activation state machine. Returns 202 at once; GET /platform-ads/audiences shows the progress."""
+    view = wiring.audience_exporter().start_activation(
+        user_principal(app).org_id, body, idempotency_key, wiring.activation_starter()
+    )
+    return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=view)
+
+
+lambda_handler = http_entry_point(app)

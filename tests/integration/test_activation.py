@@ -1,0 +1,138 @@
+"""The activation state machine, executed for real in moto with its Lambda steps run in-process."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+
+from local.connected import ConnectedOrg, connected_org
+from local.stack import LocalStack
+from shared import wiring
+
+
+def users(count: int) -> list[dict[str, Any]]:
+    return [{"user_id": f"a{i}", "email": f"buyer{i}@example.com", "score": 0.9} for i in range(count)]
+
+
+@pytest.fixture
+def org(stack: LocalStack, api: httpx.Client) -> ConnectedOrg:
+    return connected_org(stack, api)
+
+
+@pytest.fixture
+def sandbox(stack: LocalStack) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=f"{stack.sandbox.url}/_admin") as admin:
+        yield admin
+        admin.delete("/faults")
+
+
+def wait_for(stack: LocalStack, org: ConnectedOrg, audience_id: str, status: str) -> dict[str, Any]:
+    """Poll the audience list (as the dashboard does) until the audience reaches ``status``."""
+    deadline = time.monotonic() + 60
+    with httpx.Client(base_url=stack.api_url, timeout=30) as api:
+        while time.monotonic() < deadline:
+            for audience in api.get("/platform-ads/audiences", headers=org.headers).json()["audiences"]:
+                if audience["audienceId"] == audience_id and audience["status"] == status:
+                    return dict(audience)
+            time.sleep(0.2)
+    raise AssertionError(f"audience {audience_id} never became {status}")
+
+
+def executions(stack: LocalStack) -> list[dict[str, Any]]:
+    arn = stack.physical["AudienceActivationStateMachine"].ref
+    found: list[dict[str, Any]] = stack.client("stepfunctions").list_executions(stateMachineArn=arn)[
+        "executions"
+    ]
+    return found
+
+
+def test_an_activation_runs_to_active_in_the_state_machine(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # When
+    response = api.post(
+        "/platform-ads/activations",
+        json={"name": "Background buyers", "users": users(25_000)},
+        headers=org.headers,
+    )
+    # Then: accepted at once, then active once the execution finishes
+    assert response.status_code == 202, response.text
+    accepted = response.json()
+    assert accepted["status"] == "creating"
+    active = wait_for(stack, org, accepted["audienceId"], "active")
+    assert active["progress"]["batchesDone"] == active["progress"]["batchesTotal"] == 3
+    members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
+    assert sum(len(group["rows"]) for group in members) == 25_000
+    names = {e["name"]: e["status"] for e in executions(stack)}
+    assert names[accepted["audienceId"]] == "SUCCEEDED"
+
+
+def test_throttling_becomes_a_wait_state_not_a_failure(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given: the platform throttles uploads for longer than the client waits in-process
+    sandbox.post(
+        "/faults",
+        json={
+            "kind": "throttle",
+            "method": "POST",
+            "path": "/users$",
+            "code": 80003,
+            "regain_minutes": 0,
+            "count": 8,
+        },
+    )
+    # When
+    accepted = api.post(
+        "/platform-ads/activations", json={"name": "Throttled", "users": users(50)}, headers=org.headers
+    ).json()
+    # Then: the execution went through the Wait state and still activated the audience
+    wait_for(stack, org, accepted["audienceId"], "active")
+    [execution] = [e for e in executions(stack) if e["name"] == accepted["audienceId"]]
+    history = stack.client("stepfunctions").get_execution_history(executionArn=execution["executionArn"])
+    entered = [
+        e["stateEnteredEventDetails"]["name"] for e in history["events"] if "stateEnteredEventDetails" in e
+    ]
+    assert "WaitForPlatform" in entered
+
+
+def test_a_repeated_start_with_the_same_key_starts_one_execution(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg
+) -> None:
+    headers = {**org.headers, "Idempotency-Key": f"key-{uuid.uuid4()}"}
+    first = api.post(
+        "/platform-ads/activations", json={"name": "Once", "users": users(5)}, headers=headers
+    ).json()
+    second = api.post(
+        "/platform-ads/activations", json={"name": "Once", "users": users(5)}, headers=headers
+    ).json()
+    assert first["audienceId"] == second["audienceId"]
+    assert [e["name"] for e in executions(stack)].count(first["audienceId"]) == 1
+
+
+def test_a_platform_refusal_fails_the_activation_with_its_remedy(
+    stack: LocalStack, api: httpx.Client, sandbox: httpx.Client
+) -> None:
+    # Given: an ad account whose Custom Audience terms were never accepted
+    sandbox.post("/scenario", json={"name": "terms_not_accepted"})
+    org = connected_org(stack, api)
+    try:
+        # When
+        accepted = api.post(
+            "/platform-ads/activations", json={"name": "Refused", "users": users(5)}, headers=org.headers
+        ).json()
+        # Then
+        failed = wait_for(stack, org, accepted["audienceId"], "failed")
+        assert failed["failure"]["code"] == "CustomAudienceTermsNotAccepted"
+        assert "Custom Audience terms not accepted" in failed["failure"]["message"]
+        assert "Accept the platform's Custom Audience terms" in failed["failure"]["remedy"]
+        record = wiring.audience_store().get(org.org_id, accepted["audienceId"])
+        assert record is not None
+        assert record.status == "failed"
+    finally:
+        sandbox.post("/scenario", json={"name": "default"})
