@@ -2,7 +2,6 @@
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.metrics import MetricUnit
 
@@ -25,9 +24,8 @@ def _create(*, scope: IdempotencyScope, body: CreateAudienceRequest) -> Audience
     middlewares=[require_user],
     security=USER_AUTH,
     tags=["Audiences"],
-    responses={
-        201: {"description": "Audience created", "content": {"application/json": {"model": AudienceCreated}}}
-    },
+    status_code=201,
+    response_description="Audience created",
 )
 @tracer.capture_method
 def create_audience(
@@ -41,7 +39,7 @@ def create_audience(
             description="Repeat a request with the same key to get its result instead of a second audience.",
         ),
     ] = None,
-) -> Response[AudienceCreated]:
+) -> AudienceCreated:
     """Normalise and hash the users' identifiers, create the Custom Audience in the connected ad
     account, upload in batches of at most 10,000 within one session, and for prospecting create the
     lookalike. A CSV snapshot is stored."""
@@ -51,7 +49,7 @@ def create_audience(
     else:
         created = wiring.audience_exporter().create(org_id, body)
     metrics.add_metric(name="AudienceUsersUploaded", unit=MetricUnit.Count, value=created.userCount)
-    return Response(status_code=201, content_type=content_types.APPLICATION_JSON, body=created)
+    return created
 
 
 lambda_handler = http_entry_point(app, on_start=register_context)

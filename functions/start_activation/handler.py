@@ -2,7 +2,6 @@
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Header
 
 from shared import wiring
@@ -19,7 +18,8 @@ app = create_app()
     middlewares=[require_user],
     security=USER_AUTH,
     tags=["Audiences"],
-    responses={202: {"description": "Accepted", "content": {"application/json": {"model": AudienceView}}}},
+    status_code=202,
+    response_description="Accepted: the audience is being activated",
 )
 @tracer.capture_method
 def start_activation(
@@ -33,13 +33,12 @@ def start_activation(
             description="Repeat safely with the same key.",
         ),
     ] = None,
-) -> Response[AudienceView]:
+) -> AudienceView:
     """Validate and store the audience, then run creation, batched upload and lookalike in the
     activation state machine. Returns 202 at once; GET /platform-ads/audiences shows the progress."""
-    view = wiring.audience_exporter().start_activation(
+    return wiring.audience_exporter().start_activation(
         user_principal(app).org_id, body, idempotency_key, wiring.activation_starter()
     )
-    return Response(status_code=202, content_type=content_types.APPLICATION_JSON, body=view)
 
 
 lambda_handler = http_entry_point(app)
