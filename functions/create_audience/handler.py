@@ -1,14 +1,17 @@
 """POST /platform-ads/audiences: create a Custom Audience of predicted buyers (dashboard, JWT)."""
 
-from typing import Annotated
-
-from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.metrics import MetricUnit
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
 from shared.audiences.export import AudienceCreated, CreateAudienceRequest
-from shared.audiences.idempotency import IdempotencyScope, idempotent, register_context, scope_for
+from shared.audiences.idempotency import (
+    IdempotencyKeyHeader,
+    IdempotencyScope,
+    idempotent,
+    register_context,
+    scope_for,
+)
 from shared.auth.middleware import require_user, user_principal
 from shared.observability import metrics, tracer
 
@@ -30,15 +33,7 @@ def _create(*, scope: IdempotencyScope, body: CreateAudienceRequest) -> Audience
 @tracer.capture_method
 def create_audience(
     body: CreateAudienceRequest,
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="idempotency-key",
-            min_length=8,
-            max_length=128,
-            description="Repeat a request with the same key to get its result instead of a second audience.",
-        ),
-    ] = None,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> AudienceCreated:
     """Normalise and hash the users' identifiers, create the Custom Audience in the connected ad
     account, upload in batches of at most 10,000 within one session, and for prospecting create the

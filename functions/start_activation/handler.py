@@ -1,12 +1,9 @@
 """POST /platform-ads/activations: accept an audience and activate it in the background (JWT)."""
 
-from typing import Annotated
-
-from aws_lambda_powertools.event_handler.openapi.params import Header
-
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
 from shared.audiences.export import AudienceView, CreateAudienceRequest
+from shared.audiences.idempotency import IdempotencyKeyHeader
 from shared.auth.middleware import require_user, user_principal
 from shared.observability import tracer
 
@@ -24,15 +21,7 @@ app = create_app()
 @tracer.capture_method
 def start_activation(
     body: CreateAudienceRequest,
-    idempotency_key: Annotated[
-        str | None,
-        Header(
-            alias="idempotency-key",
-            min_length=8,
-            max_length=128,
-            description="Repeat safely with the same key.",
-        ),
-    ] = None,
+    idempotency_key: IdempotencyKeyHeader = None,
 ) -> AudienceView:
     """Validate and store the audience, then run creation, batched upload and lookalike in the
     activation state machine. Returns 202 at once; GET /platform-ads/audiences shows the progress."""

@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Annotated, Any
 
+from aws_lambda_powertools.event_handler.openapi.params import Header
 from aws_lambda_powertools.utilities.idempotency import (
     DynamoDBPersistenceLayer,
     IdempotencyConfig,
@@ -26,6 +27,17 @@ from shared.audiences.export import AudienceCreated, CreateAudienceRequest
 from shared.settings import get_settings
 
 KEY_LIFETIME_SECONDS = 24 * 3600
+
+# The request header, as the audience routes declare it.
+IdempotencyKeyHeader = Annotated[
+    str | None,
+    Header(
+        alias="idempotency-key",
+        min_length=8,
+        max_length=128,
+        description="Repeat a request with the same key to get its result instead of a second audience.",
+    ),
+]
 
 
 class IdempotencyScope(BaseModel):

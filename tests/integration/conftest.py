@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
+from local.connected import ConnectedOrg, connected_org
 from local.seed import DemoCredentials, seed_demo
 from local.stack import LocalStack
 
@@ -26,3 +27,18 @@ def api(stack: LocalStack) -> Iterator[httpx.Client]:
     """An HTTP client on the local gateway."""
     with httpx.Client(base_url=stack.api_url, timeout=30) as client:
         yield client
+
+
+@pytest.fixture
+def org(stack: LocalStack, api: httpx.Client) -> ConnectedOrg:
+    """A fresh organization with a signed-in user and a connected ad account."""
+    return connected_org(stack, api)
+
+
+@pytest.fixture
+def sandbox(stack: LocalStack) -> Iterator[httpx.Client]:
+    """The platform sandbox's admin API; faults and the scenario are reset afterwards."""
+    with httpx.Client(base_url=f"{stack.sandbox.url}/_admin") as admin:
+        yield admin
+        admin.delete("/faults")
+        admin.post("/scenario", json={"name": "default"})

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
-import pytest
 
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
@@ -17,18 +15,6 @@ from shared import wiring
 
 def users(count: int) -> list[dict[str, Any]]:
     return [{"user_id": f"a{i}", "email": f"buyer{i}@example.com", "score": 0.9} for i in range(count)]
-
-
-@pytest.fixture
-def org(stack: LocalStack, api: httpx.Client) -> ConnectedOrg:
-    return connected_org(stack, api)
-
-
-@pytest.fixture
-def sandbox(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"{stack.sandbox.url}/_admin") as admin:
-        yield admin
-        admin.delete("/faults")
 
 
 def wait_for(stack: LocalStack, org: ConnectedOrg, audience_id: str, status: str) -> dict[str, Any]:

@@ -7,7 +7,6 @@ import csv
 import hashlib
 import io
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -41,19 +40,6 @@ def body(count: int, **overrides: Any) -> dict[str, Any]:
         "users": users(count),
         **overrides,
     }
-
-
-@pytest.fixture
-def org(stack: LocalStack, api: httpx.Client) -> ConnectedOrg:
-    return connected_org(stack, api)
-
-
-@pytest.fixture
-def sandbox(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"{stack.sandbox.url}/_admin") as admin:
-        yield admin
-        admin.delete("/faults")
-        admin.post("/scenario", json={"name": "default"})
 
 
 def members(sandbox: httpx.Client, platform_id: str) -> list[list[str]]:
