@@ -30,6 +30,7 @@ from shared.audiences.records import (
     UploadProgress,
 )
 from shared.audiences.snapshot import snapshot_csv
+from shared.audiences.uploads import UploadBlobs, users_from_upload
 from shared.clock import Clock
 from shared.connections.lifecycle import ConnectionService
 from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
@@ -54,7 +55,12 @@ class CreateAudienceRequest(BaseModel):
 
     name: str = Field(min_length=1, max_length=200)
     productId: str | None = Field(default=None, max_length=200)  # noqa: N815 - spec field names
-    users: list[AudienceUser] = Field(min_length=1, description="Users to upload (spec 2.4).")
+    users: list[AudienceUser] = Field(
+        default_factory=list, description="Users to upload (spec 2.4); or give uploadId for a large list."
+    )
+    uploadId: str | None = Field(  # noqa: N815
+        default=None, description="An uploaded CSV (POST /platform-ads/uploads) instead of users."
+    )
     objective: Literal["retargeting", "prospecting"] = "retargeting"
     modelId: str | None = Field(default=None, max_length=200)  # noqa: N815
     dailyBudget: float | None = Field(default=None, gt=0)  # noqa: N815
@@ -67,6 +73,14 @@ class CreateAudienceRequest(BaseModel):
         pattern="^[A-Za-z]{2}$",
         description="The store's country (ISO alpha-2): gives national phone numbers their country code.",
     )
+
+    @model_validator(mode="after")
+    def _users_from_one_place(self) -> CreateAudienceRequest:
+        if not self.users and not self.uploadId:
+            raise ValueError("users: send at least one user, or an uploadId")
+        if self.users and self.uploadId:
+            raise ValueError("users: send either users or an uploadId, not both")
+        return self
 
     @model_validator(mode="after")
     def _prospecting_needs_a_lookalike(self) -> CreateAudienceRequest:
@@ -154,7 +168,7 @@ class AudienceStore(Protocol):
     def claim_key(self, org_id: str, idempotency_key: str, audience_id: str) -> str: ...
 
 
-class BlobStore(Protocol):
+class BlobStore(UploadBlobs, Protocol):
     def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
     def get(self, key: str) -> bytes: ...
     def delete(self, key: str) -> None: ...
@@ -194,6 +208,9 @@ class AudienceExporter:
     ) -> tuple[AudienceRecord, PreparedAudience, GraphClient]:
         """Validate the request, check the connection, and store the users, the snapshot and the
         record before anything is sent, so every later step can be resumed."""
+        if request.uploadId:
+            users = users_from_upload(org_id, request.uploadId, self.blobs)
+            request = request.model_copy(update={"users": users, "uploadId": None})
         audience_id = str(uuid.uuid4())
         if idempotency_key:
             audience_id = self.audiences.claim_key(org_id, idempotency_key, audience_id)

@@ -52,3 +52,12 @@ class S3BlobStore:
             ExpiresIn=expires_seconds,
         )
         return url
+
+    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str:
+        """A presigned PUT URL for ``key``; the bucket's default SSE-KMS encrypts what arrives."""
+        url: str = self._s3.generate_presigned_url(
+            "put_object",
+            Params={"Bucket": self._bucket, "Key": key, "ContentType": content_type},
+            ExpiresIn=expires_seconds,
+        )
+        return url

@@ -122,3 +122,50 @@ def test_a_platform_refusal_fails_the_activation_with_its_remedy(
         assert record.status == "failed"
     finally:
         sandbox.post("/scenario", json={"name": "default"})
+
+
+def test_a_list_too_large_for_a_request_is_uploaded_first_then_activated(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given: 60,000 users as CSV (about 11 MB as JSON: over API Gateway's 10 MB body limit)
+    lines = ["user_id,email,firstName,lastName,phone,score,country"]
+    lines += [f"c{i},shopper{i}@example.com,Ana,Silva,07700 9{i % 100000:05d},0.8,GB" for i in range(60_000)]
+    link = api.post("/platform-ads/uploads", headers=org.headers).json()
+    assert httpx.put(
+        link["url"], content="\n".join(lines).encode(), headers={"Content-Type": "text/csv"}
+    ).is_success
+    # When
+    response = api.post(
+        "/platform-ads/activations",
+        json={"name": "Uploaded list", "uploadId": link["uploadId"]},
+        headers=org.headers,
+    )
+    # Then
+    assert response.status_code == 202, response.text
+    active = wait_for(stack, org, response.json()["audienceId"], "active")
+    assert active["userCount"] == 60_000
+    members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
+    assert sum(len(group["rows"]) for group in members) == 60_000
+
+
+def test_a_bad_upload_is_refused_naming_the_line_and_column(api: httpx.Client, org: ConnectedOrg) -> None:
+    # Given
+    link = api.post("/platform-ads/uploads", headers=org.headers).json()
+    httpx.put(link["url"], content=b"user_id,score\nu1,high\n", headers={"Content-Type": "text/csv"})
+    # When
+    response = api.post(
+        "/platform-ads/activations", json={"name": "Bad", "uploadId": link["uploadId"]}, headers=org.headers
+    )
+    # Then
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "uploadId"
+    assert "line 2: score" in response.json()["message"]
+    assert "high" not in response.json()["message"]
+
+
+def test_an_unknown_upload_is_not_found(api: httpx.Client, org: ConnectedOrg) -> None:
+    response = api.post(
+        "/platform-ads/activations", json={"name": "None", "uploadId": str(uuid.uuid4())}, headers=org.headers
+    )
+    assert response.status_code == 404
+    assert "upload link" in response.json()["error"]["remedy"]

@@ -1,0 +1,78 @@
+"""Audience lists too large for a request body (API Gateway takes at most 10 MB) go to S3 first:
+the dashboard asks for an upload link, PUTs the CSV, and names the upload when creating the audience."""
+
+from __future__ import annotations
+
+import io
+import uuid
+from typing import Protocol
+
+from pydantic import BaseModel
+
+from shared.audiences.dry_run import InvalidFile, read_users
+from shared.audiences.identifiers import AudienceUser
+from shared.errors import NotFound, ValidationFailed
+
+UPLOAD_LINK_SECONDS = 900
+CSV_COLUMNS = "user_id,email,firstName,lastName,phone,score,country"
+_PROBLEMS_SHOWN = 5
+
+
+class UploadLink(BaseModel):
+    uploadId: str  # noqa: N815 - API field names are camelCase
+    url: str
+    method: str = "PUT"
+    contentType: str = "text/csv"  # noqa: N815
+    expiresInSeconds: int = UPLOAD_LINK_SECONDS  # noqa: N815
+    columns: str = CSV_COLUMNS
+
+
+class UploadBlobs(Protocol):
+    def get(self, key: str) -> bytes: ...
+    def exists(self, key: str) -> bool: ...
+    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str: ...
+
+
+def upload_key(org_id: str, upload_id: str) -> str:
+    return f"uploads/{org_id}/{upload_id}.csv"
+
+
+def create_upload_link(org_id: str, blobs: UploadBlobs) -> UploadLink:
+    """A new upload id and a 15-minute presigned PUT link for the CSV."""
+    upload_id = str(uuid.uuid4())
+    url = blobs.upload_url(upload_key(org_id, upload_id), "text/csv", UPLOAD_LINK_SECONDS)
+    return UploadLink(uploadId=upload_id, url=url)
+
+
+def users_from_upload(org_id: str, upload_id: str, blobs: UploadBlobs) -> list[AudienceUser]:
+    """The users in an uploaded CSV; every bad row is reported by line and column, never by value."""
+    try:
+        uuid.UUID(upload_id)
+    except ValueError as exc:
+        raise ValidationFailed("uploadId is not an upload id.", field="uploadId") from exc
+    key = upload_key(org_id, upload_id)
+    if not blobs.exists(key):
+        raise NotFound(
+            f"Upload {upload_id} was not found (nothing was uploaded, or the link expired).",
+            field="uploadId",
+            remedy="Ask for a new upload link and PUT the CSV to it.",
+        )
+    try:
+        users = read_users(io.StringIO(blobs.get(key).decode("utf-8-sig")))
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
+    except InvalidFile as exc:
+        shown = "; ".join(exc.problems[:_PROBLEMS_SHOWN])
+        more = (
+            f" (and {len(exc.problems) - _PROBLEMS_SHOWN} more)"
+            if len(exc.problems) > _PROBLEMS_SHOWN
+            else ""
+        )
+        raise ValidationFailed(
+            f"The uploaded CSV has invalid rows: {shown}{more}.",
+            field="uploadId",
+            remedy=f"Fix those rows (columns: {CSV_COLUMNS}) and upload again.",
+        ) from exc
+    if not users:
+        raise ValidationFailed("The uploaded CSV has no users.", field="uploadId")
+    return users
