@@ -6,6 +6,7 @@ import argparse
 import json
 import signal
 import threading
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +18,9 @@ CREDENTIALS_FILE = ROOT / ".local" / "credentials.json"
 
 
 def main() -> None:
+    # Functions without business metrics of their own still flush (for the cold-start metric);
+    # Powertools warns about that on every request, which is noise on a developer's terminal.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
     parser = argparse.ArgumentParser(description="Run the service locally (moto, gateway, demo data).")
     parser.add_argument("--port", type=int, default=3000, help="API port (default 3000)")
     parser.add_argument("--moto-port", type=int, default=5001, help="moto server port (default 5001)")
