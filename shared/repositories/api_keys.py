@@ -63,14 +63,6 @@ class DynamoApiKeyStore:
             return None
         return _to_key(result["Attributes"])
 
-    def touch(self, key_id: str, now: datetime) -> None:
-        """Record when a key was last used."""
-        self._table.update_item(
-            Key={"pk": f"APIKEY#{key_id}", "sk": "META"},
-            UpdateExpression="SET last_used_at = :now",
-            ExpressionAttributeValues={":now": iso(now)},
-        )
-
 
 def _to_key(item: dict[str, Any]) -> StoredApiKey:
     created = parse_time(item["created_at"])

@@ -28,9 +28,6 @@ class DynamoOrganizationStore:
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:
             return
 
-    def exists(self, org_id: str) -> bool:
-        return "Item" in self._table.get_item(Key={"pk": f"ORG#{org_id}", "sk": "META"})
-
     def add_member(self, user_id: str, org_id: str, email: str | None = None) -> None:
         """Attach dashboard user ``user_id`` (the JWT ``sub``) to ``org_id``."""
         item = {"pk": f"USER#{user_id}", "sk": "META", "org_id": org_id, "user_id": user_id}
