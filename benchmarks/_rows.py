@@ -13,7 +13,7 @@ class BenchRow(TypedDict):
     unit: str
     baseline: float | None
     ratio: float | None
-    target: str
+    target: str | float | None
     passed: bool | None
     notes: str
 

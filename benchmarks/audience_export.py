@@ -31,7 +31,8 @@ from unittest import mock
 
 import httpx
 
-from benchmarks.audience_hashing import BenchResult, generate_corpus
+from benchmarks._rows import BenchRow
+from benchmarks.audience_hashing import generate_corpus
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
 from shared import wiring
@@ -130,7 +131,7 @@ def _path_shape(path: str) -> str:
     return "/".join("{id}" if part.isdigit() or part.startswith("act_") else part for part in path.split("/"))
 
 
-def run(size: int = SIZE, http_size: int = HTTP_SIZE, stack: LocalStack | None = None) -> list[BenchResult]:
+def run(size: int = SIZE, http_size: int = HTTP_SIZE, stack: LocalStack | None = None) -> list[BenchRow]:
     """Export ``size`` users through the library, and ``http_size`` users through both entry points.
 
     Starts its own ``LocalStack`` (and restores the environment afterwards) unless given a running one.
@@ -154,7 +155,7 @@ def run(size: int = SIZE, http_size: int = HTTP_SIZE, stack: LocalStack | None =
             wiring.reset()
 
 
-def _measure(stack: LocalStack, size: int, http_size: int) -> list[BenchResult]:
+def _measure(stack: LocalStack, size: int, http_size: int) -> list[BenchRow]:
     with (
         httpx.Client(base_url=stack.api_url, timeout=300) as api,
         httpx.Client(base_url=f"{stack.sandbox.url}/_admin", timeout=30) as admin,
@@ -195,7 +196,7 @@ def _results(
     small_body: bytes,
     small_library_s: float,
     small_http_s: float,
-) -> list[BenchResult]:
+) -> list[BenchRow]:
     split = {
         label: stages.seconds[label] for label in ("prepare", "snapshot", "s3_put", "record_save", "upload")
     }
@@ -206,7 +207,7 @@ def _results(
     )
     over_limit = "over" if body_bytes > API_GATEWAY_BODY_LIMIT else "within"
     return [
-        BenchResult(
+        BenchRow(
             name="audience_export.library",
             value=round(create_s, 2),
             unit="s",
@@ -221,7 +222,7 @@ def _results(
                 "limit, hence the library entry point"
             ),
         ),
-        BenchResult(
+        BenchRow(
             name="audience_export.platform_calls",
             value=sum(calls.values()),
             unit="calls",
@@ -232,7 +233,7 @@ def _results(
             notes=f"sandbox request log during the {size}-user export: "
             + ", ".join(f"{n} x {call}" for call, n in sorted(calls.items())),
         ),
-        BenchResult(
+        BenchRow(
             name="audience_export.http",
             value=round(small_http_s, 2),
             unit="s",

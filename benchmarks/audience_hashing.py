@@ -19,8 +19,8 @@ import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import TypedDict
 
+from benchmarks._rows import BenchRow
 from shared.audiences.identifiers import (
     SCHEMA,
     DropReason,
@@ -38,17 +38,6 @@ from shared.audiences.quality import build_report
 Record = Mapping[str, str | None]
 TARGET_USERS_PER_SECOND = 300_000
 CORPUS_SIZE = 200_000
-
-
-class BenchResult(TypedDict):
-    name: str
-    value: float
-    unit: str
-    baseline: float | None
-    ratio: float | None
-    target: float | None
-    passed: bool | None
-    notes: str
 
 
 # --- the straightforward implementation ---------------------------------------------------------
@@ -248,7 +237,7 @@ def _hash_floor_seconds(size: int) -> float:
     return _cpu_seconds(lambda: [sha256(value).hexdigest() for value in values])
 
 
-def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchResult]:
+def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchRow]:
     """Time both implementations on one corpus of ``size`` users; users/s per CPU-second (= per core).
 
     The two alternate within each repeat, so both see the same machine; the best run of each counts
@@ -276,7 +265,7 @@ def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchResult]:
         f"os.cpu_count()={os.cpu_count()}"
     )
     return [
-        BenchResult(
+        BenchRow(
             name="audience_hashing.fast_path",
             value=round(fast),
             unit="users/s",
@@ -289,7 +278,7 @@ def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchResult]:
                 f"ratio per run {ratios[0]:.2f}-{ratios[-1]:.2f}; {shared_notes}"
             ),
         ),
-        BenchResult(
+        BenchRow(
             name="audience_hashing.reference",
             value=round(reference),
             unit="users/s",
@@ -299,7 +288,7 @@ def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchResult]:
             passed=None,
             notes=f"prepare_reference: per record, per field, public normalisers; {shared_notes}",
         ),
-        BenchResult(
+        BenchRow(
             name="audience_hashing.sha256_floor",
             value=round(floor),
             unit="users/s",

@@ -333,16 +333,7 @@ class AudienceExporter:
         message = "Audience created and users uploaded."
         if request_was_repeated:
             message = "This request was already handled; here is the audience it created."
-        return AudienceCreated(
-            success=True,
-            audienceId=record.audience_id,
-            platformCustomAudienceId=record.platform_custom_audience_id,
-            userCount=record.user_count,
-            status=record.status,
-            message=message,
-            quality=record.quality,
-            lookalike=_lookalike_view(record.lookalike),
-        )
+        return _created(record, message)
 
     def _run(self, record: AudienceRecord, prepared: PreparedAudience, graph: GraphClient) -> AudienceRecord:
         try:
@@ -460,16 +451,7 @@ class AudienceExporter:
         record.user_count = progress.total_rows
         record.quality = prepared.report.model_dump(mode="json")
         self._save(record)
-        return AudienceCreated(
-            success=True,
-            audienceId=record.audience_id,
-            platformCustomAudienceId=record.platform_custom_audience_id,
-            userCount=record.user_count,
-            status=record.status,
-            message="Audience members replaced.",
-            quality=record.quality,
-            lookalike=_lookalike_view(record.lookalike),
-        )
+        return _created(record, "Audience members replaced.")
 
     # --- read, delete, snapshot ----------------------------------------------------------------
 
@@ -522,6 +504,20 @@ class AudienceExporter:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
+
+
+def _created(record: AudienceRecord, message: str) -> AudienceCreated:
+    """The spec 4.3 response for ``record``."""
+    return AudienceCreated(
+        success=True,
+        audienceId=record.audience_id,
+        platformCustomAudienceId=record.platform_custom_audience_id,
+        userCount=record.user_count,
+        status=record.status,
+        message=message,
+        quality=record.quality,
+        lookalike=_lookalike_view(record.lookalike),
+    )
 
 
 def _batches(record: AudienceRecord) -> dict[str, int]:

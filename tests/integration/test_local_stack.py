@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import httpx
 
 from local.seed import DemoCredentials
@@ -89,18 +86,3 @@ def test_the_demo_user_gets_a_real_rs256_jwt_from_cognito(stack: LocalStack, dem
     # Then
     assert claims["sub"] == demo.user_id
     assert wiring.organization_store().org_of(claims["sub"]) == demo.org_id
-
-
-def test_the_gateway_sends_payload_2_events(stack: LocalStack) -> None:
-    # Given: the sample event in events/ is what the gateway builds
-    sample: dict[str, Any] = json.loads((stack_root() / "events" / "list_models.json").read_text())
-    # Then
-    assert sample["version"] == "2.0"
-    assert sample["routeKey"] == "GET /client/models"
-    assert set(sample["requestContext"]["http"]) == {"method", "path", "protocol", "sourceIp", "userAgent"}
-
-
-def stack_root() -> Any:
-    from local.template import ROOT
-
-    return ROOT
