@@ -2,7 +2,7 @@
 
 Dev and test only. ``SandboxServer`` runs it on a local port; ``create_app`` gives the Flask app
 for in-process tests; the admin API under ``/_admin`` sets up scenarios and shows what arrived.
-Behaviour follows the platform reference (sections cited in each module).
+Behaviour follows docs/platform-notes.md (each module cites its sections).
 """
 
 from platform_sandbox.app import create_app

@@ -1,4 +1,4 @@
-"""The user and the ad accounts, pages and pixels they reach (reference §1.7, §6.2, §6.4)."""
+"""The user and the ad accounts, pages and pixels they reach (docs/platform-notes.md §1.7, §6.2, §6.4)."""
 
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ def me_permissions(call: GraphCall) -> Payload:
 def me_adaccounts(call: GraphCall) -> Payload:
     """The ad accounts the user has a role on; an empty list (not an error) when there are none.
 
-    A development-mode app answers only its Testers and Admins (spec §5), so others get 200 here.
+    A development-mode app answers only its Testers and Admins (docs/service-contract.md §5), so others
+    get 200 here.
     """
     call.check_app_access()
     call.require_scope(write=False)

@@ -1,4 +1,4 @@
-"""Custom Audiences, member uploads with sessions, replace, and lookalikes (reference §2-§5)."""
+"""Custom Audiences, member uploads with sessions, replace, and lookalikes (docs/platform-notes.md §2-§5)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ DEFAULT_FIELDS = ("name",)
 
 
 def audience_node(audience: CustomAudience, min_seed_size: int) -> Payload:
-    """Every field the sandbox knows of an audience (reference §2.4)."""
+    """Every field the sandbox knows of an audience (docs/platform-notes.md §2.4)."""
     count = _approximate_size(audience)
     return {
         "id": audience.audience_id,
@@ -83,7 +83,7 @@ def read_audience(call: GraphCall, audience: CustomAudience) -> Payload:
 
 
 def update_audience(call: GraphCall, audience: CustomAudience) -> Payload:
-    """``POST /<audience_id>``: rename or re-describe (reference §2.5)."""
+    """``POST /<audience_id>``: rename or re-describe (docs/platform-notes.md §2.5)."""
     _authorize(call, audience, write=True, deleted_error=errors.audience_deleted())
     audience.name = call.params.text("name") or audience.name
     audience.description = call.params.text("description") or audience.description
@@ -110,7 +110,9 @@ def users(call: GraphCall, audience_id: str) -> Payload:
     """
     audience = _upload_target(call, audience_id)
     if audience.replace is not None:
-        raise errors.replace_failed(1870145)  # /users must wait for a running replace (reference §3.6)
+        raise errors.replace_failed(
+            1870145
+        )  # /users must wait for a running replace (docs/platform-notes.md §3.6)
     batch = _checked_batch(call)
     session, batch_seq, last = _session(call, audience)
     rows = audience.members.setdefault(batch.schema, set())
@@ -125,7 +127,7 @@ def users(call: GraphCall, audience_id: str) -> Payload:
 
 @graph_endpoint(blueprint, "/<audience_id>/usersreplace", ["POST"])
 def users_replace(call: GraphCall, audience_id: str) -> Payload:
-    """Replace all members through a session (reference §3.6); errors are 2650 with subcodes.
+    """Replace all members through a session (docs/platform-notes.md §3.6); errors are 2650 with subcodes.
 
     The first batch must have ``batch_seq`` 1 (1870147); another session may not start while one
     runs (1870145); a finished session takes no more batches (1870159); a session older than 90
@@ -245,7 +247,8 @@ def _authorize(
 
 
 def _check_write_gates(account: AdAccount) -> None:
-    # Editing a customer list needs the same business and ToS gates as creating one (reference §2.2-2.3).
+    # Editing a customer list needs the same business and ToS gates as creating one
+    # (docs/platform-notes.md §2.2-§2.3).
     if account.business is None:
         raise errors.business_account_required()
     if not account.tos_accepted:

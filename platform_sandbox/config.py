@@ -6,7 +6,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 
 class BucQuotas(BaseModel):
-    """Calls per ad account per rolling hour for each business-use-case type (reference §8.2).
+    """Calls per ad account per rolling hour for each business-use-case type (docs/platform-notes.md §8.2).
 
     The defaults are the limited (development) tier's base values; tests lower them to reach
     throttling in a handful of calls.
@@ -26,9 +26,9 @@ class SandboxConfig(BaseModel):
     app_id: str = "1000000000000001"
     app_secret: str = "sandbox-app-secret"
     app_name: str = "Prediction Audience Service (sandbox)"
-    # When true, every user-token call must carry appsecret_proof (reference §1.6).
+    # When true, every user-token call must carry appsecret_proof (docs/platform-notes.md §1.6).
     require_appsecret_proof: bool = False
-    # Accepted Graph versions `/v{n}.0/`; below min -> 2635 (reference §9).
+    # Accepted Graph versions `/v{n}.0/`; below min -> 2635 (docs/platform-notes.md §9).
     min_version: int = 25
     max_version: int = 26
     # Where the OAuth dialog posts its Approve/Deny forms; None means the server's own URL.
@@ -48,6 +48,6 @@ class SandboxConfig(BaseModel):
     replace_session_seconds: int = 90 * 60
 
     quotas: BucQuotas = Field(default_factory=BucQuotas)
-    # App-level calls per rolling hour behind X-App-Usage (reference §8.1).
+    # App-level calls per rolling hour behind X-App-Usage (docs/platform-notes.md §8.1).
     app_calls_per_hour: int = Field(default=200_000, ge=1)
     request_log_size: int = Field(default=2000, ge=1)

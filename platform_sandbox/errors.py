@@ -1,7 +1,7 @@
-"""The Graph error envelope and the catalogue of errors the sandbox returns (reference §7).
+"""The Graph error envelope and the catalogue of errors the sandbox returns (docs/platform-notes.md §7).
 
-Clients must classify errors by ``code`` / ``error_subcode`` (reference §7.1), so every error here
-carries the code and subcode the real platform uses; messages follow the observed bodies.
+Clients must classify errors by ``code`` / ``error_subcode`` (docs/platform-notes.md §7.1), so every
+error here carries the code and subcode the real platform uses; messages follow the observed bodies.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class GraphError(Exception):
     headers: dict[str, str] = field(default_factory=dict)
 
     def envelope(self, trace_id: str) -> dict[str, Any]:
-        """The JSON body of this error, shaped like Meta's envelope (reference §7.1)."""
+        """The JSON body of this error, shaped like Meta's envelope (docs/platform-notes.md §7.1)."""
         body: dict[str, Any] = {
             "message": self.message,
             "type": self.type,
@@ -62,7 +62,7 @@ def invalid_parameter(message: str, *, subcode: int | None = None, blame: str | 
 
 
 def unsupported_request(method: str, object_id: str) -> GraphError:
-    """100/33: the object does not exist or the token may not see it (reference §3.5)."""
+    """100/33: the object does not exist or the token may not see it (docs/platform-notes.md §3.5)."""
     return GraphError(
         f"Unsupported {method.lower()} request. Object with ID '{object_id}' does not exist, "
         "cannot be loaded due to missing permissions, or does not support this operation.",
@@ -77,7 +77,7 @@ def nonexisting_field(field_name: str, node_type: str) -> GraphError:
 
 
 def deprecated_version(version: str) -> GraphError:
-    """2635: a version below the accepted range, or none at all (reference §9)."""
+    """2635: a version below the accepted range, or none at all (docs/platform-notes.md §9)."""
     return GraphError(
         f"(#2635) You are calling a deprecated version of the Ads API ({version or 'unversioned'}). "
         "Please update to the latest version.",
@@ -90,7 +90,7 @@ def unknown_version(version: str) -> GraphError:
 
 
 def too_many_parameters(rows: int, limit: int) -> GraphError:
-    """105: more rows than one upload may carry (reference §3.4)."""
+    """105: more rows than one upload may carry (docs/platform-notes.md §3.4)."""
     return GraphError(
         f"(#105) The number of parameters exceeded the maximum for this operation ({rows} > {limit} rows)",
         105,
@@ -109,7 +109,7 @@ def invalid_appsecret_proof() -> GraphError:
     )
 
 
-# Tokens and OAuth (reference §1, §7.2) -----------------------------------------------------------
+# Tokens and OAuth (docs/platform-notes.md §1, §7.2) ---------------------------------------------------------
 
 
 def token_unparseable() -> GraphError:
@@ -174,11 +174,11 @@ def code_invalid() -> GraphError:
     return GraphError("Invalid verification code format.", 100)
 
 
-# Permissions and account gates (reference §2.2, §2.3, §7.2) --------------------------------------
+# Permissions and account gates (docs/platform-notes.md §2.2, §2.3, §7.2) ------------------------------------
 
 
 def missing_permission(scope: str) -> GraphError:
-    """294 for ads_management (reference §3.5); 200 for other scopes."""
+    """294 for ads_management (docs/platform-notes.md §3.5); 200 for other scopes."""
     if scope == "ads_management":
         return GraphError(
             "(#294) Managing advertisements requires an access token with the extended permission for "
@@ -245,7 +245,7 @@ def terms_not_accepted(account_id: str) -> GraphError:
     )
 
 
-# Custom audiences and uploads (reference §2-§4) --------------------------------------------------
+# Custom audiences and uploads (docs/platform-notes.md §2-§4) ------------------------------------------------
 
 
 def audience_limit_reached(limit: int) -> GraphError:
@@ -297,7 +297,7 @@ REPLACE_MESSAGES: dict[int, str] = {
 
 
 def replace_failed(subcode: int) -> GraphError:
-    """2650 with the replace subcodes of reference §3.6."""
+    """2650 with the replace subcodes of docs/platform-notes.md §3.6."""
     return GraphError(
         "(#2650) Failed to update the custom audience",
         2650,
@@ -307,7 +307,7 @@ def replace_failed(subcode: int) -> GraphError:
     )
 
 
-# Throttling and faults (reference §8) ------------------------------------------------------------
+# Throttling and faults (docs/platform-notes.md §8) ----------------------------------------------------------
 
 THROTTLE_MESSAGES: dict[int, str] = {
     4: "(#4) Application request limit reached",

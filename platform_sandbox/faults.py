@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class FaultKind(StrEnum):
-    THROTTLE = "throttle"  # a throttling error with usage headers (reference §8.2)
+    THROTTLE = "throttle"  # a throttling error with usage headers (docs/platform-notes.md §8.2)
     TRANSIENT = "transient"  # HTTP 500, code 2, is_transient true
     DELAY = "delay"  # answer normally after `seconds`
     EXPIRE_TOKEN = "expire_token"  # the caller's token expires now: 190/463 from this call on

@@ -59,7 +59,7 @@ class GraphCall:
         return self.token.user_id
 
     def account(self, account_id: str, *, write: bool, buc: BucType) -> AdAccount:
-        """The ad account this call acts on, after the access gates of reference §7.2.
+        """The ad account this call acts on, after the access gates of docs/platform-notes.md §7.2.
 
         Counts the call against the account's ``buc`` quota (raising 80003/80004 when spent),
         then raises 100/33 when the user has no role on it, 200 or 270 for a development-mode app,
@@ -159,7 +159,7 @@ def dispatch(version: str, run: Callable[[Any], Payload], *, needs_user: bool) -
 
 
 def check_version(version: str, state: SandboxState) -> None:
-    """Raise 2635 below ``min_version`` and 2500 above ``max_version`` (reference §9)."""
+    """Raise 2635 below ``min_version`` and 2500 above ``max_version`` (docs/platform-notes.md §9)."""
     match = VERSION_PATTERN.fullmatch(version)
     number = int(match.group(1)) if match else -1
     if number < state.config.min_version:

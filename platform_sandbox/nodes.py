@@ -1,4 +1,7 @@
-"""``/<object_id>``: reading, updating and deleting any object by its id (reference §2.4, §2.5)."""
+"""``/<object_id>``: reading, updating and deleting any object by its id.
+
+See docs/platform-notes.md §2.4, §2.5.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""OAuth 2.0: the login dialog, code and token exchange, and ``debug_token`` (reference §1.1-§1.5)."""
+"""OAuth 2.0: login dialog, code and token exchange, ``debug_token`` (docs/platform-notes.md §1.1-§1.5)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ class DialogRequest:
         )
 
     def requested_scopes(self) -> list[str]:
-        # The dialog accepts comma- or space-separated scopes (reference §1.1).
+        # The dialog accepts comma- or space-separated scopes (docs/platform-notes.md §1.1).
         return [scope for scope in self.scope.replace(",", " ").split() if scope]
 
 
@@ -131,7 +131,10 @@ def access_token(params: GraphParams) -> Payload:
 
 @public_endpoint(blueprint, "/debug_token", ["GET"])
 def debug_token(params: GraphParams) -> Payload:
-    """Inspect ``input_token``; the caller must present an app token of this app (reference §1.5)."""
+    """Inspect ``input_token``; the caller must present an app token of this app.
+
+    See docs/platform-notes.md §1.5.
+    """
     state = current_state()
     world, now = state.world, state.clock.now()
     inspector = tokens.validate_token(world, access_token_of(request, params), now)

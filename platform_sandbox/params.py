@@ -1,4 +1,4 @@
-"""Reading Graph parameters the way real clients send them (reference §3.1, §10 item 2).
+"""Reading Graph parameters the way real clients send them (docs/platform-notes.md §3.1, §10 item 2).
 
 A parameter may arrive in the query string, a form body or a JSON body. In query and form
 encodings nested values (``payload``, ``session``, ``targeting``, ...) are JSON-encoded strings;

@@ -1,7 +1,8 @@
-"""Publishing a conversion campaign: campaign -> ad set -> creative -> ad (reference §6, Appendix A).
+"""Publishing a conversion campaign: campaign -> ad set -> creative -> ad (docs/platform-notes.md §6, §A).
 
-Each create checks what the platform is known to reject for the service's flow (spec §7.2), with
-the documented code and subcode, and stores the object so later steps can refer to it.
+Each create checks what the platform is known to reject for the service's flow
+(docs/service-contract.md §7.2), with the documented code and subcode, and stores the object so later
+steps can refer to it.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ CONVERSION_EVENTS = frozenset(
         "COMPLETE_REGISTRATION",
     }
 )
-# Where ads need a beneficiary and payer: the EU/EEA (DSA, reference §6.3) plus GB and AU (spec §7.2).
+# Where ads need a beneficiary and payer: the EU/EEA (DSA, docs/platform-notes.md §6.3) plus GB and AU
+# (docs/service-contract.md §7.2).
 DSA_COUNTRIES = frozenset(
     {"AT", "BE", "BG", "HR", "CY", "CZ", "DK", "EE", "FI", "FR", "DE", "GR", "HU", "IE", "IT", "LV", "LT"}
     | {"LU", "MT", "NL", "PL", "PT", "RO", "SK", "SI", "ES", "SE", "IS", "LI", "NO", "GB", "AU"}

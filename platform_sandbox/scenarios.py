@@ -1,4 +1,5 @@
-"""Named scenarios: ready-made worlds for the situations of spec §7.2 and reference Appendix A.
+"""Named scenarios: ready-made worlds for the situations of docs/service-contract.md §7.2 and
+docs/platform-notes.md §A.
 
 Every scenario starts from the default world (one marketer who is admin and tester of a live app
 and admin of one business-owned ad account with ToS accepted, a pixel, a page and a funding
@@ -63,7 +64,7 @@ def _personal_account() -> AdAccount:
         name="Sandbox Marketer - Personal",
         roles={USER_ID: AccountRole.ADMIN},
         business=None,
-        # ToS are accepted per business, so a personal account can never have them (reference §2.3).
+        # ToS are accepted per business, so a personal account never has them (docs/platform-notes.md §2.3).
         tos_accepted=False,
     )
 
@@ -91,7 +92,8 @@ def no_payment_method(world: World) -> None:
 
 
 def app_in_development_mode(world: World) -> None:
-    # The user is admin and tester, so audiences work; only publishing adverts fails (spec §5).
+    # The user is admin and tester, so audiences work; only publishing adverts fails
+    # (docs/service-contract.md §5).
     world.app.mode = AppMode.DEVELOPMENT
 
 

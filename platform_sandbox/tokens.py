@@ -1,4 +1,4 @@
-"""Access tokens: minting, validation, appsecret_proof and ``debug_token`` views (reference §1)."""
+"""Access tokens: minting, validation, appsecret_proof, ``debug_token`` views (docs/platform-notes.md §1)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def mint_app_token(world: World, now: float) -> Token:
 
 
 def find_token(world: World, value: str) -> Token | None:
-    """The stored token, or the literal ``{app_id}|{app_secret}`` app token (reference §1.5)."""
+    """The stored token, or the literal ``{app_id}|{app_secret}`` app token (docs/platform-notes.md §1.5)."""
     stored = world.tokens.get(value)
     if stored is not None:
         return stored
@@ -79,7 +79,10 @@ def validate_token(world: World, value: str | None, now: float) -> Token:
 
 
 def check_appsecret_proof(app_secret: str, token: str, proof: str | None, proof_time: str | None) -> None:
-    """Raise unless ``proof`` is HMAC-SHA256(app_secret, token), or of ``token|time`` (reference §1.6)."""
+    """Raise unless ``proof`` is HMAC-SHA256(app_secret, token), or of ``token|time``.
+
+    See docs/platform-notes.md §1.6.
+    """
     if not proof:
         raise errors.missing_appsecret_proof()
     message = f"{token}|{proof_time}" if proof_time else token
@@ -93,7 +96,7 @@ def appsecret_proof(app_secret: str, message: str) -> str:
 
 
 def debug_view(world: World, token: Token | None, now: float, data_access_seconds: int) -> dict[str, Any]:
-    """The ``data`` object ``/debug_token`` returns for an input token (reference §1.5)."""
+    """The ``data`` object ``/debug_token`` returns for an input token (docs/platform-notes.md §1.5)."""
     if token is None:
         error = errors.token_unparseable()
         return {"is_valid": False, "scopes": [], "error": {"code": error.code, "message": error.message}}

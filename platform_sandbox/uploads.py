@@ -1,4 +1,4 @@
-"""Checking and counting one ``/users`` or ``/usersreplace`` payload (reference §3.2-§3.5, §3.7).
+"""Checking and counting one ``/users`` or ``/usersreplace`` payload (docs/platform-notes.md §3.2-§3.5, §3.7).
 
 Pure functions over plain values: the audience endpoints decide what to do with the result.
 """
@@ -13,7 +13,7 @@ from typing import Any
 from platform_sandbox import errors
 from platform_sandbox.world import Row
 
-# Keys the platform expects as lowercase SHA-256 hex (reference §3.7).
+# Keys the platform expects as lowercase SHA-256 hex (docs/platform-notes.md §3.7).
 HASHED_KEYS = frozenset(
     {"EMAIL", "PHONE", "GEN", "DOBY", "DOBM", "DOBD", "LN", "FN", "FI", "ST", "CT", "ZIP", "COUNTRY"}
     | {"EMAIL_SHA256", "PHONE_SHA256"}

@@ -1,4 +1,4 @@
-"""Rate-limit accounting and the usage headers (reference §8.1, §8.2).
+"""Rate-limit accounting and the usage headers (docs/platform-notes.md §8.1, §8.2).
 
 Calls are counted per ad account and business-use-case type in a rolling hour; a call beyond the
 quota fails with the type's throttling code (80003 custom_audience, 80004 ads_management, subcode

@@ -28,7 +28,7 @@ class AccountRole(StrEnum):
     ANALYST = "ANALYST"
 
 
-# What `user_tasks` shows for each role on an ad account (reference §1.7).
+# What `user_tasks` shows for each role on an ad account (docs/platform-notes.md §1.7).
 ACCOUNT_TASKS: dict[AccountRole, list[str]] = {
     AccountRole.ADMIN: ["MANAGE", "ADVERTISE", "ANALYZE", "DRAFT"],
     AccountRole.ADVERTISER: ["ADVERTISE", "ANALYZE", "DRAFT"],
@@ -47,7 +47,7 @@ class App:
     secret: str
     name: str
     mode: AppMode = AppMode.LIVE
-    # "development_access" limits the Marketing API to app admins (error 270, reference §7.2).
+    # "development_access" limits the Marketing API to app admins (error 270, docs/platform-notes.md §7.2).
     ads_access_tier: str = "standard_access"
     roles: dict[str, set[AppRole]] = field(default_factory=dict)
     # Redirect URIs must start with one of these; empty means any (the "app domains" setting).
@@ -125,7 +125,7 @@ class AuthCode:
 
 @dataclass
 class UploadSession:
-    """One advertiser-chosen ``session_id`` on one audience (reference §3.3)."""
+    """One advertiser-chosen ``session_id`` on one audience (docs/platform-notes.md §3.3)."""
 
     session_id: str
     started_at: float

@@ -56,7 +56,8 @@ class Settings(BaseSettings):
     platform_timeout_seconds: float = 30.0
     platform_max_retries: int = 5
     platform_backoff_base_seconds: float = 1.0
-    # Pause when a usage header passes 95 % (or asks to wait) before calling again (reference 8.3).
+    # Pause when a usage header passes 95 % (or asks to wait) before calling again
+    # (docs/platform-notes.md §8.3).
     platform_usage_pause_seconds: float = 60.0
 
     # HMAC key for OAuth state values; set by the template (from Secrets Manager) or the local stack.

@@ -13,7 +13,7 @@ from shared.clock import utc_now
 from shared.observability import metrics, tracer
 from shared.predictions.predict import PredictRequest, PredictResponse
 
-# Spec 4.1: every failure body also carries an empty predictions list.
+# docs/service-contract.md §4.1: every failure body also carries an empty predictions list.
 app = create_app(error_extra={"predictions": []})
 
 

@@ -1,4 +1,4 @@
-"""Split prepared rows into the batches of one upload session (reference sections 3.2-3.4).
+"""Split prepared rows into the batches of one upload session (docs/platform-notes.md §3.2-§3.4).
 
 Batches are a pure function of (rows, session): batch ``n`` always holds the same rows, so an upload
 can stop after any batch and resume from the last one the platform acknowledged, resending a failed

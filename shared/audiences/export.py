@@ -51,12 +51,14 @@ SNAPSHOT_LINK_SECONDS = 300
 
 
 class CreateAudienceRequest(BaseModel):
-    """``POST /platform-ads/audiences`` (spec 4.3), plus the wizard's prospecting settings (spec 4.7)."""
+    """``POST /platform-ads/audiences`` (docs/service-contract.md §4.3), plus the wizard's prospecting
+    settings (docs/service-contract.md §4.7)."""
 
     name: str = Field(min_length=1, max_length=200)
     productId: str | None = Field(default=None, max_length=200)  # noqa: N815 - spec field names
     users: list[AudienceUser] = Field(
-        default_factory=list, description="Users to upload (spec 2.4); or give uploadId for a large list."
+        default_factory=list,
+        description="Users to upload (docs/service-contract.md §2.4); or give uploadId for a large list.",
     )
     uploadId: str | None = Field(  # noqa: N815
         default=None, description="An uploaded CSV (POST /platform-ads/uploads) instead of users."
@@ -118,7 +120,7 @@ class AudienceView(BaseModel):
 
 
 class AudienceCreated(BaseModel):
-    """Spec 4.3 response, plus the quality report and the lookalike."""
+    """The response of docs/service-contract.md §4.3, plus the quality report and the lookalike."""
 
     success: bool
     audienceId: str  # noqa: N815
@@ -507,7 +509,7 @@ class AudienceExporter:
 
 
 def _created(record: AudienceRecord, message: str) -> AudienceCreated:
-    """The spec 4.3 response for ``record``."""
+    """The response of docs/service-contract.md §4.3 for ``record``."""
     return AudienceCreated(
         success=True,
         audienceId=record.audience_id,

@@ -1,6 +1,6 @@
 """Customer identifiers: the audience user record, and normalising and hashing per Meta's rules.
 
-The rules are Meta's customer-list rules (reference ``platform-api.md`` section 3.7): every key except
+The rules are Meta's customer-list rules (docs/platform-notes.md §3.7): every key except
 ``EXTERN_ID`` is normalised, then sent as the lower-case hex SHA-256 of its UTF-8 bytes. Each
 ``normalise_*`` function returns the normalised value or the :class:`DropReason` it was unusable, so
 bad input is dropped and counted instead of hashed into garbage that can never match.
@@ -42,7 +42,7 @@ class DropReason(Enum):
 
 
 class AudienceUser(BaseModel):
-    """One user of an audience (spec section 2.4), plus the optional ISO alpha-2 ``country``.
+    """One user of an audience (docs/service-contract.md §2.4), plus the optional ISO alpha-2 ``country``.
 
     Values are kept exactly as the merchant sent them (the CSV snapshot needs them raw); judging them is
     the normalisers' job, so a bad e-mail drops that identifier, not the whole record. Personal fields

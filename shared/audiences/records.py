@@ -1,4 +1,4 @@
-"""The audience as the service keeps it (spec 2.5), with its upload progress and lookalike."""
+"""The audience as the service keeps it (docs/service-contract.md §2.5): upload progress, lookalike."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CSV snapshot of an audience, as downloaded from the dashboard (spec sections 1 and 2.4).
+"""CSV snapshot of an audience, as downloaded from the dashboard (docs/service-contract.md §1, §2.4).
 
 The snapshot holds the values exactly as the merchant gave them: it lives in the merchant's own
 encrypted bucket and is what they check an audience against. Because merchants open it in a

@@ -1,4 +1,4 @@
-"""Custom Audiences and lookalikes (reference sections 2-4): one request per function.
+"""Custom Audiences and lookalikes (docs/platform-notes.md §2-§4): one request per function.
 
 Identifiers arrive here already normalised and hashed (``shared.audiences``); this module only moves
 them. Batching across requests is the pipeline's job; one call carries at most ``MAX_ROWS_PER_CALL``.

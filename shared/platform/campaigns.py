@@ -1,4 +1,4 @@
-"""Publish advert (reference section 6): campaign, ad set, creative and ad, one request each.
+"""Publish advert (docs/platform-notes.md §6): campaign, ad set, creative and ad, one request each.
 
 Everything is created ``PAUSED`` by default; the caller activates once all four exist. The fields
 newer API versions reject when absent are always sent explicitly: ``special_ad_categories``,

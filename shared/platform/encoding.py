@@ -19,7 +19,7 @@ AD_ACCOUNT_PREFIX = "act_"
 
 
 def appsecret_proof(app_secret: str, access_token: str) -> str:
-    """Hex HMAC-SHA256 of the access token keyed with the app secret (reference 1.6)."""
+    """Hex HMAC-SHA256 of the access token keyed with the app secret (docs/platform-notes.md §1.6)."""
     return hmac.new(app_secret.encode(), access_token.encode(), hashlib.sha256).hexdigest()
 
 

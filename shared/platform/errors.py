@@ -1,10 +1,10 @@
 """Platform errors: reading the Graph error envelope and classifying it into typed domain errors.
 
 Classification uses only ``code`` and ``error_subcode``: the platform says its messages may change
-(reference 7.1). Each typed error derives from a ``shared.errors`` class, so ``shared.api`` maps it
-to HTTP without knowing the platform, and carries the service spec's text (section 7.2) as
-``message`` and ``remedy``. The platform's own message and ``fbtrace_id`` stay on the exception for
-logs and support.
+(docs/platform-notes.md §7.1). Each typed error derives from a ``shared.errors`` class, so
+``shared.api`` maps it to HTTP without knowing the platform, and carries the contract's text
+(docs/service-contract.md §7.2) as ``message`` and ``remedy``. The platform's own message and
+``fbtrace_id`` stay on the exception for logs and support.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from shared.errors import (
     UpstreamError,
 )
 
-# Throttling codes (reference 8.2): the platform rejected the call before executing it.
+# Throttling codes (docs/platform-notes.md §8.2): the platform rejected the call before executing it.
 THROTTLING_CODES: frozenset[int] = frozenset({4, 17, 32, 341, 613, *range(80000, 80015)})
 # Unknown (1) and temporary service (2) errors: worth retrying, but the call may have executed.
 TRANSIENT_CODES: frozenset[int] = frozenset({1, 2})

@@ -1,4 +1,4 @@
-"""OAuth 2.0 with the platform (reference section 1): dialog URL, token exchanges, token inspection.
+"""OAuth 2.0 with the platform (docs/platform-notes.md §1): dialog URL, token exchanges, token inspection.
 
 Pure functions over a ``GraphClient``: nothing here stores state or tokens; the caller signs and
 checks ``state`` and encrypts what it keeps.

@@ -1,4 +1,4 @@
-"""Rate-limit usage reported by the platform in response headers (reference section 8).
+"""Rate-limit usage reported by the platform in response headers (docs/platform-notes.md §8).
 
 Every Graph response may carry up to three JSON headers: ``X-App-Usage`` (app-wide),
 ``X-Ad-Account-Usage`` (per ad account) and ``X-Business-Use-Case-Usage`` (per business object and
@@ -52,7 +52,7 @@ class BusinessUseCaseUsage(BaseModel):
     call_count: float = 0
     total_time: float = 0
     total_cputime: float = 0
-    # Minutes, not seconds (reference 8.1).
+    # Minutes, not seconds (docs/platform-notes.md §8.1).
     estimated_time_to_regain_access: int = 0
     ads_api_access_tier: str | None = None
 

@@ -1,4 +1,4 @@
-"""``POST /client/predict/{modelName}`` (spec 2.2, 2.3, 4.1, 7.1).
+"""``POST /client/predict/{modelName}`` (docs/service-contract.md §2.2, §2.3, §4.1, §7.1).
 
 Scoring runs on the numpy bundle only, so the predict function never imports scikit-learn. A call
 is metered (and checked against the key's quota) only once the model and the user are known, then
@@ -185,7 +185,7 @@ class Predictor:
         if record.type == "purchase":
             assert given.product_id is not None
             return [bundle.predict_purchase(given.user_id, given.product_id, features)]
-        # Recommendation models rank items themselves and ignore product_id (spec 2.2).
+        # Recommendation models rank items themselves and ignore product_id (docs/service-contract.md §2.2).
         return bundle.predict_recommendations(given.user_id, RECOMMENDATIONS)
 
     def _freshness(self, record: ModelRecord, now: datetime) -> FreshnessView:

@@ -1,4 +1,4 @@
-"""The model record kept in DynamoDB for each trained model (spec 2.1)."""
+"""The model record kept in DynamoDB for each trained model (docs/service-contract.md §2.1)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Usage metering: every prediction is counted against its API key and model (billing metadata,
-spec 4.1), a key's optional daily quota is enforced, and the dashboard reads it back as a report.
+docs/service-contract.md §4.1), a key's optional daily quota is enforced, and the dashboard reads it
+back as a report.
 
 Days are UTC days: a quota resets at midnight UTC and the report's dates are UTC dates.
 
@@ -104,7 +105,8 @@ def record_model_prediction(
     principal: ApiKeyPrincipal, model_name: str, now: datetime, *, models: ModelCounter
 ) -> int:
     """Add one prediction to the model's ``usageStats.total_predictions`` and set its
-    ``last_prediction_date`` (spec 2.1). The model must exist. Returns the model's new total."""
+    ``last_prediction_date`` (docs/service-contract.md §2.1). The model must exist. Returns the model's
+    new total."""
     return models.record_prediction(principal.org_id, model_name, now)
 
 

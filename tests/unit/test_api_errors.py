@@ -91,7 +91,8 @@ def test_an_unexpected_crash_is_500_without_internal_details() -> None:
 
 
 def test_error_extra_fields_are_added_to_every_error_body() -> None:
-    # Given: the prediction endpoint's failures carry an empty predictions list (spec 4.1)
+    # Given: the prediction endpoint's failures carry an empty predictions list
+    # (docs/service-contract.md §4.1)
     app = create_app(error_extra={"predictions": []})
 
     @app.get("/x")

@@ -1,4 +1,4 @@
-"""Normalising and hashing single identifier values (reference section 3.7)."""
+"""Normalising and hashing single identifier values (docs/platform-notes.md §3.7)."""
 
 import pytest
 

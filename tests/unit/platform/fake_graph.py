@@ -15,7 +15,7 @@ VERSION = "v25.0"
 APP_ID = "1234567890"
 APP_SECRET = "app_secret"
 ACCESS_TOKEN = "access_token"
-# HMAC_SHA256("app_secret", "access_token"), the reference's test vector (section 1.6).
+# HMAC_SHA256("app_secret", "access_token"), the test vector of docs/platform-notes.md §1.6.
 PROOF = "d52ddf968d622d8af8677906b7fbae09ac1f89f7cd5c1584b27544624cc23e5a"
 
 

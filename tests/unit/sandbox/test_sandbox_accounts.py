@@ -1,4 +1,4 @@
-"""The user, ad accounts, pages and pixels (reference §1.7, §6.2, §6.4)."""
+"""The user, ad accounts, pages and pixels (docs/platform-notes.md §1.7, §6.2, §6.4)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Custom audiences, uploads with sessions, replace and lookalikes (reference §2-§4)."""
+"""Custom audiences, uploads with sessions, replace and lookalikes (docs/platform-notes.md §2-§4)."""
 
 from __future__ import annotations
 

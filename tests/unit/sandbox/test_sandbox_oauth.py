@@ -1,4 +1,4 @@
-"""OAuth dialog, code exchange and debug_token (reference §1.1-§1.5)."""
+"""OAuth dialog, code exchange and debug_token (docs/platform-notes.md §1.1-§1.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Publishing a conversion campaign: campaign, ad set, creative, ad (reference §6)."""
+"""Publishing a conversion campaign: campaign, ad set, creative, ad (docs/platform-notes.md §6)."""
 
 from __future__ import annotations
 

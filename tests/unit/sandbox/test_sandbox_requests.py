@@ -113,7 +113,7 @@ class TestAppsecretProof:
 
 
 def test_proof_matches_reference_test_vector() -> None:
-    # Given the reference's vector (§1.6) Then the proof function reproduces it
+    # Given the test vector of docs/platform-notes.md §1.6 Then the proof function reproduces it
     assert appsecret_proof("app_secret", "access_token") == (
         "d52ddf968d622d8af8677906b7fbae09ac1f89f7cd5c1584b27544624cc23e5a"
     )

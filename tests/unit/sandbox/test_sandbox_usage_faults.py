@@ -1,4 +1,4 @@
-"""Rate limits, usage headers and injected faults (reference §8)."""
+"""Rate limits, usage headers and injected faults (docs/platform-notes.md §8)."""
 
 from __future__ import annotations
 
