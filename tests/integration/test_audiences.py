@@ -219,7 +219,7 @@ def test_the_csv_snapshot_downloads_with_the_spec_columns_and_no_formulas(
     assert rows[0] == ["user_id", "email", "firstName", "lastName", "phone", "score"]
     assert len(rows) == 4
     assert rows[1][2].startswith("'=")
-    assert link["expiresInSeconds"] <= 300
+    assert link["expiresInSeconds"] == 300
 
 
 def test_an_audience_from_before_snapshots_says_so(api: httpx.Client, org: ConnectedOrg) -> None:

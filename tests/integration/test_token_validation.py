@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 
 import httpx
 import pytest
@@ -44,11 +45,21 @@ def test_the_job_marks_a_revoked_token_invalid_and_keeps_the_others(
     # Given: two connected organizations, one whose user removed the app on the platform
     healthy, revoked = connected_org(stack, api), connected_org(stack, api)
     stack.sandbox.state.world.tokens[platform_token(revoked)].revoked_subcode = 458
+    active = [c.org_id for c in wiring.connection_store().active()]
     # When
     summary = run_job(stack)
-    # Then
-    assert summary["checked"] >= 2
-    assert summary["invalid"] >= 1
+    # Then: the summary counts exactly the health the job recorded for each active connection
+    # (the stack is shared, so other tests' connections are among them)
+    recorded = [wiring.connection_store().get(org_id) for org_id in active]
+    health = Counter(c.token_health for c in recorded if c is not None)
+    assert summary == {
+        "checked": len(active),
+        "valid": health["valid"],
+        "expiring": health["expiring"],
+        "invalid": health["invalid"],
+        "failed": 0,
+    }
+    assert {healthy, revoked} <= set(active)
     bad, good = wiring.connection_store().get(revoked), wiring.connection_store().get(healthy)
     assert bad is not None
     assert good is not None

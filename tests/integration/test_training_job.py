@@ -8,6 +8,7 @@ import pytest
 from local.seed import DemoCredentials
 from local.stack import LocalStack
 from shared import wiring
+from shared.errors import ValidationFailed
 from shared.ml.datasets import dump_records
 from shared.ml.synthetic import SyntheticConfig, generate_shop
 
@@ -54,9 +55,12 @@ def test_a_bad_file_is_rejected_whole_naming_file_row_and_field(
     event = {"org_id": demo.org_id, "name": "bad", "orders_key": f"uploads/{demo.org_id}/bad-orders.csv"}
     # Then
     assert stack.gateway is not None
-    with pytest.raises(Exception, match="quantity") as raised:
+    with pytest.raises(ValidationFailed) as raised:
         stack.gateway.invoke("TrainModelFunction", event)
-    assert "bad-orders.csv" in str(getattr(raised.value, "details", "")) or "bad-orders.csv" in str(
-        raised.value
-    )
+    assert raised.value.message.startswith("bad-orders.csv has 1 invalid record(s): row 2 quantity: ")
+    details = raised.value.details
+    assert (details["file"], details["error_count"]) == ("bad-orders.csv", 1)
+    assert [(e["file"], e["row"], e["field"]) for e in details["errors"]] == [
+        ("bad-orders.csv", 2, "quantity")
+    ]
     assert wiring.model_store().get(demo.org_id, "bad") is None
