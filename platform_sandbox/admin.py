@@ -16,9 +16,9 @@ from platform_sandbox.faults import FaultSpec
 from platform_sandbox.graph import current_state
 from platform_sandbox.oauth import DialogRefused, DialogRequest, decide
 from platform_sandbox.params import GraphParams
-from platform_sandbox.scenarios import SCENARIOS
+from platform_sandbox.scenarios import BUSINESS_ID, SCENARIOS
 from platform_sandbox.state import SandboxState
-from platform_sandbox.world import CustomAudience
+from platform_sandbox.world import Business, CustomAudience
 
 blueprint = Blueprint("admin", __name__, url_prefix="/_admin")
 LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -45,6 +45,19 @@ class ApprovalRequest(BaseModel):
     client_id: str | None = None
     approve: bool = True
     user_id: str | None = None
+
+
+class AdAccountChange(BaseModel):
+    """What ``PATCH /_admin/ad_accounts/<id>`` may change: what an advertiser changes in the
+    platform's own settings (billing, business ownership, DSA defaults, currency)."""
+
+    model_config = ConfigDict(extra="forbid")
+    business_name: str | None = Field(default=None, description="null: the account leaves its business")
+    currency: str | None = Field(default=None, pattern="^[A-Z]{3}$")
+    min_daily_budget: int | None = Field(default=None, ge=1)
+    funding_source: str | None = None
+    default_dsa_beneficiary: str | None = None
+    default_dsa_payor: str | None = None
 
 
 class ClockAdvance(BaseModel):
@@ -159,6 +172,28 @@ def set_quotas() -> Response:
         return jsonify(quotas.model_dump())
 
 
+@blueprint.patch("/ad_accounts/<account_id>")
+def change_ad_account(account_id: str) -> Response | tuple[Response, int]:
+    """Change an ad account in place (only the fields given; ``null`` clears). The world, tokens
+    and audiences stay, so a test can change the account after connecting."""
+    change = AdAccountChange.model_validate(_body())
+    state = current_state()
+    with state.lock:
+        account = state.world.accounts.get(account_id.removeprefix("act_"))
+        if account is None:
+            return jsonify({"error": f"unknown ad account {account_id}"}), 404
+        for name in change.model_fields_set:
+            value = getattr(change, name)
+            if name == "business_name":
+                business_id = account.business.business_id if account.business else BUSINESS_ID
+                account.business = Business(business_id, value) if value else None
+            elif name in {"currency", "min_daily_budget"} and value is None:
+                return jsonify({"error": f"{name} cannot be cleared"}), 400
+            else:
+                setattr(account, name, value)
+        return jsonify(_summary(state))
+
+
 @blueprint.post("/clock")
 def advance_clock() -> Response:
     """Move the sandbox's clock forward by ``seconds`` (token expiry, code expiry, replace timeouts)."""
@@ -238,7 +273,13 @@ def _summary(state: SandboxState) -> dict[str, Any]:
         "pages": [{"id": page.page_id, "name": page.name} for page in world.pages.values()],
         "audiences": [_audience_summary(audience) for audience in world.audiences.values()],
         "ad_objects": [
-            {"id": o.object_id, "kind": o.kind, "account_id": o.account_id, "name": o.fields.get("name")}
+            {
+                "id": o.object_id,
+                "kind": o.kind,
+                "account_id": o.account_id,
+                "name": o.fields.get("name"),
+                "status": o.fields.get("status"),
+            }
             for o in world.ad_objects.values()
         ],
     }

@@ -50,7 +50,7 @@ def app_node(params: GraphParams) -> Payload:
 
 
 def node(call: GraphCall, object_id: str) -> Payload:
-    """Route by what the id names: audiences support GET/POST/DELETE, ad objects GET."""
+    """Route by what the id names: audiences and ad objects support GET, POST (update) and DELETE."""
     world = call.state.world
     audience = world.audiences.get(object_id)
     if audience is not None:
@@ -61,6 +61,11 @@ def node(call: GraphCall, object_id: str) -> Payload:
         }[call.method]
         return action(call, audience)
     ad_object = world.ad_objects.get(object_id)
-    if ad_object is not None and call.method == "GET":
-        return publishing.read_ad_object(call, ad_object)
+    if ad_object is not None:
+        on_object = {
+            "GET": publishing.read_ad_object,
+            "POST": publishing.update_ad_object,
+            "DELETE": publishing.delete_ad_object,
+        }[call.method]
+        return on_object(call, ad_object)
     raise errors.unsupported_request(call.method, object_id)

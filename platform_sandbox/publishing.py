@@ -2,12 +2,17 @@
 
 Each create checks what the platform is known to reject for the service's flow
 (docs/service-contract.md §7.2), with the documented code and subcode, and stores the object so later
-steps can refer to it.
+steps can refer to it. A create with ``execution_options=["validate_only"]`` runs every check and
+stores nothing, answering ``{"success": true}`` (Marketing API "execution_options": "validate_only:
+the API call will not perform the mutation but will run through the validation rules"). Objects are
+updated with ``POST /<id>`` (``status``) and deleted with ``DELETE /<id>``, both answering
+``{"success": true}``; a deleted object stays readable with ``status`` ``DELETED``.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from flask import Blueprint
 
@@ -29,6 +34,8 @@ OBJECTIVES = frozenset(
     }
 )
 CREATE_STATUSES = frozenset({"ACTIVE", "PAUSED"})
+UPDATE_STATUSES = frozenset({"ACTIVE", "PAUSED", "ARCHIVED", "DELETED"})
+VALIDATE_ONLY = "validate_only"
 CONVERSION_EVENTS = frozenset(
     {
         "PURCHASE",
@@ -86,6 +93,8 @@ def create_campaign(call: GraphCall, account_id: str) -> Payload:
         "is_adset_budget_sharing_enabled": sharing,
         **_status_fields(call),
     }
+    if _validate_only(call):
+        return {"success": True}
     return {"id": _store(call, account, "campaign", fields).object_id}
 
 
@@ -122,13 +131,15 @@ def create_ad_set(call: GraphCall, account_id: str) -> Payload:
         **dsa,
         **_status_fields(call),
     }
+    if _validate_only(call):
+        return {"success": True}
     return {"id": _store(call, account, "adset", fields).object_id, "success": True}
 
 
 @graph_endpoint(blueprint, "/act_<account_id>/adcreatives", ["POST"])
 def create_creative(call: GraphCall, account_id: str) -> Payload:
-    """Creative: ``object_story_spec.page_id`` must be a page of the user; an app in development
-    mode cannot create one (100/1885183)."""
+    """Creative: ``object_story_spec.page_id`` must be a page of the user, the link an http(s) URL
+    (1500, docs/platform-notes.md §6.5), and an app in development mode cannot create one (100/1885183)."""
     account = call.account(account_id, write=True, buc=BucType.ADS_MANAGEMENT)
     spec = call.params.json_object("object_story_spec", required=True) or {}
     page = call.state.world.pages.get(str(spec.get("page_id", "")))
@@ -136,6 +147,9 @@ def create_creative(call: GraphCall, account_id: str) -> Payload:
         raise errors.invalid_parameter(
             "object_story_spec.page_id must be a Page you can advertise for", blame="object_story_spec"
         )
+    link_data = spec.get("link_data")
+    if not isinstance(link_data, dict) or not _is_web_url(link_data.get("link")):
+        raise errors.GraphError("(#1500) The url you supplied is invalid", 1500)
     if call.state.world.app.mode is AppMode.DEVELOPMENT:
         raise errors.GraphError(
             "Invalid parameter",
@@ -145,7 +159,14 @@ def create_creative(call: GraphCall, account_id: str) -> Payload:
             user_msg="Ads creative post was created by an app that is in development mode. "
             "It must be in public to create this ad.",
         )
-    fields = {"name": call.params.text("name", "Creative"), "object_story_spec": spec}
+    fields = {
+        "name": call.params.text("name", "Creative"),
+        "object_story_spec": spec,
+        "status": "ACTIVE",
+        "effective_status": "ACTIVE",
+    }
+    if _validate_only(call):
+        return {"success": True}
     return {"id": _store(call, account, "adcreative", fields).object_id}
 
 
@@ -171,6 +192,8 @@ def create_ad(call: GraphCall, account_id: str) -> Payload:
     }
     if fields["status"] == "ACTIVE":
         fields["effective_status"] = "PENDING_REVIEW"
+    if _validate_only(call):
+        return {"success": True}
     return {"id": _store(call, account, "ad", fields).object_id, "success": True}
 
 
@@ -190,6 +213,44 @@ def read_ad_object(call: GraphCall, ad_object: AdObject) -> Payload:
     """``GET /<id>`` of a campaign, ad set, creative or ad."""
     call.account(ad_object.account_id, write=False, buc=BucType.ADS_MANAGEMENT)
     return project(ad_object_node(ad_object), call.params, default=("name",), node_type=ad_object.kind)
+
+
+def update_ad_object(call: GraphCall, ad_object: AdObject) -> Payload:
+    """``POST /<id>`` with ``status``: pause, activate or archive. A new ad goes to review when
+    activated (``effective_status`` PENDING_REVIEW, docs/platform-notes.md §6.6)."""
+    call.account(ad_object.account_id, write=True, buc=BucType.ADS_MANAGEMENT)
+    if ad_object.fields.get("status") == "DELETED":
+        raise errors.unsupported_request("post", ad_object.object_id)
+    status = call.params.required_text("status")
+    if status not in UPDATE_STATUSES:
+        raise errors.invalid_parameter(f"status must be one of {sorted(UPDATE_STATUSES)}", blame="status")
+    ad_object.fields["status"] = status
+    review = ad_object.kind == "ad" and status == "ACTIVE"
+    ad_object.fields["effective_status"] = "PENDING_REVIEW" if review else status
+    return {"success": True}
+
+
+def delete_ad_object(call: GraphCall, ad_object: AdObject) -> Payload:
+    """``DELETE /<id>``: the object is kept with ``status`` DELETED and stops delivering."""
+    call.account(ad_object.account_id, write=True, buc=BucType.ADS_MANAGEMENT)
+    ad_object.fields["status"] = ad_object.fields["effective_status"] = "DELETED"
+    return {"success": True}
+
+
+def _validate_only(call: GraphCall) -> bool:
+    options = call.params.json("execution_options") if call.params.has("execution_options") else None
+    if options is not None and (not isinstance(options, list) or not set(options) <= {VALIDATE_ONLY}):
+        raise errors.invalid_parameter(
+            "execution_options must be a list of: validate_only", blame="execution_options"
+        )
+    return bool(options)
+
+
+def _is_web_url(value: Any) -> bool:
+    if not isinstance(value, str):
+        return False
+    parts = urlsplit(value)
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def _status_fields(call: GraphCall) -> dict[str, Any]:

@@ -60,6 +60,11 @@ class Settings(BaseSettings):
     # (docs/platform-notes.md §8.3).
     platform_usage_pause_seconds: float = 60.0
 
+    # Publish advert: hosts a checkout link template may point at (comma-separated; subdomains
+    # included), and the platform's ads manager for Generate campaign with audience.
+    checkout_allowed_domains: str = "buy.stripe.com,checkout.stripe.com"
+    platform_ads_manager_url: str = "https://adsmanager.facebook.com"
+
     # HMAC key for OAuth state values; set by the template (from Secrets Manager) or the local stack.
     oauth_state_secret: str = ""
     oauth_state_ttl_seconds: int = 600

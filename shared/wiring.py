@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from shared.connections.lifecycle import ConnectionService
     from shared.platform.client import GraphClient
     from shared.predictions.predict import Predictor
+    from shared.publishing.checkout import CheckoutLinks
+    from shared.publishing.service import PublishingService
     from shared.repositories.activations import StepFunctionsStarter
     from shared.repositories.audiences import DynamoAudienceStore
     from shared.repositories.blobs import S3BlobStore
@@ -158,6 +160,35 @@ def audience_exporter() -> AudienceExporter:
 
 
 _FACTORIES += (audience_store, data_blobs)
+
+
+def _checkout_domains() -> tuple[str, ...]:
+    domains = get_settings().checkout_allowed_domains.split(",")
+    return tuple(domain.strip() for domain in domains if domain.strip())
+
+
+def checkout_links() -> CheckoutLinks:
+    from shared.publishing.checkout import CheckoutLinks
+
+    return CheckoutLinks(store=organization_store(), allowed_domains=_checkout_domains())
+
+
+def publishing_service() -> PublishingService:
+    from shared.clock import utc_now
+    from shared.publishing.service import PublishingPolicy, PublishingService
+
+    settings = get_settings()
+    policy = PublishingPolicy(
+        checkout_domains=_checkout_domains(), ads_manager_url=settings.platform_ads_manager_url
+    )
+    return PublishingService(
+        audiences=audience_store(),
+        blobs=data_blobs(),
+        connections=connection_service(),
+        checkout=organization_store(),
+        policy=policy,
+        clock=utc_now,
+    )
 
 
 @cache

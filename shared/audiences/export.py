@@ -27,6 +27,7 @@ from shared.audiences.records import (
     AudienceRecord,
     FailureRecord,
     LookalikeRecord,
+    PublicationRecord,
     UploadProgress,
 )
 from shared.audiences.snapshot import snapshot_csv
@@ -101,6 +102,20 @@ class LookalikeView(BaseModel):
     status: str
 
 
+class AdvertObjectView(BaseModel):
+    kind: str
+    platformId: str | None  # noqa: N815
+    state: str
+
+
+class AdvertView(BaseModel):
+    """Publish advert's objects on the platform: ids, and which a failed rollback left behind."""
+
+    state: str
+    objects: list[AdvertObjectView]
+    failure: FailureRecord | None = None
+
+
 class AudienceView(BaseModel):
     """What the service shows of an audience."""
 
@@ -117,6 +132,7 @@ class AudienceView(BaseModel):
     hasSnapshot: bool  # noqa: N815
     progress: dict[str, int] | None
     failure: FailureRecord | None = None
+    advert: AdvertView | None = None
 
 
 class AudienceCreated(BaseModel):
@@ -610,4 +626,18 @@ def audience_view(record: AudienceRecord) -> AudienceView:
         hasSnapshot=record.snapshot_key is not None,
         progress=progress,
         failure=record.failure,
+        advert=_advert_view(record.publication),
+    )
+
+
+def _advert_view(publication: PublicationRecord | None) -> AdvertView | None:
+    if publication is None:
+        return None
+    return AdvertView(
+        state=publication.state,
+        objects=[
+            AdvertObjectView(kind=o.kind, platformId=o.platform_id, state=o.state)
+            for o in publication.objects
+        ],
+        failure=publication.failure,
     )

@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from shared import aws
-from shared.audiences.export import AudienceCreated, CreateAudienceRequest
+from shared.audiences.export import AudienceCreated
 from shared.settings import get_settings
 
 KEY_LIFETIME_SECONDS = 24 * 3600
@@ -48,7 +48,9 @@ class IdempotencyScope(BaseModel):
     body_sha256: str
 
 
-def scope_for(org_id: str, key: str, body: CreateAudienceRequest) -> IdempotencyScope:
+def scope_for(org_id: str, key: str, body: BaseModel) -> IdempotencyScope:
+    """The scope of a request: ``key`` should name the resource when the body does not (an
+    audience's advert: ``<audienceId>/<key>``), so one key cannot answer for another resource."""
     digest = hashlib.sha256(body.model_dump_json(by_alias=True).encode()).hexdigest()
     return IdempotencyScope(org_id=org_id, key=key, body_sha256=digest)
 
@@ -68,8 +70,11 @@ def register_context(context: LambdaContext) -> None:
 
 
 @cache
-def idempotent(create: Callable[..., AudienceCreated]) -> Callable[..., Any]:
-    """``create(scope=..., body=...)`` made idempotent on ``scope`` (built on first use, not at import)."""
+def idempotent(
+    create: Callable[..., BaseModel], output: type[BaseModel] = AudienceCreated
+) -> Callable[..., Any]:
+    """``create(scope=..., body=...)`` made idempotent on ``scope``, its ``output`` model stored as the
+    result (built on first use, not at import)."""
     persistence = DynamoDBPersistenceLayer(
         table_name=get_settings().idempotency_table, boto3_client=aws.client("dynamodb")
     )
@@ -77,6 +82,6 @@ def idempotent(create: Callable[..., AudienceCreated]) -> Callable[..., Any]:
         data_keyword_argument="scope",
         persistence_store=persistence,
         config=_config(),
-        output_serializer=PydanticSerializer(AudienceCreated),
+        output_serializer=PydanticSerializer(output),
     )(create)
     return wrapped

@@ -36,6 +36,42 @@ class FailureRecord(BaseModel):
     remedy: str | None = None
 
 
+AdObjectKind = Literal["campaign", "adset", "adcreative", "ad"]
+# created: exists on the platform; deleted: removed by a rollback; delete_failed: left on the
+# platform and reported (the remedy says to delete it by hand).
+AdObjectState = Literal["planned", "created", "deleted", "delete_failed"]
+# creating -> paused | active; on a failure: rolling_back -> rolled_back | failed (objects left).
+PublicationState = Literal["creating", "paused", "active", "rolling_back", "rolled_back", "failed"]
+
+
+class AdObjectRecord(BaseModel):
+    """One object of a published advert: the exact parameters sent, and its platform id once created.
+
+    Parameters naming a parent hold a placeholder (``{campaign}``) until the parent exists."""
+
+    kind: AdObjectKind
+    params: dict[str, Any]
+    platform_id: str | None = None
+    state: AdObjectState = "planned"
+
+
+class PublicationRecord(BaseModel):
+    """Publish advert for an audience: the planned chain, what exists of it, and how it ended."""
+
+    publication_id: str
+    state: PublicationState
+    ad_account_id: str
+    activate: bool
+    objects: list[AdObjectRecord]
+    destination_link: str
+    currency: str
+    idempotency_key: str | None = None
+    failure: FailureRecord | None = None
+    publication: PublicationRecord | None = None
+    started_at: datetime
+    updated_at: datetime
+
+
 class AudienceRecord(BaseModel):
     org_id: str
     audience_id: str
@@ -58,3 +94,4 @@ class AudienceRecord(BaseModel):
     created_at: datetime
     updated_at: datetime
     failure: FailureRecord | None = None
+    publication: PublicationRecord | None = None

@@ -115,3 +115,58 @@ def require_pixel(pixels: Sequence[Pixel]) -> Pixel:
 
 def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+ACCOUNT_SETTINGS_FIELDS = (
+    "id,account_id,name,account_status,currency,min_daily_budget,business{id,name},funding_source,"
+    "default_dsa_beneficiary,default_dsa_payor"
+)
+PAGE_FIELDS = "id,name"
+
+
+class AdAccountSettings(BaseModel):
+    """What publishing needs to know of an ad account (docs/platform-notes.md §1.7): its currency,
+    minimum daily budget in minor units, business, payment method and DSA beneficiary and payer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    name: str
+    currency: str
+    min_daily_budget: int | None = None
+    business_name: str | None = None
+    has_funding: bool = False
+    default_dsa_beneficiary: str | None = None
+    default_dsa_payor: str | None = None
+
+
+class Page(BaseModel):
+    """A Facebook Page the ad account can promote (the creative's ``page_id``)."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    name: str = ""
+
+
+def read_ad_account(client: GraphClient, ad_account_id: str) -> AdAccountSettings:
+    """Read the publishing settings of one ad account."""
+    node = client.get(ad_account_node(ad_account_id), {"fields": ACCOUNT_SETTINGS_FIELDS}).body
+    business = _as_dict(node.get("business"))
+    budget = node.get("min_daily_budget")
+    return AdAccountSettings(
+        id=ad_account_node(ad_account_id),
+        name=str(node.get("name") or ""),
+        currency=str(node.get("currency") or ""),
+        min_daily_budget=int(budget) if budget is not None else None,
+        business_name=business.get("name") or None,
+        has_funding=bool(node.get("funding_source")),
+        default_dsa_beneficiary=node.get("default_dsa_beneficiary") or None,
+        default_dsa_payor=node.get("default_dsa_payor") or None,
+    )
+
+
+def list_promotable_pages(client: GraphClient, ad_account_id: str) -> list[Page]:
+    """The Pages the ad account can promote (``/act_<id>/promote_pages``, docs/platform-notes.md §6.4)."""
+    path = f"{ad_account_node(ad_account_id)}/promote_pages"
+    return [Page.model_validate(node) for node in client.iterate(path, {"fields": PAGE_FIELDS})]

@@ -3,17 +3,135 @@
 Everything is created ``PAUSED`` by default; the caller activates once all four exist. The fields
 newer API versions reject when absent are always sent explicitly: ``special_ad_categories``,
 ``is_adset_budget_sharing_enabled`` (v24) and ``targeting_automation.advantage_audience`` (v23).
+
+The ``*_params`` functions build the exact form of each create, so a caller can show (dry run) or
+store (resumable publishing) what will be sent before sending it with ``create_object``.
+``validate_object`` sends the same form with ``execution_options=["validate_only"]``: the platform
+runs its validation rules and creates nothing (Marketing API "execution_options").
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
 
 from shared.platform.audiences import CreatedObject
 from shared.platform.client import GraphClient
 from shared.platform.encoding import ad_account_node
 
 PAUSED = "PAUSED"
+ACTIVE = "ACTIVE"
+Edge = Literal["campaigns", "adsets", "adcreatives", "ads"]
+Params = dict[str, Any]
+
+
+def campaign_params(name: str, *, status: str = PAUSED, special_ad_categories: Sequence[str] = ()) -> Params:
+    """A Sales (``OUTCOME_SALES``) campaign without a campaign budget (budgets live on ad sets)."""
+    return {
+        "name": name,
+        "objective": "OUTCOME_SALES",
+        "status": status,
+        "buying_type": "AUCTION",
+        "special_ad_categories": list(special_ad_categories),
+        "is_adset_budget_sharing_enabled": False,
+    }
+
+
+def adset_params(
+    *,
+    name: str,
+    campaign_id: str,
+    audience_id: str,
+    pixel_id: str,
+    countries: Sequence[str],
+    daily_budget_minor_units: int,
+    status: str = PAUSED,
+    advantage_audience: bool = False,
+    dsa_beneficiary: str | None = None,
+    dsa_payor: str | None = None,
+) -> Params:
+    """An ad set optimising for purchases on ``pixel_id``, targeting ``audience_id`` in ``countries``.
+
+    ``daily_budget_minor_units`` is in the account currency's minor units (cents for USD). The DSA
+    beneficiary and payor are only needed for regulated regions; None leaves them out, so the
+    account's defaults apply (docs/platform-notes.md §6.3).
+    """
+    params: Params = {
+        "name": name,
+        "campaign_id": campaign_id,
+        "status": status,
+        "daily_budget": daily_budget_minor_units,
+        "billing_event": "IMPRESSIONS",
+        "optimization_goal": "OFFSITE_CONVERSIONS",
+        "bid_strategy": "LOWEST_COST_WITHOUT_CAP",
+        "promoted_object": {"pixel_id": pixel_id, "custom_event_type": "PURCHASE"},
+        "targeting": {
+            "geo_locations": {"countries": [country.upper() for country in countries]},
+            "custom_audiences": [{"id": audience_id}],
+            "targeting_automation": {"advantage_audience": int(advantage_audience)},
+        },
+    }
+    if dsa_beneficiary is not None:
+        params["dsa_beneficiary"] = dsa_beneficiary
+    if dsa_payor is not None:
+        params["dsa_payor"] = dsa_payor
+    return params
+
+
+def creative_params(
+    *,
+    name: str,
+    page_id: str,
+    link: str,
+    message: str,
+    headline: str,
+    description: str | None = None,
+    image_url: str | None = None,
+    call_to_action: str = "SHOP_NOW",
+) -> Params:
+    """A link-ad creative posted as ``page_id`` pointing at ``link``."""
+    link_data: Params = {
+        "link": link,
+        "message": message,
+        "name": headline,
+        "call_to_action": {"type": call_to_action, "value": {"link": link}},
+    }
+    if description is not None:
+        link_data["description"] = description
+    if image_url is not None:
+        link_data["picture"] = image_url
+    return {"name": name, "object_story_spec": {"page_id": page_id, "link_data": link_data}}
+
+
+def ad_params(*, name: str, adset_id: str, creative_id: str, status: str = PAUSED) -> Params:
+    """The ad joining an ad set and a creative."""
+    return {"name": name, "adset_id": adset_id, "creative": {"creative_id": creative_id}, "status": status}
+
+
+def create_object(client: GraphClient, ad_account_id: str, edge: Edge, params: Mapping[str, Any]) -> str:
+    """Create one object on the ad account's ``edge``; returns its id."""
+    response = client.post(f"{ad_account_node(ad_account_id)}/{edge}", params)
+    return CreatedObject.model_validate(response.body).id
+
+
+def validate_object(client: GraphClient, ad_account_id: str, edge: Edge, params: Mapping[str, Any]) -> None:
+    """Run the platform's validation of a create without creating anything; raises what the create
+    would raise (for instance ``DevelopmentModeCreative`` for a creative of a development-mode app)."""
+    client.post(
+        f"{ad_account_node(ad_account_id)}/{edge}",
+        {**params, "execution_options": ["validate_only"]},
+        idempotent=True,
+    )
+
+
+def set_status(client: GraphClient, object_id: str, status: str) -> None:
+    """Pause or activate a campaign, ad set or ad (``POST /<id>``; setting a status is idempotent)."""
+    client.post(object_id, {"status": status}, idempotent=True)
+
+
+def delete_object(client: GraphClient, object_id: str) -> None:
+    """Delete a campaign, ad set, creative or ad (``DELETE /<id>``)."""
+    client.delete(object_id)
 
 
 def create_campaign(
@@ -24,19 +142,9 @@ def create_campaign(
     status: str = PAUSED,
     special_ad_categories: Sequence[str] = (),
 ) -> CreatedObject:
-    """Create a Sales (``OUTCOME_SALES``) campaign without a campaign budget (budgets live on ad sets)."""
-    response = client.post(
-        f"{ad_account_node(ad_account_id)}/campaigns",
-        {
-            "name": name,
-            "objective": "OUTCOME_SALES",
-            "status": status,
-            "buying_type": "AUCTION",
-            "special_ad_categories": list(special_ad_categories),
-            "is_adset_budget_sharing_enabled": False,
-        },
-    )
-    return CreatedObject.model_validate(response.body)
+    """Create a Sales campaign (see ``campaign_params``)."""
+    params = campaign_params(name, status=status, special_ad_categories=special_ad_categories)
+    return CreatedObject(id=create_object(client, ad_account_id, "campaigns", params))
 
 
 def create_adset(
@@ -54,32 +162,20 @@ def create_adset(
     dsa_beneficiary: str | None = None,
     dsa_payor: str | None = None,
 ) -> CreatedObject:
-    """Create an ad set optimising for purchases on ``pixel_id``, targeting ``audience_id`` in ``countries``.
-
-    ``daily_budget_minor_units`` is in the account currency's minor units (cents for USD). The DSA
-    beneficiary and payor are only needed for EU-like regions; when None the account defaults apply.
-    """
-    response = client.post(
-        f"{ad_account_node(ad_account_id)}/adsets",
-        {
-            "name": name,
-            "campaign_id": campaign_id,
-            "status": status,
-            "daily_budget": daily_budget_minor_units,
-            "billing_event": "IMPRESSIONS",
-            "optimization_goal": "OFFSITE_CONVERSIONS",
-            "bid_strategy": "LOWEST_COST_WITHOUT_CAP",
-            "promoted_object": {"pixel_id": pixel_id, "custom_event_type": "PURCHASE"},
-            "targeting": {
-                "geo_locations": {"countries": [country.upper() for country in countries]},
-                "custom_audiences": [{"id": audience_id}],
-                "targeting_automation": {"advantage_audience": int(advantage_audience)},
-            },
-            "dsa_beneficiary": dsa_beneficiary,
-            "dsa_payor": dsa_payor,
-        },
+    """Create a purchase-optimised ad set (see ``adset_params``)."""
+    params = adset_params(
+        name=name,
+        campaign_id=campaign_id,
+        audience_id=audience_id,
+        pixel_id=pixel_id,
+        countries=countries,
+        daily_budget_minor_units=daily_budget_minor_units,
+        status=status,
+        advantage_audience=advantage_audience,
+        dsa_beneficiary=dsa_beneficiary,
+        dsa_payor=dsa_payor,
     )
-    return CreatedObject.model_validate(response.body)
+    return CreatedObject(id=create_object(client, ad_account_id, "adsets", params))
 
 
 def create_creative(
@@ -94,20 +190,17 @@ def create_creative(
     image_url: str | None = None,
     call_to_action: str = "SHOP_NOW",
 ) -> CreatedObject:
-    """Create a link-ad creative posted as ``page_id`` pointing at ``link``."""
-    link_data = {
-        "link": link,
-        "message": message,
-        "name": headline,
-        "call_to_action": {"type": call_to_action, "value": {"link": link}},
-    }
-    if image_url is not None:
-        link_data["picture"] = image_url
-    response = client.post(
-        f"{ad_account_node(ad_account_id)}/adcreatives",
-        {"name": name, "object_story_spec": {"page_id": page_id, "link_data": link_data}},
+    """Create a link-ad creative (see ``creative_params``)."""
+    params = creative_params(
+        name=name,
+        page_id=page_id,
+        link=link,
+        message=message,
+        headline=headline,
+        image_url=image_url,
+        call_to_action=call_to_action,
     )
-    return CreatedObject.model_validate(response.body)
+    return CreatedObject(id=create_object(client, ad_account_id, "adcreatives", params))
 
 
 def create_ad(
@@ -120,8 +213,5 @@ def create_ad(
     status: str = PAUSED,
 ) -> CreatedObject:
     """Create the ad joining an ad set and a creative. Raises ``PaymentMethodRequired`` without billing."""
-    response = client.post(
-        f"{ad_account_node(ad_account_id)}/ads",
-        {"name": name, "adset_id": adset_id, "creative": {"creative_id": creative_id}, "status": status},
-    )
-    return CreatedObject.model_validate(response.body)
+    params = ad_params(name=name, adset_id=adset_id, creative_id=creative_id, status=status)
+    return CreatedObject(id=create_object(client, ad_account_id, "ads", params))

@@ -19,6 +19,21 @@ class DynamoAudienceStore:
         item = {"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCE#{record.audience_id}"}
         self._table.put_item(Item={**item, **to_item(record.model_dump(mode="json"))})
 
+    def start_publication(self, record: AudienceRecord) -> bool:
+        """Save ``record`` with its new publication unless another one was started meanwhile (one
+        that was rolled back may be replaced). False when another request got there first."""
+        item = {"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCE#{record.audience_id}"}
+        try:
+            self._table.put_item(
+                Item={**item, **to_item(record.model_dump(mode="json"))},
+                ConditionExpression="attribute_not_exists(publication) OR publication.#state = :replaceable",
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues={":replaceable": "rolled_back"},
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
     def claim_key(self, org_id: str, idempotency_key: str, audience_id: str) -> str:
         """Bind ``idempotency_key`` to ``audience_id`` unless it is bound already; returns the bound id."""
         key = {"pk": f"ORG#{org_id}", "sk": f"AUDIENCEKEY#{idempotency_key}"}

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from platform_sandbox import SandboxState
@@ -168,3 +169,64 @@ def test_ad_without_payment_method_fails_1359188(graph: Graph, use_scenario: Cal
     response = graph("POST", f"/{ACCOUNT}/ads", data=form)
     # Then the platform asks for a payment method
     assert (error_of(response)["code"], error_of(response)["error_subcode"]) == (100, 1359188)
+
+
+def test_validate_only_checks_everything_and_creates_nothing(
+    graph: Graph, state: SandboxState, use_scenario: Callable[[str], None]
+) -> None:
+    # Given an app in development mode
+    use_scenario("app_in_development_mode")
+    options = {"execution_options": json.dumps(["validate_only"])}
+    # When a campaign and a creative are only validated
+    campaign = graph("POST", f"/{ACCOUNT}/campaigns", data={**campaign_form(), **options})
+    creative = graph("POST", f"/{ACCOUNT}/adcreatives", data={**creative_form(), **options})
+    # Then the campaign passes without an id, the creative fails as a real create would, nothing exists
+    assert campaign.get_json() == {"success": True}
+    assert (error_of(creative)["code"], error_of(creative)["error_subcode"]) == (100, 1885183)
+    assert state.world.ad_objects == {}
+
+
+def test_a_creative_link_must_be_a_web_address(graph: Graph) -> None:
+    # When the link is not an http(s) URL
+    spec = {"page_id": PAGE_ID, "link_data": {"link": "javascript:alert(1)", "message": "New in"}}
+    response = graph("POST", f"/{ACCOUNT}/adcreatives", data={"object_story_spec": json.dumps(spec)})
+    # Then the platform says the URL is invalid
+    assert error_of(response)["code"] == 1500
+
+
+def test_activating_an_ad_sends_it_to_review(
+    graph: Graph, campaign: str, new_audience: Callable[..., str]
+) -> None:
+    # Given a paused ad
+    ad_set = created_id(graph("POST", f"/{ACCOUNT}/adsets", data=ad_set_form(campaign, new_audience())))
+    creative = created_id(graph("POST", f"/{ACCOUNT}/adcreatives", data=creative_form()))
+    form = {"name": "Ad", "adset_id": ad_set, "creative": json.dumps({"creative_id": creative})}
+    ad = created_id(graph("POST", f"/{ACCOUNT}/ads", data=form))
+    # When it is activated
+    response = graph("POST", f"/{ad}", data={"status": "ACTIVE"})
+    # Then the update succeeds and the ad waits in review
+    assert response.get_json() == {"success": True}
+    read = graph("GET", f"/{ad}?fields=status,effective_status").get_json()
+    assert (read["status"], read["effective_status"]) == ("ACTIVE", "PENDING_REVIEW")
+
+
+def test_a_deleted_campaign_stays_readable_as_deleted(graph: Graph, campaign: str) -> None:
+    # When the campaign is deleted
+    response = graph("DELETE", f"/{campaign}")
+    # Then it answers success and reads back DELETED; it can no longer be activated
+    assert response.get_json() == {"success": True}
+    assert graph("GET", f"/{campaign}?fields=status").get_json()["status"] == "DELETED"
+    assert error_of(graph("POST", f"/{campaign}", data={"status": "ACTIVE"}))["code"] == 100
+
+
+def test_admin_can_change_an_ad_account_in_place(client: FlaskClient, state: SandboxState) -> None:
+    # When the account leaves its business and loses its DSA defaults
+    response = client.patch(
+        f"/_admin/ad_accounts/{ACCOUNT}",
+        json={"business_name": None, "default_dsa_beneficiary": None, "currency": "JPY"},
+    )
+    # Then only those fields changed
+    assert response.status_code == 200
+    account = state.world.accounts[BUSINESS_ACCOUNT_ID]
+    assert (account.business, account.default_dsa_beneficiary, account.currency) == (None, None, "JPY")
+    assert account.default_dsa_payor == "Sandbox Shop Ltd"

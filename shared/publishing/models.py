@@ -1,0 +1,107 @@
+"""Wire models of Publish advert, Generate campaign with audience and the checkout link (camelCase)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import Field, HttpUrl
+
+from shared.wire_models import CamelModel
+
+CallToAction = Literal["SHOP_NOW", "BUY_NOW", "ORDER_NOW", "LEARN_MORE", "GET_OFFER", "SIGN_UP"]
+SpecialAdCategory = Literal[
+    "CREDIT", "EMPLOYMENT", "FINANCIAL_PRODUCTS_SERVICES", "HOUSING", "ISSUES_ELECTIONS_POLITICS",
+    "ONLINE_GAMBLING_AND_GAMING",
+]  # fmt: skip
+CheckoutRoute = Literal["product_page", "checkout_link"]
+
+
+class PublishAdvertRequest(CamelModel):
+    """The destination setup of docs/service-contract.md §4.7 for an active audience."""
+
+    campaign_name: str = Field(min_length=1, max_length=200)
+    daily_budget: Decimal = Field(
+        gt=0, max_digits=12, description="Daily budget in the ad account's currency, e.g. 20.00 (GBP)."
+    )
+    headline: str = Field(min_length=1, max_length=255)
+    description: str | None = Field(default=None, max_length=255)
+    message: str = Field(default="", max_length=2000, description="The advert's primary text.")
+    destination_url: HttpUrl = Field(description="The store's product page (https).")
+    checkout_route: CheckoutRoute = Field(
+        default="product_page",
+        description="product_page: the destination URL; checkout_link: the organization's checkout link "
+        "for the product (see PUT /platform-ads/checkout-link).",
+    )
+    product_id: str | None = Field(
+        default=None, max_length=200, description="For the checkout link; defaults to the audience's product."
+    )
+    image_url: HttpUrl | None = None
+    call_to_action: CallToAction = "SHOP_NOW"
+    countries: list[str] | None = Field(
+        default=None,
+        max_length=25,
+        description="Retargeting: countries to deliver in (ISO alpha-2); defaults to the customers' "
+        "countries. Prospecting always uses the lookalike's country.",
+    )
+    special_ad_categories: list[SpecialAdCategory] = Field(default_factory=list)
+    advantage_audience: bool = Field(
+        default=False, description="Let the platform reach beyond the audience (sent explicitly either way)."
+    )
+    dsa_beneficiary: str | None = Field(
+        default=None,
+        max_length=512,
+        description="Who benefits from the ads, where the targeted country requires it; defaults to the ad "
+        "account's default beneficiary, then its business name.",
+    )
+    dsa_payor: str | None = Field(default=None, max_length=512, description="Who pays; defaults likewise.")
+    activate: bool = Field(default=False, description="Activate the whole chain once it exists.")
+    dry_run: bool = Field(
+        default=False, description="Validate against the ad account and return the plan; create nothing."
+    )
+
+
+class AdObjectView(CamelModel):
+    kind: str
+    platform_id: str | None
+    state: str
+    params: dict[str, Any]
+
+
+class PublicationView(CamelModel):
+    """What Publish advert created (or, for a dry run, would create) and where it stands."""
+
+    audience_id: str
+    state: str
+    dry_run: bool = False
+    activate: bool
+    ad_account_id: str
+    currency: str
+    destination_link: str
+    objects: list[AdObjectView]
+    message: str
+
+
+class AdsManagerLink(CamelModel):
+    """Generate campaign with audience: where to build the ad by hand, with the audience ready."""
+
+    audience_id: str
+    ad_account_id: str
+    platform_audience_ids: list[str]
+    url: str
+    message: str
+
+
+class CheckoutLinkSettings(CamelModel):
+    """The organization's checkout link template and which checkout routes Publish advert offers."""
+
+    template: str | None
+    allowed_domains: list[str]
+    routes: list[CheckoutRoute]
+    reason: str | None = None
+
+
+class CheckoutLinkChange(CamelModel):
+    template: str | None = Field(
+        max_length=2000, description="An https payment link with {product_id} in it; null removes it."
+    )

@@ -1,0 +1,515 @@
+"""``PublishingService``: Publish advert, its dry run, and Generate campaign with audience.
+
+Publishing is a plan followed by resumable steps, all recorded on the audience:
+
+1. **Plan** (the same code for a dry run and the real thing): read the ad account (currency and its
+   offset, minimum budget, business, DSA defaults), its pixel and a promotable Page; build the exact
+   parameters of campaign, ad set, creative and ad; ask the platform to validate the campaign and
+   the creative without creating them (``execution_options=validate_only``). A dry run stops here.
+2. **Create**, one object per step, each ``PAUSED``; every id is saved on the audience before the
+   next call, so a retry or a state-machine step resumes after the last object that exists.
+3. **Activate** ad, ad set, then campaign, only when the user asked for it.
+4. On a failure in 2 or 3, **roll back**: delete what exists, newest first. An object whose deletion
+   fails stays listed on the audience (``delete_failed``) with its id, so nothing on the platform is
+   left unreported.
+
+``advance`` does one step and is what a Step Functions task calls; ``publish`` runs the steps to the
+end for the API route. Throttling stops a run without rolling back: the record says where it stands
+and the next call resumes there.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from pydantic import BaseModel
+
+from shared.audiences.records import (
+    AdObjectKind,
+    AdObjectRecord,
+    AudienceRecord,
+    FailureRecord,
+    PublicationRecord,
+)
+from shared.clock import Clock
+from shared.connections.lifecycle import ConnectionService
+from shared.errors import Conflict, NotFound, PreconditionFailed, ServiceError, ValidationFailed
+from shared.observability import logger
+from shared.platform import campaigns
+from shared.platform.accounts import (
+    AdAccountSettings,
+    list_pixels,
+    list_promotable_pages,
+    read_ad_account,
+    require_pixel,
+)
+from shared.platform.client import GraphClient
+from shared.platform.errors import PlatformError, PlatformThrottled
+from shared.publishing.budget import to_minor_units
+from shared.publishing.links import checkout_link, with_utm
+from shared.publishing.models import AdObjectView, AdsManagerLink, PublicationView, PublishAdvertRequest
+
+# Where each kind is created. Parameters of later objects name earlier ones by placeholders.
+EDGE_OF_KIND: dict[AdObjectKind, campaigns.Edge] = {
+    "campaign": "campaigns",
+    "adset": "adsets",
+    "adcreative": "adcreatives",
+    "ad": "ads",
+}
+PLACEHOLDER = "{%s}"
+# Activation order: the campaign last, so nothing delivers before the whole chain is active.
+ACTIVATION_ORDER: tuple[AdObjectKind, ...] = ("ad", "adset", "campaign")
+FINISHED = frozenset({"paused", "active", "rolled_back", "failed"})
+
+
+class AudienceStore(Protocol):
+    def get(self, org_id: str, audience_id: str) -> AudienceRecord | None: ...
+    def put(self, record: AudienceRecord) -> None: ...
+    def start_publication(self, record: AudienceRecord) -> bool: ...
+
+
+class CheckoutTemplates(Protocol):
+    def checkout_template(self, org_id: str) -> str | None: ...
+
+
+class SourceBlobs(Protocol):
+    def get(self, key: str) -> bytes: ...
+
+
+@dataclass(frozen=True)
+class PublishingPolicy:
+    """Operator settings: allowed checkout domains and the ads manager's address."""
+
+    checkout_domains: tuple[str, ...]
+    ads_manager_url: str = "https://adsmanager.facebook.com"
+
+
+class PublishProgress(BaseModel):
+    """What one ``advance`` achieved; a state machine loops while ``done`` is false."""
+
+    state: str
+    done: bool
+    wait_seconds: int = 0
+
+
+StepResult = Literal["continue", "done"]
+
+
+@dataclass
+class PublishingService:
+    audiences: AudienceStore
+    blobs: SourceBlobs
+    connections: ConnectionService
+    checkout: CheckoutTemplates
+    policy: PublishingPolicy
+    clock: Clock
+
+    # --- Publish advert ------------------------------------------------------------------------
+
+    def publish(
+        self, org_id: str, audience_id: str, request: PublishAdvertRequest, idempotency_key: str | None = None
+    ) -> PublicationView:
+        """Publish (or, with ``dryRun``, plan) an advert for an active audience; see the module docstring.
+
+        A repeat with the same ``idempotency_key`` resumes or returns the publication it started;
+        another publication while one exists (and was not rolled back) is a ``Conflict``.
+        """
+        record = self._require_active(org_id, audience_id)
+        existing = record.publication
+        if not request.dry_run and existing is not None:
+            if idempotency_key and existing.idempotency_key == idempotency_key:
+                return self._run(record, repeated=True)
+            if existing.state != "rolled_back":
+                raise Conflict(
+                    f"Audience {audience_id} already has an advert ({existing.state}).",
+                    remedy="Open it in the platform's ads manager, or delete it there and publish again.",
+                )
+        _, graph = self.connections.client_for(org_id)
+        try:
+            publication = self._plan(record, request, graph, idempotency_key)
+        finally:
+            self.connections.record_usage(org_id, graph)
+        if request.dry_run:
+            return _view(record.audience_id, publication, "Nothing was created: this is what would be.", True)
+        record.publication = publication
+        if not self.audiences.start_publication(record):
+            raise Conflict(
+                f"Audience {audience_id} is being published by another request.",
+                remedy="Wait for it to finish, then list the audiences to see the advert.",
+            )
+        return self._run(record)
+
+    def advance(self, org_id: str, audience_id: str) -> PublishProgress:
+        """Do the next step of a started publication (create, activate or roll back one object).
+
+        Throttling is not an error here: the caller waits ``wait_seconds`` and calls again. A failure
+        switches to rolling back; the failure is on the record once the rollback is done.
+        """
+        record = self._require(org_id, audience_id)
+        publication = _started(record)
+        if publication.state in FINISHED:
+            return PublishProgress(state=publication.state, done=True)
+        _, graph = self.connections.client_for(org_id)
+        try:
+            self._step(record, publication, graph)
+        except PlatformThrottled as exc:
+            wait = max(1, int(exc.retry_after_seconds or 60))
+            return PublishProgress(state=publication.state, done=False, wait_seconds=wait)
+        finally:
+            self.connections.record_usage(org_id, graph)
+        return PublishProgress(state=publication.state, done=publication.state in FINISHED)
+
+    def _run(self, record: AudienceRecord, *, repeated: bool = False) -> PublicationView:
+        """Advance to the end; raise the failure (with what the rollback did) if there was one."""
+        publication = _started(record)
+        caught: ServiceError | None = None
+        if publication.state not in FINISHED:
+            _, graph = self.connections.client_for(record.org_id)
+            try:
+                while publication.state not in FINISHED:
+                    try:
+                        self._step(record, publication, graph)
+                    except PlatformThrottled:
+                        raise  # nothing is rolled back: a repeat of the request resumes here
+                    except ServiceError as exc:
+                        # A create failed and the state is now rolling_back; the rollback's own
+                        # failures are recorded per object, so anything else is unexpected.
+                        if publication.state != "rolling_back" or caught is not None:
+                            raise
+                        caught = exc
+            finally:
+                self.connections.record_usage(record.org_id, graph)
+        if publication.state in {"rolled_back", "failed"}:
+            raise _reported(caught, publication)
+        logger.info(
+            "advert published",
+            extra={"audience_id": record.audience_id, "state": publication.state, "repeated": repeated},
+        )
+        message = (
+            "Advert created and activated." if publication.state == "active" else "Advert created, paused."
+        )
+        if repeated:
+            message = "This request was already handled; here is the advert it created."
+        return _view(record.audience_id, publication, message)
+
+    def _step(self, record: AudienceRecord, publication: PublicationRecord, graph: GraphClient) -> None:
+        """One platform call of the publication, saved before returning."""
+        try:
+            if publication.state == "creating":
+                self._create_next(publication, graph)
+            elif publication.state == "rolling_back":
+                self._delete_next(publication, graph)
+        except PlatformThrottled:
+            raise
+        except ServiceError as exc:
+            if publication.state != "creating":
+                raise
+            publication.state = "rolling_back"
+            publication.failure = FailureRecord(code=exc.code, message=exc.message, remedy=exc.remedy)
+            self._save(record)
+            raise
+        self._save(record)
+
+    def _create_next(self, publication: PublicationRecord, graph: GraphClient) -> None:
+        pending = next((o for o in publication.objects if o.state == "planned"), None)
+        if pending is not None:
+            params = _resolve(pending.params, publication.objects)
+            edge = EDGE_OF_KIND[pending.kind]
+            pending.platform_id = campaigns.create_object(graph, publication.ad_account_id, edge, params)
+            pending.state = "created"
+            return
+        if publication.activate:
+            by_kind = {o.kind: o for o in publication.objects}
+            for kind in ACTIVATION_ORDER:
+                platform_id = by_kind[kind].platform_id
+                assert platform_id is not None
+                campaigns.set_status(graph, platform_id, campaigns.ACTIVE)
+            publication.state = "active"
+        else:
+            publication.state = "paused"
+
+    def _delete_next(self, publication: PublicationRecord, graph: GraphClient) -> None:
+        created = [o for o in publication.objects if o.state == "created"]
+        if not created:
+            left = any(o.state == "delete_failed" for o in publication.objects)
+            publication.state = "failed" if left else "rolled_back"
+            return
+        newest = created[-1]
+        assert newest.platform_id is not None
+        try:
+            campaigns.delete_object(graph, newest.platform_id)
+            newest.state = "deleted"
+        except PlatformThrottled:
+            raise
+        except PlatformError as exc:
+            logger.warning(
+                "rollback could not delete an advert object",
+                extra={"kind": newest.kind, "platform_id": newest.platform_id, "error_code": exc.code},
+            )
+            newest.state = "delete_failed"
+
+    # --- The plan (dry run and real run) -------------------------------------------------------
+
+    def _plan(
+        self,
+        record: AudienceRecord,
+        request: PublishAdvertRequest,
+        graph: GraphClient,
+        idempotency_key: str | None,
+    ) -> PublicationRecord:
+        """The objects to create for ``request``, validated against the ad account and the platform."""
+        account_id = record.ad_account_id
+        account = read_ad_account(graph, account_id)
+        budget = to_minor_units(request.daily_budget, account.currency, minimum=account.min_daily_budget)
+        pixel = require_pixel(list_pixels(graph, account_id))
+        pages = list_promotable_pages(graph, account_id)
+        if not pages:
+            raise PreconditionFailed(
+                "The ad account has no Page it can promote, and an advert is posted as a Page.",
+                remedy="Give the ad account access to your business's Page in the platform's business "
+                "settings, then retry.",
+            )
+        link = with_utm(
+            self._destination(record, request), campaign=request.campaign_name, audience=record.name
+        )
+        target_id, countries = self._targeting(record, request)
+        beneficiary, payor = _dsa(request, account)
+        name = request.campaign_name
+        objects = [
+            AdObjectRecord(
+                kind="campaign",
+                params=campaigns.campaign_params(name, special_ad_categories=request.special_ad_categories),
+            ),
+            AdObjectRecord(
+                kind="adset",
+                params=campaigns.adset_params(
+                    name=f"{name} - {record.name}",
+                    campaign_id=PLACEHOLDER % "campaign",
+                    audience_id=target_id,
+                    pixel_id=pixel.id,
+                    countries=countries,
+                    daily_budget_minor_units=budget,
+                    advantage_audience=request.advantage_audience,
+                    dsa_beneficiary=beneficiary,
+                    dsa_payor=payor,
+                ),
+            ),
+            AdObjectRecord(
+                kind="adcreative",
+                params=campaigns.creative_params(
+                    name=f"{name} - creative",
+                    page_id=pages[0].id,
+                    link=link,
+                    message=request.message,
+                    headline=request.headline,
+                    description=request.description,
+                    image_url=str(request.image_url) if request.image_url else None,
+                    call_to_action=request.call_to_action,
+                ),
+            ),
+            AdObjectRecord(
+                kind="ad",
+                params=campaigns.ad_params(
+                    name=f"{name} - ad",
+                    adset_id=PLACEHOLDER % "adset",
+                    creative_id=PLACEHOLDER % "adcreative",
+                ),
+            ),
+        ]
+        # The platform's own validation of what needs no parent: campaign and creative (the creative
+        # is where a development-mode app is refused). Ad set and ad need their parents to exist.
+        for planned in (objects[0], objects[2]):
+            campaigns.validate_object(graph, account_id, EDGE_OF_KIND[planned.kind], planned.params)
+        now = self.clock()
+        return PublicationRecord(
+            publication_id=str(uuid.uuid4()),
+            state="creating",
+            ad_account_id=account_id,
+            activate=request.activate,
+            objects=objects,
+            destination_link=link,
+            currency=account.currency,
+            idempotency_key=idempotency_key,
+            started_at=now,
+            updated_at=now,
+        )
+
+    def _destination(self, record: AudienceRecord, request: PublishAdvertRequest) -> str:
+        if request.checkout_route == "product_page":
+            return str(request.destination_url)
+        template = self.checkout.checkout_template(record.org_id)
+        if template is None:
+            raise ValidationFailed(
+                "checkoutRoute: your organization has no checkout link, so only the product page route "
+                "is offered.",
+                field="checkoutRoute",
+                remedy="Set a checkout link template (PUT /platform-ads/checkout-link), or use product_page.",
+            )
+        product_id = request.product_id or record.product_id
+        if not product_id:
+            raise ValidationFailed(
+                "productId: the checkout link needs a product and the audience names none.",
+                field="productId",
+                remedy="Send productId with the request.",
+            )
+        return checkout_link(template, product_id, self.policy.checkout_domains)
+
+    def _targeting(self, record: AudienceRecord, request: PublishAdvertRequest) -> tuple[str, list[str]]:
+        """The audience to target (the lookalike for prospecting) and the countries to deliver in."""
+        if record.objective == "prospecting":
+            lookalike = record.lookalike
+            if lookalike is None or lookalike.platform_audience_id is None:
+                raise PreconditionFailed(
+                    "This prospecting audience has no lookalike yet.",
+                    remedy="Wait for the audience's activation to finish, then publish.",
+                )
+            return lookalike.platform_audience_id, [lookalike.country]
+        assert record.platform_custom_audience_id is not None
+        countries = (
+            [c.upper() for c in request.countries] if request.countries else self._customer_countries(record)
+        )
+        if not countries:
+            raise ValidationFailed(
+                "countries: the customers of this audience have no country, and ads need one to deliver in.",
+                field="countries",
+                remedy="Send the countries to advertise in (ISO codes such as GB).",
+            )
+        return record.platform_custom_audience_id, countries
+
+    def _customer_countries(self, record: AudienceRecord) -> list[str]:
+        """The distinct countries of the audience's customers, from the stored source request."""
+        if record.source_key is None:
+            return []
+        from shared.audiences.export import CreateAudienceRequest
+
+        source = CreateAudienceRequest.model_validate_json(self.blobs.get(record.source_key))
+        found = {user.country.upper() for user in source.users if user.country}
+        if not found and source.country:
+            found = {source.country.upper()}
+        return sorted(found)
+
+    # --- Generate campaign with audience -------------------------------------------------------
+
+    def ads_manager_link(self, org_id: str, audience_id: str) -> AdsManagerLink:
+        """A link to the platform's ads manager on the audience's ad account with the audience (and
+        for prospecting its lookalike) selected, to build the ad there. Creates nothing, so it works
+        while the service's application is in development mode."""
+        record = self._require_active(org_id, audience_id)
+        ids = [record.platform_custom_audience_id or ""]
+        if record.lookalike is not None and record.lookalike.platform_audience_id:
+            ids.append(record.lookalike.platform_audience_id)
+        account = record.ad_account_id.removeprefix("act_")
+        base = self.policy.ads_manager_url.rstrip("/")
+        url = f"{base}/adsmanager/audiences?act={account}&ids={','.join(ids)}"
+        return AdsManagerLink(
+            audience_id=audience_id,
+            ad_account_id=f"act_{account}",
+            platform_audience_ids=ids,
+            url=url,
+            message="Open the ads manager, select the audience and choose Create ad to build the campaign.",
+        )
+
+    # --- Records -------------------------------------------------------------------------------
+
+    def _require(self, org_id: str, audience_id: str) -> AudienceRecord:
+        record = self.audiences.get(org_id, audience_id)
+        if record is None:
+            raise NotFound(
+                f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
+            )
+        return record
+
+    def _require_active(self, org_id: str, audience_id: str) -> AudienceRecord:
+        record = self._require(org_id, audience_id)
+        if record.status != "active" or record.platform_custom_audience_id is None:
+            raise PreconditionFailed(
+                f"Audience {audience_id} is {record.status}; an advert needs an active audience.",
+                remedy="Wait for the audience's activation to finish (or retry it), then publish.",
+            )
+        return record
+
+    def _save(self, record: AudienceRecord) -> None:
+        now = self.clock()
+        record.updated_at = now
+        if record.publication is not None:
+            record.publication.updated_at = now
+        self.audiences.put(record)
+
+
+def _started(record: AudienceRecord) -> PublicationRecord:
+    if record.publication is None:
+        raise NotFound(
+            f"Audience {record.audience_id} has no advert being published.",
+            remedy="Publish an advert for it first.",
+        )
+    return record.publication
+
+
+def _resolve(params: dict[str, object], objects: Iterable[AdObjectRecord]) -> dict[str, object]:
+    """``params`` with parent placeholders (``{campaign}``) replaced by the parents' platform ids."""
+    ids = {PLACEHOLDER % o.kind: o.platform_id for o in objects if o.platform_id}
+
+    def resolve(value: object) -> object:
+        if isinstance(value, str) and value in ids:
+            return ids[value]
+        if isinstance(value, dict):
+            return {k: resolve(v) for k, v in value.items()}
+        return value
+
+    return {key: resolve(value) for key, value in params.items()}
+
+
+def _dsa(request: PublishAdvertRequest, account: AdAccountSettings) -> tuple[str | None, str | None]:
+    """Beneficiary and payer: the user's, else the account's defaults, else its business name
+    (docs/service-contract.md §7.2). None leaves the field out: the platform decides whether the
+    targeted country needs it."""
+    beneficiary = request.dsa_beneficiary or account.default_dsa_beneficiary or account.business_name
+    payor = request.dsa_payor or account.default_dsa_payor or account.business_name
+    return beneficiary, payor
+
+
+def _reported(caught: ServiceError | None, publication: PublicationRecord) -> ServiceError:
+    """The publication's failure, with what the rollback did, as the error to give the user."""
+    failure = publication.failure
+    left = [o for o in publication.objects if o.state == "delete_failed"]
+    if left:
+        listed = ", ".join(f"{o.kind} {o.platform_id}" for o in left)
+        outcome = (
+            f" These objects could not be deleted and are listed on the audience: {listed}. "
+            "Delete them in the platform's ads manager."
+        )
+    else:
+        outcome = " Nothing was left on the platform: every object created before the failure was deleted."
+    if caught is not None:
+        message = _sentence(caught.message) + outcome
+        if isinstance(caught, PlatformError):
+            return type(caught)(message, remedy=caught.remedy, detail=caught.detail)
+        return type(caught)(message, field=caught.field, remedy=caught.remedy)
+    message = _sentence(failure.message if failure else "Publishing the advert failed.") + outcome
+    return PreconditionFailed(message, remedy=failure.remedy if failure else None)
+
+
+def _sentence(text: str) -> str:
+    return text if text.endswith((".", "!", "?")) else f"{text}."
+
+
+def _view(
+    audience_id: str, publication: PublicationRecord, message: str, dry_run: bool = False
+) -> PublicationView:
+    return PublicationView(
+        audience_id=audience_id,
+        state="dry_run" if dry_run else publication.state,
+        dry_run=dry_run,
+        activate=publication.activate,
+        ad_account_id=publication.ad_account_id,
+        currency=publication.currency,
+        destination_link=publication.destination_link,
+        objects=[
+            AdObjectView(kind=o.kind, platform_id=o.platform_id, state=o.state, params=o.params)
+            for o in publication.objects
+        ],
+        message=message,
+    )

@@ -1,0 +1,436 @@
+"""Publish advert end to end: the API, the publishing library and the platform sandbox over HTTP.
+
+Each test reads back from the sandbox what the service created (or must have cleaned up): the
+service's answer alone proves nothing about what is left on the platform.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from local.connected import ConnectedOrg, connected_org
+from local.stack import LocalStack
+from platform_sandbox.scenarios import BUSINESS_ACCOUNT_ID, PAGE_ID, PIXEL_ID
+
+ACCOUNT = f"act_{BUSINESS_ACCOUNT_ID}"
+
+
+def users(count: int) -> list[dict[str, Any]]:
+    return [
+        {"user_id": f"u{i}", "email": f"buyer{i}@example.com", "score": 0.9, "country": "GB"}
+        for i in range(count)
+    ]
+
+
+def advert(**overrides: Any) -> dict[str, Any]:
+    return {
+        "campaignName": "Spring sale",
+        "dailyBudget": "20.00",
+        "headline": "Back in stock",
+        "description": "Free delivery this week",
+        "message": "The trainers you looked at are back.",
+        "destinationUrl": "https://shop.example.com/products/sku-1?ref=ads",
+        **overrides,
+    }
+
+
+def create_audience(api: httpx.Client, org: ConnectedOrg, objective: str = "prospecting") -> dict[str, Any]:
+    body: dict[str, Any] = {"name": "Likely buyers", "productId": "sku-1", "users": users(150)}
+    if objective == "prospecting":
+        body |= {"objective": "prospecting", "lookalikeSize": 2, "lookalikeCountry": "GB"}
+    response = api.post("/platform-ads/audiences", json=body, headers=org.headers)
+    assert response.status_code == 201, response.text
+    created: dict[str, Any] = response.json()
+    return created
+
+
+@pytest.fixture
+def graph(stack: LocalStack) -> Iterator[httpx.Client]:
+    """The sandbox's Graph API as the marketer (a freshly minted token), to read objects back."""
+    with httpx.Client(base_url=f"{stack.sandbox.url}/v25.0") as client:
+        token = httpx.post(f"{stack.sandbox.url}/_admin/tokens", json={}).json()["access_token"]
+        client.headers["Authorization"] = f"Bearer {token}"
+        yield client
+
+
+def read(graph: httpx.Client, object_id: str, fields: str) -> dict[str, Any]:
+    response = graph.get(f"/{object_id}", params={"fields": fields})
+    assert response.status_code == 200, response.text
+    node: dict[str, Any] = response.json()
+    return node
+
+
+def ad_objects(sandbox: httpx.Client) -> list[dict[str, Any]]:
+    objects: list[dict[str, Any]] = sandbox.get("/state").json()["ad_objects"]
+    return objects
+
+
+def live_objects(sandbox: httpx.Client) -> list[dict[str, Any]]:
+    return [o for o in ad_objects(sandbox) if o["status"] != "DELETED"]
+
+
+def ids_of(published: dict[str, Any]) -> dict[str, str]:
+    return {o["kind"]: o["platformId"] for o in published["objects"]}
+
+
+def test_an_advert_for_a_prospecting_audience_is_created_paused_with_every_parameter(
+    api: httpx.Client, org: ConnectedOrg, graph: httpx.Client
+) -> None:
+    # Given an active prospecting audience with its GB lookalike
+    audience = create_audience(api, org)
+    lookalike_id = audience["lookalike"]["platformAudienceId"]
+    # When the advert is published
+    response = api.post(
+        f"/platform-ads/audiences/{audience['audienceId']}/advert", json=advert(), headers=org.headers
+    )
+    # Then campaign, ad set, creative and ad exist, paused, with the parameters of docs/platform-notes.md §6
+    assert response.status_code == 201, response.text
+    published = response.json()
+    assert published["state"] == "paused"
+    ids = ids_of(published)
+    campaign = read(
+        graph, ids["campaign"], "name,objective,status,special_ad_categories,is_adset_budget_sharing_enabled"
+    )
+    assert campaign == {
+        "id": ids["campaign"],
+        "name": "Spring sale",
+        "objective": "OUTCOME_SALES",
+        "status": "PAUSED",
+        "special_ad_categories": [],
+        "is_adset_budget_sharing_enabled": False,
+    }
+    ad_set = read(
+        graph,
+        ids["adset"],
+        "campaign_id,status,daily_budget,optimization_goal,billing_event,promoted_object,targeting,"
+        "dsa_beneficiary,dsa_payor",
+    )
+    assert ad_set["campaign_id"] == ids["campaign"]
+    assert ad_set["status"] == "PAUSED"
+    assert ad_set["daily_budget"] == 2000  # GBP 20.00 in pence (offset 100)
+    assert (ad_set["optimization_goal"], ad_set["billing_event"]) == ("OFFSITE_CONVERSIONS", "IMPRESSIONS")
+    assert ad_set["promoted_object"] == {"pixel_id": PIXEL_ID, "custom_event_type": "PURCHASE"}
+    assert ad_set["targeting"] == {
+        "geo_locations": {"countries": ["GB"]},
+        "custom_audiences": [{"id": lookalike_id}],
+        "targeting_automation": {"advantage_audience": 0},
+    }
+    assert (ad_set["dsa_beneficiary"], ad_set["dsa_payor"]) == ("Sandbox Shop Ltd", "Sandbox Shop Ltd")
+    creative = read(graph, ids["adcreative"], "object_story_spec")["object_story_spec"]
+    assert creative["page_id"] == PAGE_ID
+    link_data = creative["link_data"]
+    assert (link_data["name"], link_data["description"]) == ("Back in stock", "Free delivery this week")
+    assert link_data["message"] == "The trainers you looked at are back."
+    assert link_data["call_to_action"] == {"type": "SHOP_NOW", "value": {"link": link_data["link"]}}
+    link = urlsplit(link_data["link"])
+    assert (link.netloc, link.path) == ("shop.example.com", "/products/sku-1")
+    assert parse_qs(link.query) == {
+        "ref": ["ads"],
+        "utm_source": ["meta"],
+        "utm_medium": ["paid_social"],
+        "utm_campaign": ["Spring sale"],
+        "utm_content": ["Likely buyers"],
+    }
+    ad = read(graph, ids["ad"], "adset_id,creative,status")
+    assert (ad["adset_id"], ad["creative"], ad["status"]) == (
+        ids["adset"],
+        {"id": ids["adcreative"]},
+        "PAUSED",
+    )
+    # And the audiences list shows the ids
+    listed = api.get("/platform-ads/audiences", headers=org.headers).json()["audiences"]
+    shown = next(a for a in listed if a["audienceId"] == audience["audienceId"])
+    assert shown["advert"]["state"] == "paused"
+    assert {o["kind"]: o["platformId"] for o in shown["advert"]["objects"]} == ids
+
+
+def test_an_advert_is_activated_only_when_asked(
+    api: httpx.Client, org: ConnectedOrg, graph: httpx.Client
+) -> None:
+    # Given an active retargeting audience of GB customers
+    audience = create_audience(api, org, objective="retargeting")
+    # When the advert is published with activate
+    response = api.post(
+        f"/platform-ads/audiences/{audience['audienceId']}/advert",
+        json=advert(activate=True),
+        headers=org.headers,
+    )
+    # Then every object is active (the ad waits in review) and targets the customers' country
+    assert response.status_code == 201, response.text
+    ids = ids_of(response.json())
+    assert read(graph, ids["campaign"], "status")["status"] == "ACTIVE"
+    ad_set = read(graph, ids["adset"], "status,targeting")
+    assert ad_set["status"] == "ACTIVE"
+    assert ad_set["targeting"]["custom_audiences"] == [{"id": audience["platformCustomAudienceId"]}]
+    assert ad_set["targeting"]["geo_locations"] == {"countries": ["GB"]}
+    assert read(graph, ids["ad"], "effective_status")["effective_status"] == "PENDING_REVIEW"
+
+
+def test_a_dry_run_returns_the_exact_plan_and_creates_nothing(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given an active prospecting audience
+    audience = create_audience(api, org)
+    before = len(ad_objects(sandbox))
+    # When a dry run is asked
+    response = api.post(
+        f"/platform-ads/audiences/{audience['audienceId']}/advert",
+        json=advert(dryRun=True),
+        headers=org.headers,
+    )
+    # Then it answers 200 with the four objects and their parameters, and nothing was created
+    assert response.status_code == 200, response.text
+    plan = response.json()
+    assert plan["dryRun"] is True
+    assert plan["currency"] == "GBP"
+    assert [o["kind"] for o in plan["objects"]] == ["campaign", "adset", "adcreative", "ad"]
+    assert all(o["platformId"] is None for o in plan["objects"])
+    ad_set = plan["objects"][1]["params"]
+    assert ad_set["daily_budget"] == 2000
+    assert ad_set["campaign_id"] == "{campaign}"
+    assert len(ad_objects(sandbox)) == before
+    # And a real publish afterwards sends exactly those parameters
+    published = api.post(
+        f"/platform-ads/audiences/{audience['audienceId']}/advert", json=advert(), headers=org.headers
+    ).json()
+    assert [o["params"] for o in published["objects"]] == [o["params"] for o in plan["objects"]]
+
+
+def test_a_repeated_publish_with_the_same_key_creates_one_campaign(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given an active audience and an idempotency key
+    audience = create_audience(api, org)
+    headers = {**org.headers, "Idempotency-Key": f"publish-{uuid.uuid4()}"}
+    path = f"/platform-ads/audiences/{audience['audienceId']}/advert"
+    # When the same publish is sent twice
+    first = api.post(path, json=advert(), headers=headers)
+    second = api.post(path, json=advert(), headers=headers)
+    # Then both answer with the same campaign, and the sandbox has only that one
+    assert first.status_code == second.status_code == 201, second.text
+    assert ids_of(first.json()) == ids_of(second.json())
+    campaigns = [o for o in ad_objects(sandbox) if o["kind"] == "campaign"]
+    assert [c["id"] for c in campaigns].count(ids_of(first.json())["campaign"]) == 1
+    # And another publish without the key is refused: the audience has its advert
+    third = api.post(path, json=advert(), headers=org.headers)
+    assert third.status_code == 409
+
+
+# --- docs/service-contract.md §7.2: each publishing error reaches the user with its remedy, ---------
+# --- and nothing is left behind on the platform unreported --------------------------------------
+
+
+@pytest.fixture
+def scenario_org(stack: LocalStack, api: httpx.Client, sandbox: httpx.Client) -> Any:
+    """Load a sandbox scenario, then connect a fresh organization to it (the fixture ``sandbox``
+    restores the default world afterwards)."""
+
+    def connect(name: str) -> ConnectedOrg:
+        sandbox.post("/scenario", json={"name": name}).raise_for_status()
+        return connected_org(stack, api)
+
+    return connect
+
+
+def publish(api: httpx.Client, org: ConnectedOrg, audience: dict[str, Any], **changes: Any) -> httpx.Response:
+    return api.post(
+        f"/platform-ads/audiences/{audience['audienceId']}/advert",
+        json=advert(**changes),
+        headers=org.headers,
+    )
+
+
+def advert_listed(api: httpx.Client, org: ConnectedOrg, audience: dict[str, Any]) -> dict[str, Any]:
+    listed = api.get("/platform-ads/audiences", headers=org.headers).json()["audiences"]
+    shown: dict[str, Any] = next(a for a in listed if a["audienceId"] == audience["audienceId"])["advert"]
+    return shown
+
+
+def test_no_pixel_is_found_before_anything_is_created(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+) -> None:
+    # Given an ad account without a pixel
+    org = scenario_org("no_pixel")
+    audience = create_audience(api, org)
+    # When the advert is published
+    response = publish(api, org, audience)
+    # Then the user reads the spec's text and remedy, and the platform has no ad object
+    assert response.status_code == 422, response.text
+    assert response.json()["message"] == "No pixel found for this ad account."
+    assert (
+        response.json()["error"]["remedy"]
+        == "Link a pixel (dataset) to the same ad account used in the service."
+    )
+    assert ad_objects(sandbox) == []
+
+
+def test_a_missing_payment_method_rolls_back_the_campaign_ad_set_and_creative(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+) -> None:
+    # Given an ad account without a payment method (the platform refuses the ad: 100/1359188)
+    org = scenario_org("no_payment_method")
+    audience = create_audience(api, org)
+    # When the advert is published
+    response = publish(api, org, audience)
+    # Then the user is told to update the payment method
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["code"] == "platform_payment_method_required"
+    assert error["message"].startswith("Update payment method")
+    assert "Nothing was left on the platform" in error["message"]
+    assert "Add a valid payment method" in error["remedy"]
+    # And the three objects created before the ad were deleted on the platform
+    assert sorted(o["kind"] for o in ad_objects(sandbox)) == ["adcreative", "adset", "campaign"]
+    assert live_objects(sandbox) == []
+    shown = advert_listed(api, org, audience)
+    assert shown["state"] == "rolled_back"
+    assert shown["failure"]["code"] == "platform_payment_method_required"
+    assert [o["state"] for o in shown["objects"]] == ["deleted", "deleted", "deleted", "planned"]
+
+
+def test_a_missing_beneficiary_rolls_back_the_campaign(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given a GB audience, then the ad account leaves its business and has no DSA defaults
+    audience = create_audience(api, org)
+    change = {"business_name": None, "default_dsa_beneficiary": None, "default_dsa_payor": None}
+    sandbox.patch(f"/ad_accounts/{ACCOUNT}", json=change).raise_for_status()
+    # When the advert is published (the platform answers 100/3858081 for the ad set)
+    response = publish(api, org, audience)
+    # Then the user is asked for the beneficiary, with the remedy, and the campaign is gone
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["message"].startswith("Enter the person or organisation benefitting from the ads.")
+    assert "default beneficiary and payer" in error["remedy"]
+    assert [o["kind"] for o in ad_objects(sandbox)] == ["campaign"]
+    assert live_objects(sandbox) == []
+
+
+def test_a_development_mode_app_is_sent_to_generate_campaign_with_audience(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+) -> None:
+    # Given the service's application is in development mode (creatives fail: 100/1885183)
+    org = scenario_org("app_in_development_mode")
+    audience = create_audience(api, org)
+    # When the advert is published
+    response = publish(api, org, audience)
+    # Then the platform's validation refuses it before anything exists, and the remedy says what to do
+    assert response.status_code == 422, response.text
+    error = response.json()["error"]
+    assert error["message"] == "Ads creative post was created by an app that is in development mode."
+    assert "Generate campaign with audience" in error["remedy"]
+    assert ad_objects(sandbox) == []
+    # And Generate campaign with audience works in that mode
+    link = api.get(f"/platform-ads/audiences/{audience['audienceId']}/ads-manager-link", headers=org.headers)
+    assert link.status_code == 200, link.text
+    expected_ids = [audience["platformCustomAudienceId"], audience["lookalike"]["platformAudienceId"]]
+    assert link.json()["platformAudienceIds"] == expected_ids
+    assert link.json()["url"] == (
+        f"https://adsmanager.facebook.com/adsmanager/audiences?act={BUSINESS_ACCOUNT_ID}&ids={','.join(expected_ids)}"
+    )
+
+
+def test_a_platform_500_gives_the_exact_message_and_trace_id_and_rolls_back(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given the platform fails the ad set with an unknown error (HTTP 500, code 1)
+    audience = create_audience(api, org)
+    fault = {"kind": "error", "method": "POST", "path": "/adsets$", "code": 1, "http_status": 500}
+    sandbox.post("/faults", json={**fault, "message": "An unknown error has occurred."}).raise_for_status()
+    # When the advert is published
+    response = publish(api, org, audience)
+    # Then the user gets the platform's exact message and the trace id to give support
+    assert response.status_code == 502, response.text
+    error = response.json()["error"]
+    assert "An unknown error has occurred." in error["message"]
+    failed = [
+        r for r in sandbox.get("/requests", params={"path": "/adsets$"}).json()["requests"] if "error" in r
+    ]
+    assert failed, "the sandbox logged the failed ad set"
+    assert error["remedy"].startswith("Report this exact message to support (reference ")
+    # And the campaign created before it was deleted
+    assert live_objects(sandbox) == []
+
+
+def test_an_object_the_rollback_cannot_delete_is_listed_on_the_audience(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given the ad set fails, and so does the deletion of the campaign created before it
+    audience = create_audience(api, org)
+    sandbox.post(
+        "/faults", json={"kind": "error", "method": "POST", "path": "/adsets$", "code": 2}
+    ).raise_for_status()
+    # (code 2 is transient: a delete is retried, so the fault outlasts the client's retries)
+    sandbox.post(
+        "/faults", json={"kind": "error", "method": "DELETE", "path": r"^/\d+$", "code": 2, "count": 10}
+    )
+    # When the advert is published
+    response = publish(api, org, audience)
+    # Then the answer names the object left behind
+    assert response.status_code == 502, response.text
+    left = live_objects(sandbox)
+    assert [o["kind"] for o in left] == ["campaign"]
+    assert f"campaign {left[0]['id']}" in response.json()["error"]["message"]
+    # And every object still on the platform is listed on the audience with its id
+    shown = advert_listed(api, org, audience)
+    assert shown["state"] == "failed"
+    listed = {o["platformId"] for o in shown["objects"] if o["state"] == "delete_failed"}
+    assert {o["id"] for o in left} == listed
+
+
+# --- The checkout route ----------------------------------------------------------------------------
+
+
+def test_without_a_checkout_template_only_the_product_page_is_offered_and_why(
+    api: httpx.Client, org: ConnectedOrg
+) -> None:
+    # When the settings are read before any template was set
+    settings = api.get("/platform-ads/checkout-link", headers=org.headers).json()
+    # Then only the product page route is offered, with the reason
+    assert settings["routes"] == ["product_page"]
+    assert "takes no payments" in settings["reason"]
+    # And publishing with the checkout route names the field
+    audience = create_audience(api, org)
+    response = publish(api, org, audience, checkoutRoute="checkout_link", dryRun=True)
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "checkoutRoute"
+
+
+def test_a_checkout_template_on_another_domain_is_refused(api: httpx.Client, org: ConnectedOrg) -> None:
+    # When the template points at a domain the operator did not allow
+    response = api.put(
+        "/platform-ads/checkout-link",
+        json={"template": "https://pay.evil.example/{product_id}"},
+        headers=org.headers,
+    )
+    # Then it is refused, naming the field and the allowed domains
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "template"
+    assert "buy.stripe.com" in response.json()["message"]
+
+
+def test_the_checkout_route_links_the_creative_to_the_products_checkout(
+    api: httpx.Client, org: ConnectedOrg, graph: httpx.Client
+) -> None:
+    # Given a checkout link template from the organization's payment provider
+    template = "https://buy.stripe.com/shop?client_reference_id={product_id}"
+    saved = api.put("/platform-ads/checkout-link", json={"template": template}, headers=org.headers)
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["routes"] == ["product_page", "checkout_link"]
+    audience = create_audience(api, org)
+    # When the advert is published with the checkout route
+    response = publish(api, org, audience, checkoutRoute="checkout_link")
+    # Then the creative links to that product's checkout, tagged
+    assert response.status_code == 201, response.text
+    spec = read(graph, ids_of(response.json())["adcreative"], "object_story_spec")["object_story_spec"]
+    link = urlsplit(spec["link_data"]["link"])
+    assert (link.netloc, link.path) == ("buy.stripe.com", "/shop")
+    query = parse_qs(link.query)
+    assert query["client_reference_id"] == ["sku-1"]
+    assert query["utm_campaign"] == ["Spring sale"]
