@@ -16,6 +16,16 @@ def consent(authorization_url: str, decision: str = "approve") -> httpx.Response
 
     Returns the final response: the service's callback answer, or the platform's own error page.
     """
+    answered = decide(authorization_url, decision)
+    if answered.status_code in (301, 302, 303):
+        with httpx.Client(timeout=30) as browser:
+            return browser.get(answered.headers["location"])
+    return answered
+
+
+def decide(authorization_url: str, decision: str = "approve") -> httpx.Response:
+    """Open the dialog and submit ``decision``; returns the platform's answer without following it
+    (a redirect to the service carrying ``code`` and ``state``, or the platform's own error page)."""
     with httpx.Client(timeout=30) as browser:
         page = browser.get(authorization_url)
         if page.status_code != 200:
@@ -24,10 +34,7 @@ def consent(authorization_url: str, decision: str = "approve") -> httpx.Response
         if action is None:
             raise RuntimeError("no consent form on the dialog page")
         fields = {name: _unescape(value) for name, value in HIDDEN.findall(page.text)}
-        answered = browser.post(_unescape(action.group(1)), data={**fields, "decision": decision})
-        if answered.status_code in (301, 302, 303):
-            return browser.get(answered.headers["location"])
-        return answered
+        return browser.post(_unescape(action.group(1)), data={**fields, "decision": decision})
 
 
 def _unescape(value: str) -> str:

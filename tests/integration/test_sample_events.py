@@ -1,0 +1,239 @@
+"""Every sample event in ``events/`` runs through its function's handler against the local stack.
+
+The samples are what a developer passes to ``sam local invoke -e`` (or to ``/_local/invoke``), so each
+must still be an event its handler answers well: an HTTP event gets the success status its route
+documents in ``openapi.json`` with a body matching the documented schema; a direct invocation gets
+its result. Samples carry placeholders (a token to paste, an audience id); the test puts real values
+in their place, after setting up the state an event needs (a connected organization, an audience, a
+key to revoke, an authorization code), and changes nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+from jsonschema import Draft202012Validator
+
+from local.connected import ConnectedOrg
+from local.platform_browser import decide
+from local.seed import DemoCredentials, create_user, sign_in
+from local.stack import LocalStack
+from local.template import ROOT, functions, load_template, routes
+from shared import wiring
+from shared.audiences.export import CreateAudienceRequest
+from shared.ml.datasets import dump_records
+from shared.ml.synthetic import SyntheticConfig, generate_shop
+
+EVENTS = sorted((ROOT / "events").glob("*.json"))
+TEMPLATE = load_template()
+FUNCTION_OF_EVENT = {spec.code_dir.name: logical_id for logical_id, spec in functions(TEMPLATE).items()}
+ROUTES_OF = {
+    function: {f"{r.method} {r.path}" for r in routes(TEMPLATE) if r.function == function}
+    for function in FUNCTION_OF_EVENT.values()
+}
+OPENAPI = json.loads((ROOT / "openapi.json").read_text())
+
+# Placeholders the samples use for things only a running stack has.
+SAMPLE_AUDIENCE_ID = "0b6f1c9e-2a43-4a7e-9d1f-5e0c2b7a8d34"
+SAMPLE_ORG_ID = "demo-shop"
+SAMPLE_KEY_ID = "replace0me"
+SAMPLE_CODE = "AQD-example-code"
+SAMPLE_STATE = "nonce.1795312799.signature"
+
+
+def sample(path: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+def sample_body(name: str) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(sample(ROOT / "events" / f"{name}.json")["body"])
+    return body
+
+
+@dataclass
+class Setting:
+    """Real values for a sample's placeholders (replaced wherever they occur in the event)."""
+
+    replacements: dict[str, str] = field(default_factory=dict)
+
+    def apply(self, event: dict[str, Any]) -> dict[str, Any]:
+        text = json.dumps(event)
+        for placeholder, value in self.replacements.items():
+            assert placeholder in text, f"the sample no longer contains {placeholder!r}"
+            text = text.replace(placeholder, value)
+        applied: dict[str, Any] = json.loads(text)
+        return applied
+
+
+@dataclass
+class SampleContext:
+    """What the set-up of one sample may use."""
+
+    stack: LocalStack
+    api: httpx.Client
+    demo: DemoCredentials
+    org: ConnectedOrg
+
+    def credentials(self, event: dict[str, Any]) -> dict[str, str]:
+        """The sample's placeholder credentials, mapped to the connected organization's user and to
+        the demo organization's API key (the one with trained models)."""
+        headers = event.get("headers", {})
+        found = {}
+        if "authorization" in headers:
+            found[headers["authorization"]] = self.org.headers["Authorization"]
+        if "x-service-api-key" in headers:
+            found[headers["x-service-api-key"]] = self.demo.api_key
+        return found
+
+    def audience(self) -> str:
+        """An active audience of the organization, created from the create_audience sample's users."""
+        body = {**sample_body("create_audience"), "name": f"sample {uuid.uuid4().hex[:6]}"}
+        created = self.api.post("/platform-ads/audiences", json=body, headers=self.org.headers)
+        assert created.status_code == 201, created.text
+        audience_id: str = created.json()["audienceId"]
+        return audience_id
+
+
+def no_setting(_: SampleContext, event: dict[str, Any]) -> Setting:
+    return Setting()
+
+
+def with_an_audience(env: SampleContext, event: dict[str, Any]) -> Setting:
+    return Setting({SAMPLE_AUDIENCE_ID: env.audience()})
+
+
+def with_a_key_to_revoke(env: SampleContext, event: dict[str, Any]) -> Setting:
+    created = env.api.post("/dashboard/api-keys", json={"label": "to revoke"}, headers=env.org.headers)
+    assert created.status_code == 201, created.text
+    return Setting({SAMPLE_KEY_ID: created.json()["keyId"]})
+
+
+def with_an_accepted_activation(env: SampleContext, event: dict[str, Any]) -> Setting:
+    # Accepted as POST /platform-ads/activations does, but with no execution started, so this step
+    # is the one that does the work.
+    request = CreateAudienceRequest.model_validate_json(sample(ROOT / "events/start_activation.json")["body"])
+    accepted = wiring.audience_exporter().start_activation(env.org.org_id, request, None, lambda *_: None)
+    return Setting({SAMPLE_ORG_ID: env.org.org_id, SAMPLE_AUDIENCE_ID: accepted.audienceId})
+
+
+def with_shop_files(env: SampleContext, event: dict[str, Any]) -> Setting:
+    shop = generate_shop(SyntheticConfig(n_users=300, n_products=40, seed=3))
+    setting = Setting({SAMPLE_ORG_ID: env.org.org_id})
+    keys = setting.apply(event)
+    wiring.data_blobs().put(keys["orders_key"], dump_records(shop.data.orders, "csv"))
+    wiring.data_blobs().put(keys["customers_key"], dump_records(shop.data.customers, "csv"))
+    return setting
+
+
+def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Setting:
+    """A user starts connecting and approves in the platform's dialog; the platform's redirect
+    carries the code and state the callback event needs (and the event's caller is that user)."""
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(env.stack, org_id, f"{org_id}@example.com")
+    authorization = f"Bearer {sign_in(env.stack, f'{org_id}@example.com', password)}"
+    url = env.api.post("/platform-ads/connect", headers={"Authorization": authorization}).json()
+    redirect = decide(url["authorizationUrl"], "approve")
+    assert redirect.status_code == 302, redirect.text
+    query = {k: v[0] for k, v in parse_qs(urlsplit(redirect.headers["location"]).query).items()}
+    replacements = {SAMPLE_CODE: query["code"], SAMPLE_STATE: query["state"]}
+    if "authorization" in event.get("headers", {}):
+        replacements[event["headers"]["authorization"]] = authorization
+    return Setting(replacements)
+
+
+SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
+    "activation_step": with_an_accepted_activation,
+    "audience_snapshot": with_an_audience,
+    "delete_audience": with_an_audience,
+    "platform_callback": with_an_authorization_code,
+    "refresh_audience": with_an_audience,
+    "revoke_api_key": with_a_key_to_revoke,
+    "train_model": with_shop_files,
+}
+
+# What a direct invocation returns for its sample, checked beyond being a result at all.
+DIRECT_RESULTS: dict[str, Callable[[Any], None]] = {}
+
+
+def direct(name: str) -> Callable[[Callable[[Any], None]], Callable[[Any], None]]:
+    def register(check: Callable[[Any], None]) -> Callable[[Any], None]:
+        DIRECT_RESULTS[name] = check
+        return check
+
+    return register
+
+
+@direct("activation_step")
+def _activated(result: Any) -> None:
+    # The sample's list fits in one batch, so one step creates the audience, uploads and finishes.
+    assert result == {"status": "active", "wait_seconds": 0, "batches_done": 1, "batches_total": 1}
+
+
+@direct("train_model")
+def _trained(result: Any) -> None:
+    assert result["name"] == "purchase-likelihood"
+    assert result["type"] == "purchase"
+    assert {"roc_auc", "pr_auc", "lift_top_decile"} <= set(result["metrics"])
+
+
+@direct("validate_tokens")
+def _validated(result: Any) -> None:
+    assert set(result) == {"checked", "valid", "expiring", "invalid", "failed"}
+    assert result["checked"] == result["valid"] + result["expiring"] + result["invalid"] + result["failed"]
+
+
+def documented_success(route_key: str) -> tuple[int, dict[str, Any] | None]:
+    """The one success status ``openapi.json`` documents for a route, and its JSON body schema."""
+    method, path = route_key.split(" ", 1)
+    responses = OPENAPI["paths"][path][method.lower()]["responses"]
+    [(status, response)] = [(int(s), r) for s, r in responses.items() if s.startswith("2")]
+    schema = response.get("content", {}).get("application/json", {}).get("schema")
+    return status, schema
+
+
+def assert_matches(body: Any, schema: dict[str, Any]) -> None:
+    validator = Draft202012Validator({**schema, "components": OPENAPI["components"]})
+    problems = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(body)]
+    assert problems == []
+
+
+def test_every_sample_event_is_exercised() -> None:
+    assert {path.stem for path in EVENTS} == set(FUNCTION_OF_EVENT)
+    assert set(DIRECT_RESULTS) == {p.stem for p in EVENTS if "routeKey" not in sample(p)}
+
+
+@pytest.mark.parametrize("path", EVENTS, ids=[p.stem for p in EVENTS])
+def test_the_sample_event_gets_a_well_formed_answer_from_its_handler(
+    path: Path, stack: LocalStack, api: httpx.Client, demo: DemoCredentials, org: ConnectedOrg
+) -> None:
+    # Given: the sample, with real values for its placeholders once the state it needs exists
+    event = sample(path)
+    env = SampleContext(stack, api, demo, org)
+    setting = SETUP.get(path.stem, no_setting)(env, event)
+    setting.replacements.update(env.credentials(event))
+    prepared = setting.apply(event)
+    function = FUNCTION_OF_EVENT[path.stem]
+    assert stack.gateway is not None
+
+    # When: its function's handler is invoked with it, as Lambda would
+    result = stack.gateway.invoke(function, prepared)
+
+    # Then: an HTTP event gets its route's documented success; a direct invocation its result
+    if "routeKey" not in event:
+        DIRECT_RESULTS[path.stem](result)
+        return
+    assert event["routeKey"] in ROUTES_OF[function]
+    assert event["requestContext"]["routeKey"] == event["routeKey"]
+    status, schema = documented_success(event["routeKey"])
+    assert result["statusCode"] == status, result.get("body")
+    if schema is not None and status != 204:
+        assert_matches(json.loads(result["body"]), schema)
