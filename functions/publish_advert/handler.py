@@ -50,7 +50,7 @@ def publish_advert(
     org_id = user_principal(app).org_id
     service = wiring.publishing_service()
     if body.dry_run:
-        return _json(200, service.publish(org_id, audienceId, body))
+        return _json(200, service.dry_run(org_id, audienceId, body))
     if idempotency_key:
         scope = scope_for(org_id, f"{audienceId}/{idempotency_key}", body)
         published: PublicationView = idempotent(_publish, PublicationView)(

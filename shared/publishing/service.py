@@ -112,35 +112,61 @@ class PublishingService:
     def publish(
         self, org_id: str, audience_id: str, request: PublishAdvertRequest, idempotency_key: str | None = None
     ) -> PublicationView:
-        """Publish (or, with ``dryRun``, plan) an advert for an active audience; see the module docstring.
+        """Publish (or, with ``dryRun``, plan) an advert for an active audience, to the end; see the
+        module docstring. Raises the failure, with what the rollback did, when it fails.
 
         A repeat with the same ``idempotency_key`` resumes or returns the publication it started;
         another publication while one exists (and was not rolled back) is a ``Conflict``.
         """
+        if request.dry_run:
+            return self.dry_run(org_id, audience_id, request)
+        record, repeated = self._start(org_id, audience_id, request, idempotency_key)
+        return self._run(record, repeated=repeated)
+
+    def dry_run(self, org_id: str, audience_id: str, request: PublishAdvertRequest) -> PublicationView:
+        """Exactly what ``publish`` would create, validated against the ad account; creates nothing."""
+        record = self._require_active(org_id, audience_id)
+        publication = self._planned(record, request, None)
+        return _view(record.audience_id, publication, "Nothing was created: this is what would be.", True)
+
+    def start(
+        self, org_id: str, audience_id: str, request: PublishAdvertRequest, idempotency_key: str | None = None
+    ) -> PublicationView:
+        """Plan, validate and record a publication without creating anything yet: ``advance`` then
+        creates it step by step (the activation state machine's way in)."""
+        record, _ = self._start(org_id, audience_id, request, idempotency_key)
+        return _view(record.audience_id, _started(record), "Publication started.")
+
+    def _start(
+        self, org_id: str, audience_id: str, request: PublishAdvertRequest, idempotency_key: str | None
+    ) -> tuple[AudienceRecord, bool]:
+        """The audience with its publication recorded, and whether that was done by an earlier request."""
         record = self._require_active(org_id, audience_id)
         existing = record.publication
-        if not request.dry_run and existing is not None:
+        if existing is not None:
             if idempotency_key and existing.idempotency_key == idempotency_key:
-                return self._run(record, repeated=True)
+                return record, True
             if existing.state != "rolled_back":
                 raise Conflict(
                     f"Audience {audience_id} already has an advert ({existing.state}).",
                     remedy="Open it in the platform's ads manager, or delete it there and publish again.",
                 )
-        _, graph = self.connections.client_for(org_id)
-        try:
-            publication = self._plan(record, request, graph, idempotency_key)
-        finally:
-            self.connections.record_usage(org_id, graph)
-        if request.dry_run:
-            return _view(record.audience_id, publication, "Nothing was created: this is what would be.", True)
-        record.publication = publication
+        record.publication = self._planned(record, request, idempotency_key)
         if not self.audiences.start_publication(record):
             raise Conflict(
                 f"Audience {audience_id} is being published by another request.",
                 remedy="Wait for it to finish, then list the audiences to see the advert.",
             )
-        return self._run(record)
+        return record, False
+
+    def _planned(
+        self, record: AudienceRecord, request: PublishAdvertRequest, idempotency_key: str | None
+    ) -> PublicationRecord:
+        _, graph = self.connections.client_for(record.org_id)
+        try:
+            return self._plan(record, request, graph, idempotency_key)
+        finally:
+            self.connections.record_usage(record.org_id, graph)
 
     def advance(self, org_id: str, audience_id: str) -> PublishProgress:
         """Do the next step of a started publication (create, activate or roll back one object).

@@ -17,6 +17,8 @@ import pytest
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
 from platform_sandbox.scenarios import BUSINESS_ACCOUNT_ID, PAGE_ID, PIXEL_ID
+from shared import wiring
+from shared.publishing.models import PublishAdvertRequest
 
 ACCOUNT = f"act_{BUSINESS_ACCOUNT_ID}"
 
@@ -295,9 +297,10 @@ def test_a_missing_payment_method_rolls_back_the_campaign_ad_set_and_creative(
 
 
 def test_a_missing_beneficiary_rolls_back_the_campaign(
-    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
 ) -> None:
     # Given a GB audience, then the ad account leaves its business and has no DSA defaults
+    org = scenario_org("default")
     audience = create_audience(api, org)
     change = {"business_name": None, "default_dsa_beneficiary": None, "default_dsa_payor": None}
     sandbox.patch(f"/ad_accounts/{ACCOUNT}", json=change).raise_for_status()
@@ -337,9 +340,10 @@ def test_a_development_mode_app_is_sent_to_generate_campaign_with_audience(
 
 
 def test_a_platform_500_gives_the_exact_message_and_trace_id_and_rolls_back(
-    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
 ) -> None:
     # Given the platform fails the ad set with an unknown error (HTTP 500, code 1)
+    org = scenario_org("default")
     audience = create_audience(api, org)
     fault = {"kind": "error", "method": "POST", "path": "/adsets$", "code": 1, "http_status": 500}
     sandbox.post("/faults", json={**fault, "message": "An unknown error has occurred."}).raise_for_status()
@@ -359,9 +363,10 @@ def test_a_platform_500_gives_the_exact_message_and_trace_id_and_rolls_back(
 
 
 def test_an_object_the_rollback_cannot_delete_is_listed_on_the_audience(
-    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
 ) -> None:
     # Given the ad set fails, and so does the deletion of the campaign created before it
+    org = scenario_org("default")
     audience = create_audience(api, org)
     sandbox.post(
         "/faults", json={"kind": "error", "method": "POST", "path": "/adsets$", "code": 2}
@@ -434,3 +439,40 @@ def test_the_checkout_route_links_the_creative_to_the_products_checkout(
     query = parse_qs(link.query)
     assert query["client_reference_id"] == ["sku-1"]
     assert query["utm_campaign"] == ["Spring sale"]
+
+
+# --- Resumable steps (what the activation state machine runs) --------------------------------------
+
+
+def test_a_started_publication_advances_one_object_at_a_time_and_waits_out_throttling(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+) -> None:
+    # Given a publication started (planned and recorded) for an active audience
+    org = scenario_org("default")
+    audience = create_audience(api, org)
+    service = wiring.publishing_service()
+    started = service.start(org.org_id, audience["audienceId"], PublishAdvertRequest.model_validate(advert()))
+    assert started.state == "creating"
+    assert ad_objects(sandbox) == []
+    # When one step runs
+    first = service.advance(org.org_id, audience["audienceId"])
+    # Then exactly the campaign exists, and its id is on the audience
+    assert (first.state, first.done) == ("creating", False)
+    assert [o["kind"] for o in ad_objects(sandbox)] == ["campaign"]
+    assert advert_listed(api, org, audience)["objects"][0]["platformId"] == ad_objects(sandbox)[0]["id"]
+    # When the platform throttles the ad set beyond the client's retries
+    throttle = {"kind": "throttle", "code": 80004, "path": "/adsets$", "count": 6, "regain_minutes": 0}
+    sandbox.post("/faults", json=throttle).raise_for_status()
+    waiting = service.advance(org.org_id, audience["audienceId"])
+    # Then the step asks to wait and nothing is rolled back
+    assert (waiting.state, waiting.done) == ("creating", False)
+    assert waiting.wait_seconds >= 1
+    assert [o["status"] for o in ad_objects(sandbox)] == ["PAUSED"]
+    # When the steps continue
+    steps = 0
+    while not service.advance(org.org_id, audience["audienceId"]).done:
+        steps += 1
+    # Then the chain is complete, one create per step, and paused
+    assert steps == 3
+    assert sorted(o["kind"] for o in live_objects(sandbox)) == ["ad", "adcreative", "adset", "campaign"]
+    assert advert_listed(api, org, audience)["state"] == "paused"
