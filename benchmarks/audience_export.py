@@ -3,7 +3,7 @@
 Starts a ``LocalStack`` (moto server, the template's resources, the platform sandbox and the local API
 gateway, all in this process), connects a new organization through the sandbox's OAuth dialog, then:
 
-- ``AudienceExporter.create`` (from ``shared.wiring.audience_exporter()``) with 100,000 synthetic users.
+- ``AudienceService.create`` (from ``shared.wiring.audience_service()``) with 100,000 synthetic users.
   This is the library entry point the create-audience handler calls: 100,000 users are ~15 MB of JSON,
   over API Gateway's 10 MB body limit, so no HTTP request can carry them.
 - the same for 20,000 users, once through the library and once through ``POST /platform-ads/audiences``
@@ -36,8 +36,8 @@ from benchmarks.audience_hashing import generate_corpus
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
 from shared import wiring
-from shared.audiences import export
-from shared.audiences.export import AudienceCreated, CreateAudienceRequest
+from shared.audiences import service
+from shared.audiences.models import AudienceCreated, CreateAudienceRequest
 from shared.observability import logger
 
 SIZE = 100_000
@@ -70,9 +70,9 @@ class Stopwatch:
         blobs, audiences = wiring.data_blobs(), wiring.audience_store()
         with ExitStack() as stack:
             for owner, name, label in (
-                (export, "prepare_audience", "prepare"),
-                (export, "snapshot_csv", "snapshot"),
-                (export.platform, "add_users", "upload"),
+                (service, "prepare_audience", "prepare"),
+                (service, "snapshot_csv", "snapshot"),
+                (service.platform, "add_users", "upload"),
                 (blobs, "put", "s3_put"),
                 (audiences, "put", "record_save"),
             ):
@@ -96,7 +96,7 @@ def export_through_library(body: dict[str, Any], org: ConnectedOrg) -> tuple[flo
     validated = time.perf_counter()
     stopwatch = Stopwatch()
     with stopwatch.watching():
-        created = wiring.audience_exporter().create(org.org_id, request)
+        created = wiring.audience_service().create(org.org_id, request)
     finished = time.perf_counter()
     _check(created, body)
     return validated - started, finished - validated, stopwatch
@@ -117,7 +117,7 @@ def export_through_http(body: bytes, org: ConnectedOrg, api: httpx.Client) -> fl
 
 
 def _check(created: AudienceCreated, body: dict[str, Any]) -> None:
-    if created.status != "active" or created.userCount == 0:
+    if created.status != "active" or created.user_count == 0:
         raise RuntimeError(f"export of {len(body['users'])} users ended {created.status}")
 
 
@@ -216,7 +216,7 @@ def _results(
             target=TARGET_SECONDS,
             passed=create_s <= TARGET_SECONDS,
             notes=(
-                f"AudienceExporter.create, {size} synthetic users against LocalStack + platform sandbox, "
+                f"AudienceService.create, {size} synthetic users against LocalStack + platform sandbox, "
                 f"wall time: {split_notes}; request validation before it {validate_s:.2f}s (not included); "
                 f"the users are {body_bytes / 1e6:.1f} MB of JSON, {over_limit} API Gateway's 10 MB body "
                 "limit, hence the library entry point"

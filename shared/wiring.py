@@ -22,7 +22,7 @@ from shared.settings import get_settings
 if TYPE_CHECKING:
     import httpx
 
-    from shared.audiences.export import AudienceExporter
+    from shared.audiences.service import AudienceService
     from shared.connections.lifecycle import ConnectionService
     from shared.platform.client import GraphClient
     from shared.predictions.predict import Predictor
@@ -150,11 +150,11 @@ def data_blobs() -> S3BlobStore:
     return S3BlobStore(aws.client("s3"), settings.data_bucket, settings.kms_key_id)
 
 
-def audience_exporter() -> AudienceExporter:
-    from shared.audiences.export import AudienceExporter
+def audience_service() -> AudienceService:
+    from shared.audiences.service import AudienceService
     from shared.clock import utc_now
 
-    return AudienceExporter(
+    return AudienceService(
         audiences=audience_store(), blobs=data_blobs(), connections=connection_service(), clock=utc_now
     )
 

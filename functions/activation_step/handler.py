@@ -15,10 +15,10 @@ MAX_BATCHES_PER_STEP = 20
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    exporter = wiring.audience_exporter()
+    audiences = wiring.audience_service()
     org_id, audience_id = event["org_id"], event["audience_id"]
     logger.append_keys(org_id=org_id, audience_id=audience_id)
     if event["action"] == "fail":
-        exporter.record_failure(org_id, audience_id, event.get("error", "Error"), event.get("cause", ""))
+        audiences.record_failure(org_id, audience_id, event.get("error", "Error"), event.get("cause", ""))
         return {"status": "failed"}
-    return exporter.advance(org_id, audience_id, max_batches=MAX_BATCHES_PER_STEP).model_dump()
+    return audiences.advance(org_id, audience_id, max_batches=MAX_BATCHES_PER_STEP).model_dump()

@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.audiences.export import SnapshotLink
+from shared.audiences.models import SnapshotLink
 from shared.auth.middleware import require_user, user_principal
 from shared.observability import tracer
 
@@ -23,7 +23,7 @@ app = create_app()
 def snapshot(audienceId: Annotated[str, Path()]) -> SnapshotLink:  # noqa: N803
     """A presigned link (5 minutes) to the CSV taken at creation: user_id, email, firstName, lastName,
     phone, score, with spreadsheet formulas neutralised."""
-    return wiring.audience_exporter().snapshot_link(user_principal(app).org_id, audienceId)
+    return wiring.audience_service().snapshot_link(user_principal(app).org_id, audienceId)
 
 
 lambda_handler = http_entry_point(app)

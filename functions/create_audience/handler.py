@@ -4,7 +4,6 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.audiences.export import AudienceCreated, CreateAudienceRequest
 from shared.audiences.idempotency import (
     IdempotencyKeyHeader,
     IdempotencyScope,
@@ -12,6 +11,7 @@ from shared.audiences.idempotency import (
     register_context,
     scope_for,
 )
+from shared.audiences.models import AudienceCreated, CreateAudienceRequest
 from shared.auth.middleware import require_user, user_principal
 from shared.observability import metrics, tracer
 
@@ -19,7 +19,7 @@ app = create_app()
 
 
 def _create(*, scope: IdempotencyScope, body: CreateAudienceRequest) -> AudienceCreated:
-    return wiring.audience_exporter().create(scope.org_id, body, idempotency_key=scope.key)
+    return wiring.audience_service().create(scope.org_id, body, idempotency_key=scope.key)
 
 
 @app.post(
@@ -42,8 +42,8 @@ def create_audience(
     if idempotency_key:
         created = idempotent(_create)(scope=scope_for(org_id, idempotency_key, body), body=body)
     else:
-        created = wiring.audience_exporter().create(org_id, body)
-    metrics.add_metric(name="AudienceUsersUploaded", unit=MetricUnit.Count, value=created.userCount)
+        created = wiring.audience_service().create(org_id, body)
+    metrics.add_metric(name="AudienceUsersUploaded", unit=MetricUnit.Count, value=created.user_count)
     return created
 
 

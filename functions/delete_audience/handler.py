@@ -26,7 +26,7 @@ def delete_audience(
     confirm: Annotated[bool, Query(description="Must be true: deletion cannot be undone.")] = False,
 ) -> Response[None]:
     """Remove the audience (and its lookalike) from the platform and the service. Irreversible."""
-    wiring.audience_exporter().delete(user_principal(app).org_id, audienceId, confirm=confirm)
+    wiring.audience_service().delete(user_principal(app).org_id, audienceId, confirm=confirm)
     return Response(status_code=204)
 
 

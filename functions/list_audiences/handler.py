@@ -2,7 +2,7 @@
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.audiences.export import AudienceList
+from shared.audiences.models import AudienceList
 from shared.auth.middleware import require_user, user_principal
 from shared.observability import tracer
 
@@ -14,7 +14,7 @@ app = create_app()
 def list_audiences() -> AudienceList:
     """Name, status, user count, objective, creation time, platform id, lookalike and upload progress
     of every audience, newest first."""
-    return wiring.audience_exporter().list(user_principal(app).org_id)
+    return wiring.audience_service().list(user_principal(app).org_id)
 
 
 lambda_handler = http_entry_point(app)

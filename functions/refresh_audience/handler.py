@@ -6,7 +6,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.audiences.export import AudienceCreated, RefreshAudienceRequest
+from shared.audiences.models import AudienceCreated, RefreshAudienceRequest
 from shared.auth.middleware import require_user, user_principal
 from shared.observability import tracer
 
@@ -26,7 +26,7 @@ def refresh(
 ) -> AudienceCreated:
     """Replace the audience's members with the given users through the platform's usersreplace, in
     batches of at most 10,000 within one replace session; the CSV snapshot is replaced too."""
-    return wiring.audience_exporter().refresh(user_principal(app).org_id, audienceId, body)
+    return wiring.audience_service().refresh(user_principal(app).org_id, audienceId, body)
 
 
 lambda_handler = http_entry_point(app)

@@ -2,8 +2,8 @@
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.audiences.export import AudienceView, CreateAudienceRequest
 from shared.audiences.idempotency import IdempotencyKeyHeader
+from shared.audiences.models import AudienceView, CreateAudienceRequest
 from shared.auth.middleware import require_user, user_principal
 from shared.observability import tracer
 
@@ -25,7 +25,7 @@ def start_activation(
 ) -> AudienceView:
     """Validate and store the audience, then run creation, batched upload and lookalike in the
     activation state machine. Returns 202 at once; GET /platform-ads/audiences shows the progress."""
-    return wiring.audience_exporter().start_activation(
+    return wiring.audience_service().start_activation(
         user_principal(app).org_id, body, idempotency_key, wiring.activation_starter()
     )
 

@@ -1,6 +1,6 @@
 """``Idempotency-Key`` for audience creation, with the Powertools idempotency utility on DynamoDB.
 
-Powertools stores each key's result (24 h) and refuses a concurrent duplicate; the exporter's own
+Powertools stores each key's result (24 h) and refuses a concurrent duplicate; the audience service's own
 record makes a retry after a failure resume instead of starting again. The key is scoped to the
 organization, and the body's hash is validated, so a reused key with another body is an error.
 """
@@ -23,7 +23,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
 from shared import aws
-from shared.audiences.export import AudienceCreated
+from shared.audiences.models import AudienceCreated
 from shared.settings import get_settings
 
 KEY_LIFETIME_SECONDS = 24 * 3600

@@ -7,23 +7,22 @@ import io
 import uuid
 from typing import Protocol
 
-from pydantic import BaseModel
-
 from shared.audiences.dry_run import InvalidFile, read_users
 from shared.audiences.identifiers import AudienceUser
 from shared.errors import NotFound, ValidationFailed
+from shared.wire_models import CamelModel
 
 UPLOAD_LINK_SECONDS = 900
 CSV_COLUMNS = "user_id,email,firstName,lastName,phone,score,country"
 _PROBLEMS_SHOWN = 5
 
 
-class UploadLink(BaseModel):
-    uploadId: str  # noqa: N815 - API field names are camelCase
+class UploadLink(CamelModel):
+    upload_id: str
     url: str
     method: str = "PUT"
-    contentType: str = "text/csv"  # noqa: N815
-    expiresInSeconds: int = UPLOAD_LINK_SECONDS  # noqa: N815
+    content_type: str = "text/csv"
+    expires_in_seconds: int = UPLOAD_LINK_SECONDS
     columns: str = CSV_COLUMNS
 
 
@@ -41,7 +40,7 @@ def create_upload_link(org_id: str, blobs: UploadBlobs) -> UploadLink:
     """A new upload id and a 15-minute presigned PUT link for the CSV."""
     upload_id = str(uuid.uuid4())
     url = blobs.upload_url(upload_key(org_id, upload_id), "text/csv", UPLOAD_LINK_SECONDS)
-    return UploadLink(uploadId=upload_id, url=url)
+    return UploadLink(upload_id=upload_id, url=url)
 
 
 def users_from_upload(org_id: str, upload_id: str, blobs: UploadBlobs) -> list[AudienceUser]:

@@ -11,8 +11,6 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
-from pydantic import BaseModel
-
 from shared.clock import Clock
 from shared.connections.oauth_state import StateOwner, StateStore, consume_state, issue_state
 from shared.connections.records import Connection, TokenHealth
@@ -35,6 +33,7 @@ from shared.platform.oauth import (
     exchange_long_lived,
 )
 from shared.repositories.envelope import EnvelopeCipher
+from shared.wire_models import CamelModel
 
 NOT_CONNECTED = "No advertising account is connected."
 CONNECT_REMEDY = "Connect your ad account from the dashboard."
@@ -61,26 +60,26 @@ class ConnectionPolicy:
     expiry_warning: timedelta = timedelta(days=7)
 
 
-class ConnectStart(BaseModel):
-    authorizationUrl: str  # noqa: N815 - API field names are camelCase
-    expiresAt: datetime  # noqa: N815
+class ConnectStart(CamelModel):
+    authorization_url: str
+    expires_at: datetime
 
 
-class StatusView(BaseModel):
+class StatusView(CamelModel):
     """``GET /platform-ads/status``."""
 
     connected: bool
     status: str
-    adAccountId: str | None = None  # noqa: N815
-    adAccountName: str | None = None  # noqa: N815
-    businessName: str | None = None  # noqa: N815
-    connectedAt: datetime | None = None  # noqa: N815
-    lastValidatedAt: datetime | None = None  # noqa: N815
-    tokenExpiresAt: datetime | None = None  # noqa: N815
-    tokenHealth: str = "unknown"  # noqa: N815
-    validationError: str | None = None  # noqa: N815
+    ad_account_id: str | None = None
+    ad_account_name: str | None = None
+    business_name: str | None = None
+    connected_at: datetime | None = None
+    last_validated_at: datetime | None = None
+    token_expires_at: datetime | None = None
+    token_health: str = "unknown"
+    validation_error: str | None = None
     usage: dict[str, Any] | None = None
-    usageCapturedAt: datetime | None = None  # noqa: N815
+    usage_captured_at: datetime | None = None
 
 
 @dataclass
@@ -113,7 +112,7 @@ class ConnectionService:
             state=state,
             scopes=DEFAULT_SCOPES,
         )
-        return ConnectStart(authorizationUrl=url, expiresAt=now + self.policy.state_ttl)
+        return ConnectStart(authorization_url=url, expires_at=now + self.policy.state_ttl)
 
     def complete(
         self, *, state: str, code: str | None, error: str | None, error_reason: str | None
@@ -177,16 +176,16 @@ class ConnectionService:
         return StatusView(
             connected=connection.status == "active",
             status=connection.status,
-            adAccountId=connection.ad_account_id,
-            adAccountName=connection.ad_account_name,
-            businessName=connection.business_name,
-            connectedAt=connection.connected_at,
-            lastValidatedAt=connection.last_validated_at,
-            tokenExpiresAt=connection.token_expires_at,
-            tokenHealth=connection.token_health,
-            validationError=connection.validation_error,
+            ad_account_id=connection.ad_account_id,
+            ad_account_name=connection.ad_account_name,
+            business_name=connection.business_name,
+            connected_at=connection.connected_at,
+            last_validated_at=connection.last_validated_at,
+            token_expires_at=connection.token_expires_at,
+            token_health=connection.token_health,
+            validation_error=connection.validation_error,
             usage=connection.usage,
-            usageCapturedAt=connection.usage_captured_at,
+            usage_captured_at=connection.usage_captured_at,
         )
 
     def client_for(self, org_id: str) -> tuple[Connection, GraphClient]:

@@ -8,13 +8,16 @@ import json
 from datetime import datetime
 from typing import Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from shared.errors import NotFound, ValidationFailed
 from shared.predictions.records import ModelRecord, UsageStats
 
 
 class ModelSummary(BaseModel):
+    # The contract's own names: snake_case, except usageStats (so not a CamelModel).
+    model_config = ConfigDict(validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
+
     name: str
     type: str
     version: str
@@ -26,7 +29,7 @@ class ModelSummary(BaseModel):
         description="How many users the model was trained on (valid user_id values)."
     )
     metrics: dict[str, float]
-    usageStats: UsageStats  # noqa: N815 - spec field name
+    usage_stats: UsageStats = Field(alias="usageStats")
     last_prediction_date: datetime | None
 
 
@@ -53,7 +56,7 @@ def list_models(org_id: str, store: ModelLister) -> ModelList:
                 feature_order=r.feature_order,
                 available_users=r.training_user_count,
                 metrics=r.metrics,
-                usageStats=r.usageStats,
+                usage_stats=r.usageStats,
                 last_prediction_date=r.last_prediction_date,
             )
             for r in records

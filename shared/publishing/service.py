@@ -27,6 +27,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
+from shared.audiences.models import CreateAudienceRequest
 from shared.audiences.records import (
     AdObjectKind,
     AdObjectRecord,
@@ -409,8 +410,6 @@ class PublishingService:
         """The distinct countries of the audience's customers, from the stored source request."""
         if record.source_key is None:
             return []
-        from shared.audiences.export import CreateAudienceRequest
-
         source = CreateAudienceRequest.model_validate_json(self.blobs.get(record.source_key))
         found = {user.country.upper() for user in source.users if user.country}
         if not found and source.country:

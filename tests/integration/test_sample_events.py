@@ -28,7 +28,7 @@ from local.seed import DemoCredentials, create_user, sign_in
 from local.stack import LocalStack
 from local.template import ROOT, functions, load_template, routes
 from shared import wiring
-from shared.audiences.export import CreateAudienceRequest
+from shared.audiences.models import CreateAudienceRequest
 from shared.ml.datasets import dump_records
 from shared.ml.synthetic import SyntheticConfig, generate_shop
 
@@ -121,8 +121,8 @@ def with_an_accepted_activation(env: SampleContext, event: dict[str, Any]) -> Se
     # Accepted as POST /platform-ads/activations does, but with no execution started, so this step
     # is the one that does the work.
     request = CreateAudienceRequest.model_validate_json(sample(ROOT / "events/start_activation.json")["body"])
-    accepted = wiring.audience_exporter().start_activation(env.org.org_id, request, None, lambda *_: None)
-    return Setting({SAMPLE_ORG_ID: env.org.org_id, SAMPLE_AUDIENCE_ID: accepted.audienceId})
+    accepted = wiring.audience_service().start_activation(env.org.org_id, request, None, lambda *_: None)
+    return Setting({SAMPLE_ORG_ID: env.org.org_id, SAMPLE_AUDIENCE_ID: accepted.audience_id})
 
 
 def with_shop_files(env: SampleContext, event: dict[str, Any]) -> Setting:

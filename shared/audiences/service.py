@@ -1,4 +1,5 @@
-"""Audience export: from predicted buyers to a Custom Audience (and lookalike) on the platform.
+"""The audience service: from predicted buyers to a Custom Audience (and lookalike) on the platform,
+and the audience's life after that (activation, refresh, delete, snapshot links).
 
 The pipeline is written to be resumed. Before anything is sent, the request's users are stored
 (SSE-KMS) and the audience record is written; after each acknowledged batch the progress is saved.
@@ -15,23 +16,29 @@ import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Literal, Protocol
-
-from pydantic import BaseModel, Field, model_validator
+from typing import Protocol
 
 from shared.audiences.batching import MAX_ROWS_PER_BATCH, UploadSession, iter_batches, new_upload_session
 from shared.audiences.identifiers import AudienceUser
+from shared.audiences.models import (
+    ActivationProgress,
+    AudienceCreated,
+    AudienceList,
+    AudienceView,
+    CreateAudienceRequest,
+    RefreshAudienceRequest,
+    SnapshotLink,
+)
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.records import (
     AudienceRecord,
     FailureRecord,
     LookalikeRecord,
-    PublicationRecord,
     UploadProgress,
 )
 from shared.audiences.snapshot import snapshot_csv
 from shared.audiences.uploads import UploadBlobs, users_from_upload
+from shared.audiences.views import audience_created, audience_view
 from shared.clock import Clock
 from shared.connections.lifecycle import ConnectionService
 from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
@@ -46,132 +53,7 @@ SendBatch = Callable[
 ]
 
 MIN_SEED_USERS = 100
-LOOKALIKE_SIZES = (1, 2, 5)
-LOOKALIKE_COUNTRIES = ("GB", "US", "CA", "AU")
 SNAPSHOT_LINK_SECONDS = 300
-
-
-class CreateAudienceRequest(BaseModel):
-    """``POST /platform-ads/audiences`` (docs/service-contract.md §4.3), plus the wizard's prospecting
-    settings (docs/service-contract.md §4.7)."""
-
-    name: str = Field(min_length=1, max_length=200)
-    productId: str | None = Field(default=None, max_length=200)  # noqa: N815 - spec field names
-    users: list[AudienceUser] = Field(
-        default_factory=list,
-        description="Users to upload (docs/service-contract.md §2.4); or give uploadId for a large list.",
-    )
-    uploadId: str | None = Field(  # noqa: N815
-        default=None, description="An uploaded CSV (POST /platform-ads/uploads) instead of users."
-    )
-    objective: Literal["retargeting", "prospecting"] = "retargeting"
-    modelId: str | None = Field(default=None, max_length=200)  # noqa: N815
-    dailyBudget: float | None = Field(default=None, gt=0)  # noqa: N815
-    lookalikeSize: Literal[1, 2, 5] | None = Field(  # noqa: N815
-        default=None, description="Prospecting: lookalike size in percent."
-    )
-    lookalikeCountry: Literal["GB", "US", "CA", "AU"] | None = None  # noqa: N815
-    country: str | None = Field(
-        default=None,
-        pattern="^[A-Za-z]{2}$",
-        description="The store's country (ISO alpha-2): gives national phone numbers their country code.",
-    )
-
-    @model_validator(mode="after")
-    def _users_from_one_place(self) -> CreateAudienceRequest:
-        if not self.users and not self.uploadId:
-            raise ValueError("users: send at least one user, or an uploadId")
-        if self.users and self.uploadId:
-            raise ValueError("users: send either users or an uploadId, not both")
-        return self
-
-    @model_validator(mode="after")
-    def _prospecting_needs_a_lookalike(self) -> CreateAudienceRequest:
-        if self.objective == "prospecting":
-            if self.lookalikeSize is None:
-                raise ValueError("lookalikeSize is required for prospecting (1, 2 or 5)")
-            if self.lookalikeCountry is None:
-                raise ValueError("lookalikeCountry is required for prospecting (GB, US, CA or AU)")
-        return self
-
-
-class LookalikeView(BaseModel):
-    platformAudienceId: str | None  # noqa: N815
-    sizePercent: int  # noqa: N815
-    country: str
-    status: str
-
-
-class AdvertObjectView(BaseModel):
-    kind: str
-    platformId: str | None  # noqa: N815
-    state: str
-
-
-class AdvertView(BaseModel):
-    """Publish advert's objects on the platform: ids, and which a failed rollback left behind."""
-
-    state: str
-    objects: list[AdvertObjectView]
-    failure: FailureRecord | None = None
-
-
-class AudienceView(BaseModel):
-    """What the service shows of an audience."""
-
-    audienceId: str  # noqa: N815
-    name: str
-    status: str
-    userCount: int  # noqa: N815
-    objective: str
-    productId: str | None  # noqa: N815
-    modelId: str | None  # noqa: N815
-    platformCustomAudienceId: str | None  # noqa: N815
-    createdAt: datetime  # noqa: N815
-    lookalike: LookalikeView | None
-    hasSnapshot: bool  # noqa: N815
-    progress: dict[str, int] | None
-    failure: FailureRecord | None = None
-    advert: AdvertView | None = None
-
-
-class AudienceCreated(BaseModel):
-    """The response of docs/service-contract.md §4.3, plus the quality report and the lookalike."""
-
-    success: bool
-    audienceId: str  # noqa: N815
-    platformCustomAudienceId: str | None  # noqa: N815
-    userCount: int  # noqa: N815
-    status: str
-    message: str
-    quality: dict[str, object]
-    lookalike: LookalikeView | None = None
-
-
-class RefreshAudienceRequest(BaseModel):
-    """Replace an audience's members with a new list (the platform's ``usersreplace``)."""
-
-    users: list[AudienceUser] = Field(min_length=1)
-    country: str | None = Field(default=None, pattern="^[A-Za-z]{2}$")
-
-
-class ActivationProgress(BaseModel):
-    """What one activation step achieved; the state machine branches on it."""
-
-    status: Literal["uploading", "waiting", "active"]
-    wait_seconds: int = 0
-    batches_done: int = 0
-    batches_total: int = 0
-
-
-class AudienceList(BaseModel):
-    audiences: list[AudienceView]
-
-
-class SnapshotLink(BaseModel):
-    url: str
-    expiresInSeconds: int  # noqa: N815
-    filename: str
 
 
 class StartExecution(Protocol):
@@ -194,7 +76,7 @@ class BlobStore(UploadBlobs, Protocol):
 
 
 @dataclass
-class AudienceExporter:
+class AudienceService:
     audiences: AudienceStore
     blobs: BlobStore
     connections: ConnectionService
@@ -226,9 +108,9 @@ class AudienceExporter:
     ) -> tuple[AudienceRecord, PreparedAudience, GraphClient]:
         """Validate the request, check the connection, and store the users, the snapshot and the
         record before anything is sent, so every later step can be resumed."""
-        if request.uploadId:
-            users = users_from_upload(org_id, request.uploadId, self.blobs)
-            request = request.model_copy(update={"users": users, "uploadId": None})
+        if request.upload_id:
+            users = users_from_upload(org_id, request.upload_id, self.blobs)
+            request = request.model_copy(update={"users": users, "upload_id": None})
         audience_id = str(uuid.uuid4())
         if idempotency_key:
             audience_id = self.audiences.claim_key(org_id, idempotency_key, audience_id)
@@ -241,16 +123,16 @@ class AudienceExporter:
             org_id=org_id,
             audience_id=audience_id,
             name=request.name,
-            product_id=request.productId,
-            model_id=request.modelId,
+            product_id=request.product_id,
+            model_id=request.model_id,
             objective=request.objective,
-            daily_budget=request.dailyBudget,
+            daily_budget=request.daily_budget,
             status="creating",
             ad_account_id=connection.ad_account_id or "",
             quality=prepared.report.model_dump(mode="json"),
             lookalike=(
-                LookalikeRecord(size_percent=request.lookalikeSize, country=request.lookalikeCountry)
-                if request.lookalikeSize and request.lookalikeCountry
+                LookalikeRecord(size_percent=request.lookalike_size, country=request.lookalike_country)
+                if request.lookalike_size and request.lookalike_country
                 else None
             ),
             snapshot_key=snapshot_key,
@@ -351,7 +233,7 @@ class AudienceExporter:
         message = "Audience created and users uploaded."
         if request_was_repeated:
             message = "This request was already handled; here is the audience it created."
-        return _created(record, message)
+        return audience_created(record, message)
 
     def _run(self, record: AudienceRecord, prepared: PreparedAudience, graph: GraphClient) -> AudienceRecord:
         try:
@@ -469,7 +351,7 @@ class AudienceExporter:
         record.user_count = progress.total_rows
         record.quality = prepared.report.model_dump(mode="json")
         self._save(record)
-        return _created(record, "Audience members replaced.")
+        return audience_created(record, "Audience members replaced.")
 
     # --- read, delete, snapshot ----------------------------------------------------------------
 
@@ -513,7 +395,7 @@ class AudienceExporter:
             )
         filename = f"audience-{audience_id}.csv"
         url = self.blobs.download_url(record.snapshot_key, filename, SNAPSHOT_LINK_SECONDS)
-        return SnapshotLink(url=url, expiresInSeconds=SNAPSHOT_LINK_SECONDS, filename=filename)
+        return SnapshotLink(url=url, expires_in_seconds=SNAPSHOT_LINK_SECONDS, filename=filename)
 
     def _require(self, org_id: str, audience_id: str) -> AudienceRecord:
         record = self.audiences.get(org_id, audience_id)
@@ -522,20 +404,6 @@ class AudienceExporter:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
-
-
-def _created(record: AudienceRecord, message: str) -> AudienceCreated:
-    """The response of docs/service-contract.md §4.3 for ``record``."""
-    return AudienceCreated(
-        success=True,
-        audienceId=record.audience_id,
-        platformCustomAudienceId=record.platform_custom_audience_id,
-        userCount=record.user_count,
-        status=record.status,
-        message=message,
-        quality=record.quality,
-        lookalike=_lookalike_view(record.lookalike),
-    )
 
 
 def _batches(record: AudienceRecord) -> dict[str, int]:
@@ -590,54 +458,3 @@ def _delete_on_platform(graph: GraphClient, platform_id: str) -> None:
     # Already gone on the platform: the goal is reached.
     with contextlib.suppress(AudienceUnavailable):
         platform.delete_custom_audience(graph, platform_id)
-
-
-def _lookalike_view(lookalike: LookalikeRecord | None) -> LookalikeView | None:
-    if lookalike is None:
-        return None
-    return LookalikeView(
-        platformAudienceId=lookalike.platform_audience_id,
-        sizePercent=lookalike.size_percent,
-        country=lookalike.country,
-        status=lookalike.status,
-    )
-
-
-def audience_view(record: AudienceRecord) -> AudienceView:
-    progress = None
-    if record.upload is not None:
-        progress = {
-            "batchesDone": record.upload.batches_done,
-            "batchesTotal": record.upload.batches_total,
-            "received": record.upload.num_received,
-            "invalid": record.upload.num_invalid_entries,
-        }
-    return AudienceView(
-        audienceId=record.audience_id,
-        name=record.name,
-        status=record.status,
-        userCount=record.user_count,
-        objective=record.objective,
-        productId=record.product_id,
-        modelId=record.model_id,
-        platformCustomAudienceId=record.platform_custom_audience_id,
-        createdAt=record.created_at,
-        lookalike=_lookalike_view(record.lookalike),
-        hasSnapshot=record.snapshot_key is not None,
-        progress=progress,
-        failure=record.failure,
-        advert=_advert_view(record.publication),
-    )
-
-
-def _advert_view(publication: PublicationRecord | None) -> AdvertView | None:
-    if publication is None:
-        return None
-    return AdvertView(
-        state=publication.state,
-        objects=[
-            AdvertObjectView(kind=o.kind, platformId=o.platform_id, state=o.state)
-            for o in publication.objects
-        ],
-        failure=publication.failure,
-    )
