@@ -52,12 +52,23 @@ def create_audience(api: httpx.Client, org: ConnectedOrg, objective: str = "pros
     return created
 
 
+class MarketerToken(httpx.Auth):
+    """A token minted for each request, so a scenario loaded during the test cannot invalidate it."""
+
+    def __init__(self, sandbox_url: str) -> None:
+        self.sandbox_url = sandbox_url
+
+    def auth_flow(self, request: httpx.Request) -> Iterator[httpx.Request]:
+        token = httpx.post(f"{self.sandbox_url}/_admin/tokens", json={}).json()["access_token"]
+        request.headers["Authorization"] = f"Bearer {token}"
+        yield request
+
+
 @pytest.fixture
 def graph(stack: LocalStack) -> Iterator[httpx.Client]:
-    """The sandbox's Graph API as the marketer (a freshly minted token), to read objects back."""
-    with httpx.Client(base_url=f"{stack.sandbox.url}/v25.0") as client:
-        token = httpx.post(f"{stack.sandbox.url}/_admin/tokens", json={}).json()["access_token"]
-        client.headers["Authorization"] = f"Bearer {token}"
+    """The sandbox's Graph API as the marketer, to read objects back."""
+    url = stack.sandbox.url
+    with httpx.Client(base_url=f"{url}/v25.0", auth=MarketerToken(url)) as client:
         yield client
 
 
@@ -476,3 +487,23 @@ def test_a_started_publication_advances_one_object_at_a_time_and_waits_out_throt
     assert steps == 3
     assert sorted(o["kind"] for o in live_objects(sandbox)) == ["ad", "adcreative", "adset", "campaign"]
     assert advert_listed(api, org, audience)["state"] == "paused"
+
+
+def test_the_budget_is_sent_in_the_minor_units_of_the_accounts_currency(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client, graph: httpx.Client
+) -> None:
+    # Given an ad account billed in yen, which has no minor units (offset 1)
+    org = scenario_org("default")
+    sandbox.patch(f"/ad_accounts/{ACCOUNT}", json={"currency": "JPY", "min_daily_budget": 150})
+    audience = create_audience(api, org)
+    # When an advert with a budget of 2,000 yen is published
+    response = publish(api, org, audience, dailyBudget="2000")
+    # Then the ad set's budget is 2000, not 200000
+    assert response.status_code == 201, response.text
+    assert response.json()["currency"] == "JPY"
+    assert read(graph, ids_of(response.json())["adset"], "daily_budget")["daily_budget"] == 2000
+    # And a budget with decimals, or below the account's minimum, is refused before anything is created
+    for budget, reason in (("1999.5", "no decimals"), ("100", "minimum daily budget of 150 JPY")):
+        refused = publish(api, org, audience, dailyBudget=budget, dryRun=True)
+        assert refused.status_code == 400
+        assert reason in refused.json()["message"]
