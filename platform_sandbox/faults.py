@@ -17,6 +17,9 @@ class FaultKind(StrEnum):
     EXPIRE_TOKEN = "expire_token"  # the caller's token expires now: 190/463 from this call on
     REVOKE_TOKEN = "revoke_token"  # the caller's token is revoked: 190/`subcode` (458, 460, 467)
     ERROR = "error"  # any envelope: `code`, `subcode`, `message`, `http_status`
+    # The call runs, then its answer is lost to an error (default HTTP 500, code 2, transient): the
+    # ambiguous case a client must resolve by looking before it creates again.
+    LOST_ANSWER = "lost_answer"
 
 
 class FaultSpec(BaseModel):

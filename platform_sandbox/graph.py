@@ -150,6 +150,14 @@ def dispatch(version: str, run: Callable[[Any], Payload], *, needs_user: bool) -
             else:
                 call = _authenticate(state, request, params, now, fault, path)
                 payload = run(call)
+            if fault is not None and fault.kind is FaultKind.LOST_ANSWER:
+                raise errors.GraphError(
+                    fault.message or "An unexpected error has occurred. Please retry your request later.",
+                    fault.code or 2,
+                    fault.subcode,
+                    is_transient=True,
+                    http_status=fault.http_status if fault.http_status >= 500 else 500,
+                )
             response = jsonify(payload)
         except errors.GraphError as error:
             response = _error_response(error)
@@ -193,7 +201,7 @@ def _take_fault(state: SandboxState, path: str) -> FaultSpec | None:
 
 def _raise_fault(state: SandboxState, fault: FaultSpec | None, path: str, token: Token | None) -> None:
     """Apply an injected fault: raise its error, or expire/revoke the caller's token."""
-    if fault is None or fault.kind is FaultKind.DELAY:
+    if fault is None or fault.kind in (FaultKind.DELAY, FaultKind.LOST_ANSWER):
         return
     now = state.clock.now()
     if fault.kind is FaultKind.EXPIRE_TOKEN and token is not None:

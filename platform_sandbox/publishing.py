@@ -11,6 +11,7 @@ updated with ``POST /<id>`` (``status``) and deleted with ``DELETE /<id>``, both
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -262,7 +263,8 @@ def _status_fields(call: GraphCall) -> dict[str, Any]:
 
 def _store(call: GraphCall, account: AdAccount, kind: str, fields: dict[str, Any]) -> AdObject:
     world = call.state.world
-    ad_object = AdObject(world.new_id(), kind, account.account_id, fields)
+    created = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(call.now))
+    ad_object = AdObject(world.new_id(), kind, account.account_id, {**fields, "created_time": created})
     world.ad_objects[ad_object.object_id] = ad_object
     return ad_object
 

@@ -37,9 +37,10 @@ class FailureRecord(BaseModel):
 
 
 AdObjectKind = Literal["campaign", "adset", "adcreative", "ad"]
-# created: exists on the platform; deleted: removed by a rollback; delete_failed: left on the
+# attempted: the create was sent and its answer lost (it may exist: looked up by name before anything
+# else); created: exists on the platform; deleted: removed by a rollback; delete_failed: left on the
 # platform and reported (the remedy says to delete it by hand).
-AdObjectState = Literal["planned", "created", "deleted", "delete_failed"]
+AdObjectState = Literal["planned", "attempted", "created", "deleted", "delete_failed"]
 # creating -> paused | active; on a failure: rolling_back -> rolled_back | failed (objects left).
 PublicationState = Literal["creating", "paused", "active", "rolling_back", "rolled_back", "failed"]
 

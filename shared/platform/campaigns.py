@@ -13,7 +13,10 @@ runs its validation rules and creates nothing (Marketing API "execution_options"
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from shared.platform.audiences import CreatedObject
 from shared.platform.client import GraphClient
@@ -122,6 +125,26 @@ def validate_object(client: GraphClient, ad_account_id: str, edge: Edge, params:
         {**params, "execution_options": ["validate_only"]},
         idempotent=True,
     )
+
+
+class AdObjectSummary(BaseModel):
+    """An object as listed on an ad account's edge: enough to recognise one this service created."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: str
+    name: str = ""
+    status: str | None = None
+    created_time: datetime | None = None
+
+
+def list_objects(client: GraphClient, ad_account_id: str, edge: Edge) -> list[AdObjectSummary]:
+    """Every object on the ad account's ``edge`` with its name, status and creation time."""
+    path = f"{ad_account_node(ad_account_id)}/{edge}"
+    return [
+        AdObjectSummary.model_validate(node)
+        for node in client.iterate(path, {"fields": "name,status,created_time"})
+    ]
 
 
 def set_status(client: GraphClient, object_id: str, status: str) -> None:

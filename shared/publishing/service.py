@@ -23,6 +23,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Literal, Protocol
 
 from pydantic import BaseModel
@@ -48,7 +49,7 @@ from shared.platform.accounts import (
     require_pixel,
 )
 from shared.platform.client import GraphClient
-from shared.platform.errors import PlatformError, PlatformThrottled
+from shared.platform.errors import TRANSIENT_CODES, PlatformError, PlatformThrottled, PlatformUnavailable
 from shared.publishing.budget import to_minor_units
 from shared.publishing.links import checkout_link, with_utm
 from shared.publishing.models import AdObjectView, AdsManagerLink, PublicationView, PublishAdvertRequest
@@ -226,7 +227,7 @@ class PublishingService:
         """One platform call of the publication, saved before returning."""
         try:
             if publication.state == "creating":
-                self._create_next(publication, graph)
+                self._create_next(record, publication, graph)
             elif publication.state == "rolling_back":
                 self._delete_next(publication, graph)
         except PlatformThrottled:
@@ -240,12 +241,24 @@ class PublishingService:
             raise
         self._save(record)
 
-    def _create_next(self, publication: PublicationRecord, graph: GraphClient) -> None:
-        pending = next((o for o in publication.objects if o.state == "planned"), None)
+    def _create_next(
+        self, record: AudienceRecord, publication: PublicationRecord, graph: GraphClient
+    ) -> None:
+        pending = next((o for o in publication.objects if o.state in ("planned", "attempted")), None)
         if pending is not None:
+            if pending.state == "attempted" and _adopt(publication, pending, graph):
+                return
+            # Saved before sending: if the answer is lost, a later step knows to look for it first.
+            pending.state = "attempted"
+            self._save(record)
             params = _resolve(pending.params, publication.objects)
             edge = EDGE_OF_KIND[pending.kind]
-            pending.platform_id = campaigns.create_object(graph, publication.ad_account_id, edge, params)
+            try:
+                pending.platform_id = campaigns.create_object(graph, publication.ad_account_id, edge, params)
+            except ServiceError as exc:
+                if not _may_have_run(exc):
+                    pending.state = "planned"
+                raise
             pending.state = "created"
             return
         if publication.activate:
@@ -259,14 +272,16 @@ class PublishingService:
             publication.state = "paused"
 
     def _delete_next(self, publication: PublicationRecord, graph: GraphClient) -> None:
-        created = [o for o in publication.objects if o.state == "created"]
-        if not created:
+        existing = [o for o in publication.objects if o.state in ("created", "attempted")]
+        if not existing:
             left = any(o.state == "delete_failed" for o in publication.objects)
             publication.state = "failed" if left else "rolled_back"
             return
-        newest = created[-1]
-        assert newest.platform_id is not None
+        newest = existing[-1]
         try:
+            if newest.state == "attempted" and not _adopt(publication, newest, graph):
+                return  # the lost create never ran: nothing to delete
+            assert newest.platform_id is not None
             campaigns.delete_object(graph, newest.platform_id)
             newest.state = "deleted"
         except PlatformThrottled:
@@ -473,6 +488,46 @@ def _started(record: AudienceRecord) -> PublicationRecord:
     return record.publication
 
 
+# How far before the publication started an object found by name may have been created (clock skew).
+ADOPTION_SKEW = timedelta(minutes=5)
+
+
+def _may_have_run(error: ServiceError) -> bool:
+    """Whether a failed create may still have created its object: its answer was lost (network
+    error, HTTP 5xx, unknown or transient error), as opposed to a refusal (docs/platform-notes.md §7.1)."""
+    if isinstance(error, PlatformUnavailable):
+        return True
+    if isinstance(error, PlatformThrottled) or not isinstance(error, PlatformError) or error.detail is None:
+        return False
+    detail = error.detail
+    return detail.http_status >= 500 or detail.is_transient or detail.code in TRANSIENT_CODES
+
+
+def _adopt(publication: PublicationRecord, pending: AdObjectRecord, graph: GraphClient) -> bool:
+    """Look for the object a create with a lost answer may have made: on the same edge, with the
+    planned name, created since the publication started and not one we know. Found: it becomes
+    ``created`` with its id (True); not found: back to ``planned`` (False)."""
+    known = {o.platform_id for o in publication.objects if o.platform_id}
+    since = publication.started_at - ADOPTION_SKEW
+    name = pending.params.get("name")
+    candidates = [
+        found
+        for found in campaigns.list_objects(graph, publication.ad_account_id, EDGE_OF_KIND[pending.kind])
+        if found.name == name
+        and found.id not in known
+        and found.status != "DELETED"
+        and found.created_time is not None
+        and found.created_time >= since
+    ]
+    if not candidates:
+        pending.state = "planned"
+        return False
+    newest = max(candidates, key=lambda found: found.created_time or since)
+    pending.platform_id, pending.state = newest.id, "created"
+    logger.info("adopted an advert object whose create answer was lost", extra={"kind": pending.kind})
+    return True
+
+
 def _resolve(params: dict[str, object], objects: Iterable[AdObjectRecord]) -> dict[str, object]:
     """``params`` with parent placeholders (``{campaign}``) replaced by the parents' platform ids."""
     ids = {PLACEHOLDER % o.kind: o.platform_id for o in objects if o.platform_id}
@@ -501,7 +556,12 @@ def _reported(caught: ServiceError | None, publication: PublicationRecord) -> Se
     failure = publication.failure
     left = [o for o in publication.objects if o.state == "delete_failed"]
     if left:
-        listed = ", ".join(f"{o.kind} {o.platform_id}" for o in left)
+        listed = ", ".join(
+            f"{o.kind} {o.platform_id}"
+            if o.platform_id
+            else f"{o.kind} named {o.params.get('name')!r} (unconfirmed)"
+            for o in left
+        )
         outcome = (
             f" These objects could not be deleted and are listed on the audience: {listed}. "
             "Delete them in the platform's ads manager."

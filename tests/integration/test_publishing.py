@@ -6,6 +6,7 @@ service's answer alone proves nothing about what is left on the platform.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -507,3 +508,58 @@ def test_the_budget_is_sent_in_the_minor_units_of_the_accounts_currency(
         refused = publish(api, org, audience, dailyBudget=budget, dryRun=True)
         assert refused.status_code == 400
         assert reason in refused.json()["message"]
+
+
+def test_an_ad_set_whose_answer_was_lost_is_found_and_deleted_by_the_rollback(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+) -> None:
+    # Given the platform creates the ad set but its answer is lost (HTTP 500, transient)
+    org = scenario_org("default")
+    audience = create_audience(api, org)
+    sandbox.post(
+        "/faults", json={"kind": "lost_answer", "method": "POST", "path": "/adsets$"}
+    ).raise_for_status()
+    # When the advert is published
+    response = publish(api, org, audience)
+    # Then the failure is reported, and the ad set nobody was told about was found and deleted too
+    assert response.status_code == 502, response.text
+    assert "Nothing was left on the platform" in response.json()["error"]["message"]
+    objects = ad_objects(sandbox)
+    assert sorted(o["kind"] for o in objects) == ["adset", "campaign"]
+    assert live_objects(sandbox) == []
+    shown = {o["kind"]: o for o in advert_listed(api, org, audience)["objects"]}
+    ad_set_id = next(o["id"] for o in objects if o["kind"] == "adset")
+    assert (shown["adset"]["platformId"], shown["adset"]["state"]) == (ad_set_id, "deleted")
+
+
+def test_a_step_after_a_crash_adopts_the_object_instead_of_creating_it_twice(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client, graph: httpx.Client
+) -> None:
+    # Given a step that sent the campaign create and crashed before reading the answer: the record
+    # says "attempted" (saved before sending) and the platform has the campaign
+    org = scenario_org("default")
+    audience = create_audience(api, org)
+    service = wiring.publishing_service()
+    service.start(org.org_id, audience["audienceId"], PublishAdvertRequest.model_validate(advert()))
+    store = wiring.audience_store()
+    record = store.get(org.org_id, audience["audienceId"])
+    assert record is not None
+    assert record.publication is not None
+    planned = record.publication.objects[0]
+    form = {k: v if isinstance(v, str) else json.dumps(v) for k, v in planned.params.items()}
+    sent = graph.post(f"/{ACCOUNT}/campaigns", data=form)
+    assert sent.status_code == 200, sent.text
+    planned.state = "attempted"
+    store.put(record)
+    # When the step runs again
+    service.advance(org.org_id, audience["audienceId"])
+    # Then the campaign that exists is adopted, not created a second time
+    campaigns = [o for o in ad_objects(sandbox) if o["kind"] == "campaign"]
+    assert [c["id"] for c in campaigns] == [sent.json()["id"]]
+    adopted = store.get(org.org_id, audience["audienceId"])
+    assert adopted is not None
+    assert adopted.publication is not None
+    assert (adopted.publication.objects[0].state, adopted.publication.objects[0].platform_id) == (
+        "created",
+        sent.json()["id"],
+    )

@@ -230,3 +230,25 @@ def test_admin_can_change_an_ad_account_in_place(client: FlaskClient, state: San
     account = state.world.accounts[BUSINESS_ACCOUNT_ID]
     assert (account.business, account.default_dsa_beneficiary, account.currency) == (None, None, "JPY")
     assert account.default_dsa_payor == "Sandbox Shop Ltd"
+
+
+def test_a_lost_answer_creates_the_object_but_answers_a_transient_500(
+    graph: Graph, client: FlaskClient, state: SandboxState
+) -> None:
+    # Given the next campaign create loses its answer
+    client.post("/_admin/faults", json={"kind": "lost_answer", "path": "/campaigns$"})
+    # When a campaign is created
+    response = graph("POST", f"/{ACCOUNT}/campaigns", data=campaign_form())
+    # Then the caller sees a transient server error, yet the campaign exists with its creation time
+    assert response.status_code == 500
+    assert (error_of(response)["code"], error_of(response)["is_transient"]) == (2, True)
+    [created] = state.world.ad_objects.values()
+    listed = graph("GET", f"/{ACCOUNT}/campaigns?fields=name,status,created_time").get_json()["data"]
+    assert listed == [
+        {
+            "id": created.object_id,
+            "name": "Sales - predicted buyers",
+            "status": "PAUSED",
+            "created_time": created.fields["created_time"],
+        }
+    ]
