@@ -194,6 +194,16 @@ def change_ad_account(account_id: str) -> Response | tuple[Response, int]:
         return jsonify(_summary(state))
 
 
+@blueprint.delete("/pixels/<pixel_id>")
+def unlink_pixel(pixel_id: str) -> Response | tuple[Response, int]:
+    """Unlink a pixel from its ad account, as an advertiser can in the platform's settings."""
+    state = current_state()
+    with state.lock:
+        if state.world.pixels.pop(pixel_id, None) is None:
+            return jsonify({"error": f"unknown pixel {pixel_id}"}), 404
+        return jsonify(_summary(state))
+
+
 @blueprint.post("/clock")
 def advance_clock() -> Response:
     """Move the sandbox's clock forward by ``seconds`` (token expiry, code expiry, replace timeouts)."""

@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Literal, Protocol
+from typing import Protocol
 
 from pydantic import BaseModel
 
@@ -90,14 +90,14 @@ class PublishingPolicy:
 
 
 class PublishProgress(BaseModel):
-    """What one ``advance`` achieved; a state machine loops while ``done`` is false."""
+    """What one ``advance`` achieved. A state machine loops while ``done`` is false, waiting
+    ``wait_seconds`` first; when done, ``state`` is paused or active, or rolled_back or failed with
+    the ``failure`` (its message and remedy) to record."""
 
     state: str
     done: bool
     wait_seconds: int = 0
-
-
-StepResult = Literal["continue", "done"]
+    failure: FailureRecord | None = None
 
 
 @dataclass
@@ -173,22 +173,28 @@ class PublishingService:
     def advance(self, org_id: str, audience_id: str) -> PublishProgress:
         """Do the next step of a started publication (create, activate or roll back one object).
 
-        Throttling is not an error here: the caller waits ``wait_seconds`` and calls again. A failure
-        switches to rolling back; the failure is on the record once the rollback is done.
+        Neither throttling nor a refused create is an error here: throttling asks the caller to wait
+        ``wait_seconds`` and call again; a refused create switches to rolling back, which the next
+        calls do, and the last one reports the failure. Only an unexpected error propagates.
         """
         record = self._require(org_id, audience_id)
         publication = _started(record)
-        if publication.state in FINISHED:
-            return PublishProgress(state=publication.state, done=True)
-        _, graph = self.connections.client_for(org_id)
-        try:
-            self._step(record, publication, graph)
-        except PlatformThrottled as exc:
-            wait = max(1, int(exc.retry_after_seconds or 60))
-            return PublishProgress(state=publication.state, done=False, wait_seconds=wait)
-        finally:
-            self.connections.record_usage(org_id, graph)
-        return PublishProgress(state=publication.state, done=publication.state in FINISHED)
+        if publication.state not in FINISHED:
+            _, graph = self.connections.client_for(org_id)
+            creating = publication.state == "creating"
+            try:
+                self._step(record, publication, graph)
+            except PlatformThrottled as exc:
+                wait = max(1, int(exc.retry_after_seconds or 60))
+                return PublishProgress(state=publication.state, done=False, wait_seconds=wait)
+            except ServiceError:
+                if not (creating and publication.state == "rolling_back"):
+                    raise
+            finally:
+                self.connections.record_usage(org_id, graph)
+        done = publication.state in FINISHED
+        failure = publication.failure if done and publication.state in {"rolled_back", "failed"} else None
+        return PublishProgress(state=publication.state, done=done, failure=failure)
 
     def _run(self, record: AudienceRecord, *, repeated: bool = False) -> PublicationView:
         """Advance to the end; raise the failure (with what the rollback did) if there was one."""

@@ -563,3 +563,32 @@ def test_a_step_after_a_crash_adopts_the_object_instead_of_creating_it_twice(
         "created",
         sent.json()["id"],
     )
+
+
+def test_a_pixel_unlinked_while_the_steps_run_is_refused_by_the_platform_and_rolled_back(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+) -> None:
+    # Given a publication planned with the account's pixel, which is then unlinked
+    org = scenario_org("default")
+    audience = create_audience(api, org)
+    service = wiring.publishing_service()
+    service.start(org.org_id, audience["audienceId"], PublishAdvertRequest.model_validate(advert()))
+    sandbox.delete(f"/pixels/{PIXEL_ID}").raise_for_status()
+    # When the steps run to the end (the platform refuses the ad set: 100/1349193)
+    progress = [service.advance(org.org_id, audience["audienceId"]) for _ in range(3)]
+    # Then the campaign is created, the ad set refused, the campaign deleted, and the last step
+    # reports the spec's text and remedy without raising
+    assert [(p.state, p.done) for p in progress] == [
+        ("creating", False),
+        ("rolling_back", False),
+        ("rolling_back", False),
+    ]
+    final = service.advance(org.org_id, audience["audienceId"])
+    assert (final.state, final.done) == ("rolled_back", True)
+    assert final.failure is not None
+    assert final.failure.code == "platform_promoted_object_missing"
+    assert final.failure.message == "Select a promoted object for your ad set."
+    assert final.failure.remedy is not None
+    assert "Link a pixel" in final.failure.remedy
+    assert [o["kind"] for o in ad_objects(sandbox)] == ["campaign"]
+    assert live_objects(sandbox) == []
