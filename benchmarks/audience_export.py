@@ -32,13 +32,13 @@ from unittest import mock
 import httpx
 
 from benchmarks._rows import BenchRow
-from benchmarks.audience_hashing import generate_corpus
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
 from shared import wiring
 from shared.audiences import service
 from shared.audiences.models import AudienceCreated, CreateAudienceRequest
 from shared.observability import logger
+from tests.audience_reference import generate_corpus
 
 SIZE = 100_000
 HTTP_SIZE = 20_000

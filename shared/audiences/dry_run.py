@@ -22,10 +22,11 @@ from typing import TextIO
 
 from pydantic import ValidationError
 
-from shared.audiences.batching import MAX_ROWS_PER_BATCH, iter_batches, new_upload_session
+from shared.audiences.batching import iter_batches, new_upload_session
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.errors import ValidationFailed
+from shared.platform.audiences import MAX_ROWS_PER_CALL, upload_request
 
 _MAX_ERRORS_SHOWN = 20
 
@@ -63,12 +64,12 @@ def read_users(lines: Iterator[str] | TextIO) -> list[AudienceUser]:
     return users
 
 
-def write_requests(prepared: PreparedAudience, out: TextIO, *, batch_size: int = MAX_ROWS_PER_BATCH) -> int:
+def write_requests(prepared: PreparedAudience, out: TextIO, *, batch_size: int = MAX_ROWS_PER_CALL) -> int:
     """Write one JSON line per upload request of ``prepared`` to ``out``; returns the number written."""
     session = new_upload_session(len(prepared.rows), batch_size=batch_size)
     written = 0
     for batch in iter_batches(prepared.rows, session):
-        out.write(json.dumps({"session": batch.session_param(), "payload": batch.payload_param()}) + "\n")
+        out.write(json.dumps(upload_request(prepared.schema, batch)) + "\n")
         written += 1
     return written
 
@@ -111,9 +112,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--batch-size",
         type=int,
-        default=MAX_ROWS_PER_BATCH,
-        choices=range(1, MAX_ROWS_PER_BATCH + 1),
-        metavar=f"1..{MAX_ROWS_PER_BATCH}",
+        default=MAX_ROWS_PER_CALL,
+        choices=range(1, MAX_ROWS_PER_CALL + 1),
+        metavar=f"1..{MAX_ROWS_PER_CALL}",
         help="rows per request (default and maximum: %(default)s)",
     )
     return parser

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from shared.audiences.batching import MAX_ROWS_PER_BATCH, UploadSession, iter_batches, new_upload_session
+from shared.audiences.batching import iter_batches, new_upload_session
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import (
     ActivationProgress,
@@ -48,9 +48,7 @@ from shared.platform.client import GraphClient
 from shared.platform.errors import AudienceUnavailable, LookalikesExist, PlatformThrottled
 
 # platform.add_users or platform.replace_users
-SendBatch = Callable[
-    [GraphClient, str, Sequence[str], Sequence[Sequence[str]], platform.UploadSession], platform.UploadResult
-]
+SendBatch = Callable[[GraphClient, str, Sequence[str], platform.UploadBatch], platform.UploadResult]
 
 MIN_SEED_USERS = 100
 SNAPSHOT_LINK_SECONDS = 300
@@ -81,7 +79,7 @@ class AudienceService:
     blobs: BlobStore
     connections: ConnectionService
     clock: Clock
-    batch_size: int = MAX_ROWS_PER_BATCH
+    batch_size: int = platform.MAX_ROWS_PER_CALL
 
     # --- create --------------------------------------------------------------------------------
 
@@ -441,13 +439,11 @@ def _send_batches(
 ) -> Iterator[int]:
     """Send the batches after ``progress.batches_done`` within ``progress``'s session, recording each
     acknowledgement in ``progress``; yields each acknowledged ``batch_seq`` so the caller can save."""
-    session = UploadSession(
+    session = platform.UploadSession(
         session_id=progress.session_id, total_rows=progress.total_rows, batch_size=progress.batch_size
     )
     for batch in iter_batches(prepared.rows, session, after_batch_seq=progress.batches_done):
-        result = send(
-            graph, platform_id, prepared.schema, batch.rows, platform.UploadSession(**batch.session_param())
-        )
+        result = send(graph, platform_id, prepared.schema, batch)
         progress.batches_done = batch.batch_seq
         progress.num_received = max(progress.num_received, result.num_received)
         progress.num_invalid_entries += result.num_invalid_entries

@@ -19,9 +19,11 @@ from shared.observability import logger
 from shared.platform.accounts import list_ad_accounts, select_business_account
 from shared.platform.client import GraphClient
 from shared.platform.errors import (
-    AppDomainNotAllowed,
-    DevelopmentModePermissions,
-    ReconnectRequired,
+    APP_DOMAIN_NOT_ALLOWED,
+    CONNECTION_DECLINED,
+    CONNECTION_NOT_ACCEPTED,
+    TOKEN_INVALID,
+    build_error,
 )
 from shared.platform.oauth import (
     DEFAULT_SCOPES,
@@ -127,7 +129,7 @@ class ConnectionService:
         grant = exchange_long_lived(self.graph, short.access_token)
         info = debug_token(self.graph, grant.access_token)
         if not info.is_valid:
-            raise ReconnectRequired("The platform did not accept the new connection.", remedy=CONNECT_REMEDY)
+            raise build_error(CONNECTION_NOT_ACCEPTED)
         missing = info.missing_scopes()
         if missing:
             raise Forbidden(
@@ -203,10 +205,7 @@ class ConnectionService:
         if stale or connection.token_health == "invalid":
             connection = self.validate(connection, token)
         if connection.token_health == "invalid":
-            raise ReconnectRequired(
-                "The connection to the advertising platform is no longer valid.",
-                remedy="Reconnect the ad account.",
-            )
+            raise build_error(TOKEN_INVALID)
         return connection, self.graph.with_access_token(token)
 
     def validate(self, connection: Connection, token: str | None = None) -> Connection:
@@ -233,11 +232,8 @@ class ConnectionService:
         domains = app_domains(self.graph)
         host = urlparse(self.policy.redirect_uri).hostname or ""
         if domains and not any(host == d or host.endswith(f".{d}") for d in domains):
-            raise AppDomainNotAllowed(
-                "Can't load URL: the domain isn't included in the app's domains.",
-                remedy="Only the service operator can change the application's domains and redirect URIs "
-                f"(add {host}).",
-            )
+            rule = APP_DOMAIN_NOT_ALLOWED
+            raise rule.error(rule.message, remedy=f"{rule.remedy} The redirect URI's host is {host}.")
 
     def _require(self, org_id: str) -> Connection:
         connection = self.connections.get(org_id)
@@ -264,16 +260,9 @@ def _validation_error(info: TokenInfo) -> str | None:
 def _declined(error: str | None, reason: str | None) -> Exception:
     """The error for a callback that came back without a code."""
     if reason == "user_denied" or error == "access_denied":
-        return DevelopmentModePermissions(
-            "The connection was not approved on the advertising platform.",
-            remedy="Connect again and approve every requested permission. While the service's application "
-            "is in development mode, only its Testers and Admins can connect.",
-        )
+        return build_error(CONNECTION_DECLINED)
     if error in {"redirect_uri_not_allowed", "domain_not_allowed"}:
-        return AppDomainNotAllowed(
-            "Can't load URL: the domain isn't included in the app's domains.",
-            remedy="Only the service operator can update the application's domains and redirect URIs.",
-        )
+        return build_error(APP_DOMAIN_NOT_ALLOWED)
     return ValidationFailed(
         "The platform returned no authorization code.", field="code", remedy="Start connecting again."
     )

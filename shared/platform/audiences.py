@@ -6,8 +6,8 @@ them. Batching across requests is the pipeline's job; one call carries at most `
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -59,14 +59,52 @@ class CustomAudience(BaseModel):
 
 
 class UploadSession(BaseModel):
-    """The ``session`` of a multi-batch upload: same ``session_id`` throughout, ``batch_seq`` from 1."""
+    """One upload session (docs/platform-notes.md §3.3): its id, how many rows it carries in all, and
+    how many go in each request. Every batch of the session is sent with the same ``session_id``."""
 
     model_config = ConfigDict(frozen=True)
 
-    session_id: int = Field(gt=0, le=INT64_MAX)
-    batch_seq: int = Field(ge=1)
-    last_batch_flag: bool
-    estimated_num_total: int | None = Field(default=None, ge=0)
+    session_id: int = Field(gt=0, le=INT64_MAX, description="Advertiser-chosen positive int64.")
+    total_rows: int = Field(ge=0, description="Rows in the whole session; sent as estimated_num_total.")
+    batch_size: int = Field(default=MAX_ROWS_PER_CALL, ge=1, le=MAX_ROWS_PER_CALL)
+
+    @property
+    def total_batches(self) -> int:
+        """Number of batches: ceil(total_rows / batch_size); 0 for an empty audience."""
+        return -(-self.total_rows // self.batch_size)
+
+
+@dataclass(frozen=True, slots=True)
+class UploadBatch:
+    """One request's worth of rows (columns in the upload's schema order) at ``batch_seq`` of ``session``.
+
+    A dataclass, not a pydantic model: rows are already validated, and re-validating 10,000 rows per
+    batch would cost more than building the request.
+    """
+
+    session: UploadSession
+    batch_seq: int
+    rows: Sequence[Sequence[str]]
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.batch_seq <= self.session.total_batches:
+            raise ValidationFailed(
+                f"Batch {self.batch_seq} is not in this session of {self.session.total_batches} batches.",
+                field="batch_seq",
+                remedy="Batches are numbered from 1 to the session's total_batches.",
+            )
+
+    @property
+    def session_id(self) -> int:
+        return self.session.session_id
+
+    @property
+    def last_batch_flag(self) -> bool:
+        return self.batch_seq == self.session.total_batches
+
+    @property
+    def estimated_num_total(self) -> int:
+        return self.session.total_rows
 
 
 class UploadResult(BaseModel):
@@ -94,15 +132,6 @@ class UploadResult(BaseModel):
             invalid_entry_samples_count=count,
             session_id=str(session_id) if session_id is not None else None,
         )
-
-
-def upload_session_id(key: str) -> int:
-    """A positive int64 session id derived from ``key`` (e.g. the activation id).
-
-    Deterministic so a resumed pipeline step continues the same session instead of starting another.
-    """
-    value = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big") & INT64_MAX
-    return value or 1
 
 
 def create_custom_audience(
@@ -136,14 +165,13 @@ def add_users(
     client: GraphClient,
     audience_id: str,
     schema: Sequence[str],
-    rows: Sequence[Sequence[str]],
-    session: UploadSession,
+    batch: UploadBatch,
 ) -> UploadResult:
-    """Add one batch of hashed rows (columns in ``schema`` order) to an audience within ``session``.
+    """Add one batch of hashed rows (columns in ``schema`` order) to an audience within its session.
 
     Retried on transient failures: adding the same people twice does not duplicate them.
     """
-    response = client.post(f"{audience_id}/users", _upload_fields(schema, rows, session), idempotent=True)
+    response = client.post(f"{audience_id}/users", upload_request(schema, batch), idempotent=True)
     return UploadResult.from_graph(response.body)
 
 
@@ -151,11 +179,10 @@ def remove_users(
     client: GraphClient,
     audience_id: str,
     schema: Sequence[str],
-    rows: Sequence[Sequence[str]],
-    session: UploadSession,
+    batch: UploadBatch,
 ) -> UploadResult:
     """Remove one batch of hashed rows from an audience; the payload travels in the body."""
-    response = client.delete(f"{audience_id}/users", _upload_fields(schema, rows, session))
+    response = client.delete(f"{audience_id}/users", upload_request(schema, batch))
     return UploadResult.from_graph(response.body)
 
 
@@ -163,14 +190,13 @@ def replace_users(
     client: GraphClient,
     audience_id: str,
     schema: Sequence[str],
-    rows: Sequence[Sequence[str]],
-    session: UploadSession,
+    batch: UploadBatch,
 ) -> UploadResult:
     """Send one batch of a replace session (batch 1 starts it, ``last_batch_flag`` ends it).
 
     Not retried on ambiguous failures: resending batch 1 would restart or reject the replace.
     """
-    response = client.post(f"{audience_id}/usersreplace", _upload_fields(schema, rows, session))
+    response = client.post(f"{audience_id}/usersreplace", upload_request(schema, batch))
     return UploadResult.from_graph(response.body)
 
 
@@ -201,17 +227,27 @@ def create_lookalike(
     return CreatedObject.model_validate(response.body)
 
 
-def _upload_fields(
-    schema: Sequence[str], rows: Sequence[Sequence[str]], session: UploadSession
-) -> dict[str, Any]:
+def upload_request(schema: Sequence[str], batch: UploadBatch) -> dict[str, Any]:
+    """The fields of one upload request (``/users``, ``/usersreplace``): ``session`` and ``payload``
+    (docs/platform-notes.md §3.2). The dry run writes exactly this, so it shows what is sent.
+
+    Raises ``ValidationFailed`` for an empty schema, more than ``MAX_ROWS_PER_CALL`` rows (or none),
+    or a row without one value per schema column.
+    """
     if not schema:
         raise ValidationFailed("An upload needs at least one schema column.", field="schema")
-    if not 0 < len(rows) <= MAX_ROWS_PER_CALL:
+    if not 0 < len(batch.rows) <= MAX_ROWS_PER_CALL:
         raise ValidationFailed(f"An upload carries 1 to {MAX_ROWS_PER_CALL} rows.", field="rows")
-    if any(len(row) != len(schema) for row in rows):
+    if any(len(row) != len(schema) for row in batch.rows):
         raise ValidationFailed("Every row must have one value per schema column.", field="rows")
     return {
-        # is_raw: the columns are individual keys (EMAIL, FN, ...), not combined ones like LN_FN_ZIP.
-        "payload": {"schema": list(schema), "data": [list(row) for row in rows], "is_raw": True},
-        "session": session.model_dump(exclude_none=True),
+        "session": {
+            "session_id": batch.session_id,
+            "batch_seq": batch.batch_seq,
+            "last_batch_flag": batch.last_batch_flag,
+            "estimated_num_total": batch.estimated_num_total,
+        },
+        # is_raw: the columns are individual keys (EMAIL, FN, ...), not combined ones like LN_FN_ZIP;
+        # the platform requires it for multi-key uploads.
+        "payload": {"schema": list(schema), "is_raw": True, "data": [list(row) for row in batch.rows]},
     }

@@ -248,7 +248,7 @@ class ErrorRule:
 
 
 _RECONNECT = "Reconnect the ad account."
-_TOKEN_INVALID = ErrorRule(
+TOKEN_INVALID = ErrorRule(
     ReconnectRequired, "The connection to the advertising platform is no longer valid.", _RECONNECT
 )
 _PERMISSIONS = ErrorRule(
@@ -295,6 +295,23 @@ BUSINESS_ACCOUNT_REQUIRED = ErrorRule(
     "Business account needed to create or edit this audience.",
     "Use an ad account owned by a business: disconnect, then reconnect with a business-owned ad account.",
 )
+APP_DOMAIN_NOT_ALLOWED = ErrorRule(
+    AppDomainNotAllowed,
+    "Can't load URL: the domain isn't included in the app's domains.",
+    "Only the service operator can fix this by updating the application's domains and redirect URIs.",
+)
+# The OAuth dialog's outcomes that arrive without a Graph error code (docs/platform-notes.md §1.1).
+CONNECTION_DECLINED = ErrorRule(
+    DevelopmentModePermissions,
+    "The connection was not approved on the advertising platform.",
+    "Connect again and approve every requested permission. While the service's application is in "
+    "development mode, only its Testers and Admins can connect.",
+)
+CONNECTION_NOT_ACCEPTED = ErrorRule(
+    ReconnectRequired,
+    "The platform did not accept the new connection.",
+    "Connect your ad account from the dashboard.",
+)
 PIXEL_NOT_FOUND = ErrorRule(
     PixelNotFound,
     "No pixel found for this ad account.",
@@ -333,11 +350,7 @@ ERROR_RULES: Mapping[tuple[int | None, int | None], ErrorRule] = {
         "Select a promoted object for your ad set.",
         "Link a pixel (dataset) to the ad account so the conversion campaign has a conversion source.",
     ),
-    (191, None): ErrorRule(
-        AppDomainNotAllowed,
-        "Can't load URL: the domain isn't included in the app's domains.",
-        "Only the service operator can fix this by updating the application's domains and redirect URIs.",
-    ),
+    (191, None): APP_DOMAIN_NOT_ALLOWED,
     (100, 36008): ErrorRule(
         AppDomainNotAllowed,
         "The redirect URI does not match the one used to start the connection.",
@@ -351,8 +364,8 @@ ERROR_RULES: Mapping[tuple[int | None, int | None], ErrorRule] = {
         "The authorization code has already been used.",
         "Start connecting the ad account again.",
     ),
-    (102, None): _TOKEN_INVALID,
-    (190, None): _TOKEN_INVALID,
+    (102, None): TOKEN_INVALID,
+    (190, None): TOKEN_INVALID,
     (190, 458): ErrorRule(
         ReconnectRequired,
         "The service's application is no longer authorised on your platform account.",

@@ -2,15 +2,10 @@
 
 import pytest
 
-from shared.audiences.batching import (
-    MAX_ROWS_PER_BATCH,
-    UploadSession,
-    batch_at,
-    iter_batches,
-    new_session_id,
-    new_upload_session,
-)
+from shared.audiences.batching import batch_at, iter_batches, new_session_id, new_upload_session
+from shared.audiences.identifiers import SCHEMA
 from shared.errors import ValidationFailed
+from shared.platform.audiences import MAX_ROWS_PER_CALL, UploadSession, upload_request
 
 
 def _rows(count: int) -> list[tuple[str, ...]]:
@@ -27,7 +22,7 @@ def test_batches_hold_at_most_ten_thousand_rows() -> None:
 
     # Then
     assert [len(batch.rows) for batch in batches] == [10_000, 10_000, 5_001]
-    assert MAX_ROWS_PER_BATCH == 10_000
+    assert MAX_ROWS_PER_CALL == 10_000
 
 
 def test_batches_are_numbered_from_one_and_only_the_last_is_flagged() -> None:
@@ -114,7 +109,8 @@ def test_request_params_follow_the_platform_shapes() -> None:
     batch = batch_at(rows, UploadSession(session_id=9778993, total_rows=2), 1)
 
     # When
-    session, payload = batch.session_param(), batch.payload_param()
+    request = upload_request(SCHEMA, batch)
+    session, payload = request["session"], request["payload"]
 
     # Then
     assert session == {

@@ -4,10 +4,10 @@ import itertools
 
 import pytest
 
-from benchmarks.audience_hashing import generate_corpus, prepare_reference
 from shared.audiences.identifiers import DIALING_RULES, SCHEMA, AudienceUser, sha256_hex
 from shared.audiences.preparation import IdentifierColumns, prepare_audience, prepare_columns
 from shared.errors import ValidationFailed
+from tests.audience_reference import generate_corpus, prepare_reference
 
 MARY_SHA256 = "f1904cf1a9d73a55fa5de0ac823c4403ded71afd4c3248d00bdcd0866552bb79"
 PHONE_SHA256 = "1ef970831d7963307784fa8688e8fce101a15685d62aa765fed23f3a2c576a4e"

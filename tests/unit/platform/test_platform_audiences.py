@@ -11,6 +11,7 @@ from shared.platform.audiences import (
     AudienceStatus,
     CreatedObject,
     CustomAudience,
+    UploadBatch,
     UploadResult,
     UploadSession,
     add_users,
@@ -20,14 +21,19 @@ from shared.platform.audiences import (
     get_custom_audience,
     remove_users,
     replace_users,
-    upload_session_id,
 )
 from shared.platform.client import GraphClient
 from shared.platform.errors import LookalikesExist, PlatformRequestFailed
 from tests.unit.platform.fake_graph import FakeGraph, graph_error
 
 HASH = "f1904cf1a9d73a55fa5de0ac823c4403ded71afd4c3248d00bdcd0866552bb79"
-SESSION = UploadSession(session_id=9778993, batch_seq=1, last_batch_flag=True)
+
+
+def first_batch(rows: list[list[str]]) -> UploadBatch:
+    """``rows`` as batch 1 of session 9778993, which carries just them."""
+    return UploadBatch(
+        session=UploadSession(session_id=9778993, total_rows=len(rows)), batch_seq=1, rows=rows
+    )
 
 
 def test_a_custom_audience_is_created_as_a_user_provided_customer_list(
@@ -96,7 +102,7 @@ def test_users_are_added_with_payload_and_session_as_json_in_the_body(
         }
     )
     # When
-    result = add_users(client, "238", ["EMAIL", "FN"], [[HASH, HASH], [HASH, ""]], SESSION)
+    result = add_users(client, "238", ["EMAIL", "FN"], first_batch([[HASH, HASH], [HASH, ""]]))
     # Then
     assert fake_graph.last.url.path == "/v25.0/238/users"
     assert fake_graph.json_field("payload") == {
@@ -108,6 +114,7 @@ def test_users_are_added_with_payload_and_session_as_json_in_the_body(
         "session_id": 9778993,
         "batch_seq": 1,
         "last_batch_flag": True,
+        "estimated_num_total": 2,
     }
     assert result == UploadResult(
         num_received=2, num_invalid_entries=1, invalid_entry_samples_count=1, session_id="9778993"
@@ -119,7 +126,7 @@ def test_adding_users_is_retried_on_a_transient_error(client: GraphClient, fake_
     fake_graph.reply(graph_error(2), status=500)
     fake_graph.reply({"num_received": 1, "num_invalid_entries": 0, "invalid_entry_samples": []})
     # When
-    result = add_users(client, "238", ["EMAIL"], [[HASH]], SESSION)
+    result = add_users(client, "238", ["EMAIL"], first_batch([[HASH]]))
     # Then
     assert result.num_received == 1
     assert len(fake_graph.requests) == 2
@@ -131,7 +138,7 @@ def test_removing_users_sends_the_payload_in_a_delete_body(
     # Given
     fake_graph.reply({"num_received": 1, "num_invalid_entries": 0})
     # When
-    remove_users(client, "238", ["EMAIL"], [[HASH]], SESSION)
+    remove_users(client, "238", ["EMAIL"], first_batch([[HASH]]))
     # Then
     assert fake_graph.last.method == "DELETE"
     assert fake_graph.json_field("payload")["data"] == [[HASH]]
@@ -145,7 +152,7 @@ def test_replacing_users_is_not_retried_when_the_batch_may_have_landed(
     fake_graph.reply(graph_error(2), status=500)
     # When
     with pytest.raises(PlatformRequestFailed):
-        replace_users(client, "238", ["EMAIL"], [[HASH]], SESSION)
+        replace_users(client, "238", ["EMAIL"], first_batch([[HASH]]))
     # Then
     assert fake_graph.last.url.path == "/v25.0/238/usersreplace"
     assert len(fake_graph.requests) == 1
@@ -158,30 +165,21 @@ def test_more_than_ten_thousand_rows_are_refused_before_sending(
     rows = [[HASH]] * 10_001
     # When / Then
     with pytest.raises(ValidationFailed):
-        add_users(client, "238", ["EMAIL"], rows, SESSION)
+        add_users(client, "238", ["EMAIL"], first_batch(rows))
     assert fake_graph.requests == []
 
 
 def test_rows_must_match_the_schema_width(client: GraphClient) -> None:
     # Given / When / Then
     with pytest.raises(ValidationFailed, match="one value per schema column"):
-        add_users(client, "238", ["EMAIL", "FN"], [[HASH]], SESSION)
+        add_users(client, "238", ["EMAIL", "FN"], first_batch([[HASH]]))
 
 
 @pytest.mark.parametrize("session_id", [0, -1, INT64_MAX + 1])
 def test_upload_session_ids_must_be_positive_int64(session_id: int) -> None:
     # Given / When / Then
     with pytest.raises(ValidationError):
-        UploadSession(session_id=session_id, batch_seq=1, last_batch_flag=False)
-
-
-def test_upload_session_ids_are_stable_positive_int64_per_key() -> None:
-    # Given / When
-    first = upload_session_id("activation-1")
-    # Then
-    assert first == upload_session_id("activation-1")
-    assert first != upload_session_id("activation-2")
-    assert 0 < first <= INT64_MAX
+        UploadSession(session_id=session_id, total_rows=1)
 
 
 def test_a_lookalike_is_created_from_its_seed_with_a_json_spec(
