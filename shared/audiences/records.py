@@ -67,8 +67,9 @@ class PublicationRecord(BaseModel):
     destination_link: str
     currency: str
     idempotency_key: str | None = None
+    # What the plan found the platform may still refuse (no payment method, no beneficiary known).
+    warnings: list[str] = Field(default_factory=list)
     failure: FailureRecord | None = None
-    publication: PublicationRecord | None = None
     started_at: datetime
     updated_at: datetime
 

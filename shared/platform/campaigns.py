@@ -95,10 +95,11 @@ def creative_params(
     """A link-ad creative posted as ``page_id`` pointing at ``link``."""
     link_data: Params = {
         "link": link,
-        "message": message,
         "name": headline,
         "call_to_action": {"type": call_to_action, "value": {"link": link}},
     }
+    if message:
+        link_data["message"] = message
     if description is not None:
         link_data["description"] = description
     if image_url is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import Field, HttpUrl
 
@@ -15,6 +15,7 @@ SpecialAdCategory = Literal[
     "ONLINE_GAMBLING_AND_GAMING",
 ]  # fmt: skip
 CheckoutRoute = Literal["product_page", "checkout_link"]
+CountryCode = Annotated[str, Field(pattern="^[A-Za-z]{2}$")]
 
 
 class PublishAdvertRequest(CamelModel):
@@ -27,7 +28,7 @@ class PublishAdvertRequest(CamelModel):
     headline: str = Field(min_length=1, max_length=255)
     description: str | None = Field(default=None, max_length=255)
     message: str = Field(default="", max_length=2000, description="The advert's primary text.")
-    destination_url: HttpUrl = Field(description="The store's product page (https).")
+    destination_url: HttpUrl = Field(description="The store's product page.")
     checkout_route: CheckoutRoute = Field(
         default="product_page",
         description="product_page: the destination URL; checkout_link: the organization's checkout link "
@@ -38,7 +39,7 @@ class PublishAdvertRequest(CamelModel):
     )
     image_url: HttpUrl | None = None
     call_to_action: CallToAction = "SHOP_NOW"
-    countries: list[str] | None = Field(
+    countries: list[CountryCode] | None = Field(
         default=None,
         max_length=25,
         description="Retargeting: countries to deliver in (ISO alpha-2); defaults to the customers' "
@@ -79,6 +80,9 @@ class PublicationView(CamelModel):
     currency: str
     destination_link: str
     objects: list[AdObjectView]
+    warnings: list[str] = Field(
+        default_factory=list, description="What the platform may still refuse, and what to do about it."
+    )
     message: str
 
 

@@ -7,7 +7,9 @@ Publishing is a plan followed by resumable steps, all recorded on the audience:
    parameters of campaign, ad set, creative and ad; ask the platform to validate the campaign and
    the creative without creating them (``execution_options=validate_only``). A dry run stops here.
 2. **Create**, one object per step, each ``PAUSED``; every id is saved on the audience before the
-   next call, so a retry or a state-machine step resumes after the last object that exists.
+   next call, so a retry or a state-machine step resumes after the last object that exists. Each
+   create is marked ``attempted`` before it is sent: when its answer is lost (it may have run), the
+   object is looked up by name and creation time before creating again or rolling back.
 3. **Activate** ad, ad set, then campaign, only when the user asked for it.
 4. On a failure in 2 or 3, **roll back**: delete what exists, newest first. An object whose deletion
    fails stays listed on the audience (``delete_failed``) with its id, so nothing on the platform is
@@ -149,9 +151,13 @@ class PublishingService:
             if idempotency_key and existing.idempotency_key == idempotency_key:
                 return record, True
             if existing.state != "rolled_back":
+                remedy = (
+                    "Repeat the request that started it, with its Idempotency-Key, to resume it."
+                    if existing.state in {"creating", "rolling_back"}
+                    else "It is listed with the audience; change it in the platform's ads manager."
+                )
                 raise Conflict(
-                    f"Audience {audience_id} already has an advert ({existing.state}).",
-                    remedy="Open it in the platform's ads manager, or delete it there and publish again.",
+                    f"Audience {audience_id} already has an advert ({existing.state}).", remedy=remedy
                 )
         record.publication = self._planned(record, request, idempotency_key)
         if not self.audiences.start_publication(record):
@@ -381,6 +387,7 @@ class PublishingService:
             destination_link=link,
             currency=account.currency,
             idempotency_key=idempotency_key,
+            warnings=_warnings(account, beneficiary, payor),
             started_at=now,
             updated_at=now,
         )
@@ -557,6 +564,25 @@ def _dsa(request: PublishAdvertRequest, account: AdAccountSettings) -> tuple[str
     return beneficiary, payor
 
 
+def _warnings(account: AdAccountSettings, beneficiary: str | None, payor: str | None) -> list[str]:
+    """What the account's settings let the platform refuse later, with the spec's remedies: the
+    payment method is checked by the platform only when the ad is created (docs/platform-notes.md
+    §6.6), the beneficiary only for regulated countries (docs/platform-notes.md §6.3)."""
+    found = []
+    if not account.has_funding:
+        found.append(
+            "The ad account has no payment method, so the platform will refuse the ad (Update payment "
+            "method): add one in the platform's billing settings before publishing."
+        )
+    if beneficiary is None or payor is None:
+        found.append(
+            "No beneficiary or payer is known for this ad account: ads delivered in the EU, the UK, "
+            "Australia and similar regions will be refused. Send dsaBeneficiary and dsaPayor, or set "
+            "defaults in the ad account's advertising settings."
+        )
+    return found
+
+
 def _reported(caught: ServiceError | None, publication: PublicationRecord) -> ServiceError:
     """The publication's failure, with what the rollback did, as the error to give the user."""
     failure = publication.failure
@@ -602,5 +628,6 @@ def _view(
             AdObjectView(kind=o.kind, platform_id=o.platform_id, state=o.state, params=o.params)
             for o in publication.objects
         ],
+        warnings=publication.warnings,
         message=message,
     )

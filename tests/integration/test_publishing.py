@@ -203,6 +203,7 @@ def test_a_dry_run_returns_the_exact_plan_and_creates_nothing(
     plan = response.json()
     assert plan["dryRun"] is True
     assert plan["currency"] == "GBP"
+    assert plan["warnings"] == []
     assert [o["kind"] for o in plan["objects"]] == ["campaign", "adset", "adcreative", "ad"]
     assert all(o["platformId"] is None for o in plan["objects"])
     ad_set = plan["objects"][1]["params"]
@@ -290,6 +291,9 @@ def test_a_missing_payment_method_rolls_back_the_campaign_ad_set_and_creative(
     # Given an ad account without a payment method (the platform refuses the ad: 100/1359188)
     org = scenario_org("no_payment_method")
     audience = create_audience(api, org)
+    # And a dry run warned about it
+    [warning] = publish(api, org, audience, dryRun=True).json()["warnings"]
+    assert "no payment method" in warning
     # When the advert is published
     response = publish(api, org, audience)
     # Then the user is told to update the payment method
