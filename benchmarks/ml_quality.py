@@ -16,8 +16,8 @@ import time
 import numpy as np
 
 from benchmarks._rows import BenchRow, bench_row, print_rows
-from shared.ml.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 from shared.ml.training import TrainedModel, train_model
+from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 
 SCENARIOS = {
     "long_tail": SyntheticConfig(n_users=5000, n_products=1000, n_categories=16, seed=42),

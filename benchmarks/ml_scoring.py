@@ -23,8 +23,8 @@ import numpy as np
 from benchmarks._rows import BenchRow, bench_row, print_rows
 from shared.ml.features import History, build_state, feature_fallbacks
 from shared.ml.scoring import load_bundle, top_k, write_bundle
-from shared.ml.synthetic import SyntheticConfig, generate_shop
 from shared.ml.training import Algorithm, TrainedModel, TrainingConfig, train_model
+from tools.synthetic import SyntheticConfig, generate_shop
 
 N_USERS = 1_000_000
 N_PRODUCTS = 1_000

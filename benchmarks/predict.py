@@ -43,11 +43,11 @@ from shared.auth.api_keys import StoredApiKey, issue_key
 from shared.auth.principals import ApiKeyPrincipal
 from shared.ml.freshness import FreshnessRules
 from shared.ml.scoring import load_bundle
-from shared.ml.synthetic import SyntheticConfig, generate_shop
 from shared.ml.training import TrainedModel, train_model
 from shared.predictions.predict import BundleCache, Predictor
 from shared.predictions.records import ModelRecord
 from shared.predictions.registry import register_trained_model
+from tools.synthetic import SyntheticConfig, generate_shop
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD = ROOT / "benchmarks" / "_cold_predict.py"

@@ -65,9 +65,9 @@ def create_user(stack: LocalStack, org_id: str, email: str) -> tuple[str, str]:
 def seed_models(org_id: str, n_users: int = 2000) -> tuple[str, str]:
     """Train the two demo models on a synthetic shop and register them exactly as the training
     function does. Returns a (user id, product id) the models know."""
-    from shared.ml.synthetic import SyntheticConfig, generate_shop
     from shared.ml.training import train_model
     from shared.predictions.registry import register_trained_model
+    from tools.synthetic import SyntheticConfig, generate_shop
 
     shop = generate_shop(SyntheticConfig(n_users=n_users, n_products=max(50, n_users // 10), seed=42))
     for name, model_type in ((PURCHASE_MODEL, "purchase"), (RECOMMENDATION_MODEL, "recommendation")):

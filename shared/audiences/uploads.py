@@ -3,11 +3,14 @@ the dashboard asks for an upload link, PUTs the CSV, and names the upload when c
 
 from __future__ import annotations
 
+import csv
 import io
 import uuid
-from typing import Protocol
+from collections.abc import Iterator
+from typing import Protocol, TextIO
 
-from shared.audiences.dry_run import InvalidFile, read_users
+from pydantic import ValidationError
+
 from shared.audiences.identifiers import AudienceUser
 from shared.errors import NotFound, ValidationFailed
 from shared.wire_models import CamelModel
@@ -24,6 +27,39 @@ class UploadLink(CamelModel):
     content_type: str = "text/csv"
     expires_in_seconds: int = UPLOAD_LINK_SECONDS
     columns: str = CSV_COLUMNS
+
+
+class InvalidFile(Exception):
+    """The CSV cannot be uploaded as it is; ``problems`` say where, without quoting values."""
+
+    def __init__(self, problems: list[str]) -> None:
+        super().__init__("; ".join(problems))
+        self.problems = problems
+
+
+def read_users(lines: Iterator[str] | TextIO) -> list[AudienceUser]:
+    """Audience users from CSV text with a header row; empty cells are missing values.
+
+    Raises ``InvalidFile`` listing ``line N: field: problem`` for every row that would be rejected.
+    """
+    reader = csv.DictReader(lines)
+    if reader.fieldnames is None or "user_id" not in reader.fieldnames:
+        raise InvalidFile(["the header row must include a user_id column"])
+    users: list[AudienceUser] = []
+    problems: list[str] = []
+    for record in reader:
+        cells = {name: value for name, value in record.items() if name and value and value.strip()}
+        try:
+            users.append(AudienceUser.model_validate(cells))
+        except ValidationError as error:
+            # Messages only: pydantic's own str() would quote the offending value.
+            problems.extend(
+                f"line {reader.line_num}: {'.'.join(map(str, issue['loc']))}: {issue['msg']}"
+                for issue in error.errors(include_input=False, include_url=False)
+            )
+    if problems:
+        raise InvalidFile(problems)
+    return users
 
 
 class UploadBlobs(Protocol):

@@ -38,7 +38,6 @@ class StoredApiKey:
     secret_hash: str
     created_at: datetime
     revoked_at: datetime | None = None
-    last_used_at: datetime | None = None
     # Predictions allowed per UTC day; None means unlimited.
     daily_quota: int | None = None
 

@@ -18,10 +18,6 @@ from shared.platform.encoding import ad_account_node
 
 MAX_ROWS_PER_CALL = 10_000
 INT64_MAX = 2**63 - 1
-AUDIENCE_FIELDS = (
-    "id,name,description,subtype,approximate_count_lower_bound,approximate_count_upper_bound,"
-    "delivery_status,operation_status"
-)
 LOOKALIKE_MIN_RATIO = 0.01
 LOOKALIKE_MAX_RATIO = 0.20
 
@@ -32,30 +28,6 @@ class CreatedObject(BaseModel):
     model_config = ConfigDict(frozen=True, extra="ignore")
 
     id: str
-
-
-class AudienceStatus(BaseModel):
-    """``delivery_status`` / ``operation_status``: a numeric code (200 = normal) and its description."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    code: int
-    description: str = ""
-
-
-class CustomAudience(BaseModel):
-    """A Custom Audience as read back from the platform. Counts are -1 or None when unknown."""
-
-    model_config = ConfigDict(frozen=True, extra="ignore")
-
-    id: str
-    name: str = ""
-    description: str | None = None
-    subtype: str | None = None
-    approximate_count_lower_bound: int | None = None
-    approximate_count_upper_bound: int | None = None
-    delivery_status: AudienceStatus | None = None
-    operation_status: AudienceStatus | None = None
 
 
 class UploadSession(BaseModel):
@@ -150,12 +122,6 @@ def create_custom_audience(
     return CreatedObject.model_validate(response.body)
 
 
-def get_custom_audience(client: GraphClient, audience_id: str) -> CustomAudience:
-    """Read an audience's name, size estimates and statuses."""
-    response = client.get(audience_id, {"fields": AUDIENCE_FIELDS})
-    return CustomAudience.model_validate(response.body)
-
-
 def delete_custom_audience(client: GraphClient, audience_id: str) -> None:
     """Delete an audience on the platform (irreversible). Raises ``LookalikesExist`` if it seeds any."""
     client.delete(audience_id)
@@ -172,17 +138,6 @@ def add_users(
     Retried on transient failures: adding the same people twice does not duplicate them.
     """
     response = client.post(f"{audience_id}/users", upload_request(schema, batch), idempotent=True)
-    return UploadResult.from_graph(response.body)
-
-
-def remove_users(
-    client: GraphClient,
-    audience_id: str,
-    schema: Sequence[str],
-    batch: UploadBatch,
-) -> UploadResult:
-    """Remove one batch of hashed rows from an audience; the payload travels in the body."""
-    response = client.delete(f"{audience_id}/users", upload_request(schema, batch))
     return UploadResult.from_graph(response.body)
 
 

@@ -99,8 +99,9 @@ def list_api_keys(org_id: str, now: datetime, *, keys: KeyLister, usage: UsageRe
     summaries = []
     for key in sorted(keys.list_for_org(org_id), key=lambda k: (k.created_at, k.key_id), reverse=True):
         days = usage.days_for_key(org_id, key.key_id)
-        # Metering stamps each day's row with the last use, so no extra write to the key record.
-        used = [t for t in [key.last_used_at, *(d.last_used_at for d in days)] if t is not None]
+        # The one write on the predict path (the day's usage row) stamps the last use; the key record
+        # is never written on that path.
+        used = [d.last_used_at for d in days if d.last_used_at is not None]
         summaries.append(
             ApiKeySummary(
                 key_id=key.key_id,

@@ -75,6 +75,5 @@ def _to_key(item: dict[str, Any]) -> StoredApiKey:
         secret_hash=item["secret_hash"],
         created_at=created,
         revoked_at=parse_time(item.get("revoked_at")),
-        last_used_at=parse_time(item.get("last_used_at")),
         daily_quota=int(item["daily_quota"]) if "daily_quota" in item else None,
     )

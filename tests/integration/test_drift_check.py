@@ -14,7 +14,7 @@ from local.stack import LocalStack
 from shared import wiring
 from shared.errors import Conflict, NotFound
 from shared.ml.datasets import OrderRecord, dump_records
-from shared.ml.synthetic import SyntheticConfig, generate_shop
+from tools.synthetic import SyntheticConfig, generate_shop
 
 MODEL = "drift-watch"
 

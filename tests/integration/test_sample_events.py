@@ -30,7 +30,7 @@ from local.template import ROOT, functions, load_template, routes
 from shared import wiring
 from shared.audiences.models import CreateAudienceRequest
 from shared.ml.datasets import dump_records
-from shared.ml.synthetic import SyntheticConfig, generate_shop
+from tools.synthetic import SyntheticConfig, generate_shop
 
 EVENTS = sorted((ROOT / "events").glob("*.json"))
 TEMPLATE = load_template()

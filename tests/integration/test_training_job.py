@@ -10,7 +10,7 @@ from local.stack import LocalStack
 from shared import wiring
 from shared.errors import ValidationFailed
 from shared.ml.datasets import dump_records
-from shared.ml.synthetic import SyntheticConfig, generate_shop
+from tools.synthetic import SyntheticConfig, generate_shop
 
 
 def test_a_model_trained_from_uploaded_csv_files_serves_predictions(

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.audiences.dry_run import main
+from tools.dry_run import main
 
 MARY_SHA256 = "f1904cf1a9d73a55fa5de0ac823c4403ded71afd4c3248d00bdcd0866552bb79"
 UK_PHONE_SHA256 = "033134b911b137918338415ee3d20a064b24773d36a3b02e8b99fdd3fcd6b4cd"  # of 447700900123

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import numpy as np
 
-from shared.ml.synthetic import SyntheticConfig, SyntheticShop, generate_shop
+from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 
 
 def test_same_seed_generates_the_same_shop() -> None:

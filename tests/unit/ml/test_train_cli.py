@@ -6,10 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.ml.artifacts import LocalDirectoryStore
 from shared.ml.datasets import dump_records
-from shared.ml.synthetic import SyntheticShop
-from shared.ml.train import main
+from tools.synthetic import SyntheticShop
+from tools.train import LocalDirectoryStore, main
 
 
 def test_cli_trains_from_files_and_writes_verifiable_artifacts(

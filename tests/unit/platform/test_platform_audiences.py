@@ -8,9 +8,7 @@ from pydantic import ValidationError
 from shared.errors import ValidationFailed
 from shared.platform.audiences import (
     INT64_MAX,
-    AudienceStatus,
     CreatedObject,
-    CustomAudience,
     UploadBatch,
     UploadResult,
     UploadSession,
@@ -18,8 +16,6 @@ from shared.platform.audiences import (
     create_custom_audience,
     create_lookalike,
     delete_custom_audience,
-    get_custom_audience,
-    remove_users,
     replace_users,
 )
 from shared.platform.client import GraphClient
@@ -54,27 +50,6 @@ def test_a_custom_audience_is_created_as_a_user_provided_customer_list(
         "subtype": "CUSTOM",
         "customer_file_source": "USER_PROVIDED_ONLY",
     }
-
-
-def test_an_audience_is_read_with_its_statuses(client: GraphClient, fake_graph: FakeGraph) -> None:
-    # Given
-    fake_graph.reply(
-        {
-            "id": "238",
-            "name": "Likely buyers",
-            "approximate_count_lower_bound": 1000,
-            "delivery_status": {"code": 200, "description": "This audience is ready for use."},
-        }
-    )
-    # When
-    audience = get_custom_audience(client, "238")
-    # Then
-    assert audience == CustomAudience(
-        id="238",
-        name="Likely buyers",
-        approximate_count_lower_bound=1000,
-        delivery_status=AudienceStatus(code=200, description="This audience is ready for use."),
-    )
 
 
 def test_deleting_a_seed_with_lookalikes_raises_lookalikes_exist(
@@ -130,19 +105,6 @@ def test_adding_users_is_retried_on_a_transient_error(client: GraphClient, fake_
     # Then
     assert result.num_received == 1
     assert len(fake_graph.requests) == 2
-
-
-def test_removing_users_sends_the_payload_in_a_delete_body(
-    client: GraphClient, fake_graph: FakeGraph
-) -> None:
-    # Given
-    fake_graph.reply({"num_received": 1, "num_invalid_entries": 0})
-    # When
-    remove_users(client, "238", ["EMAIL"], first_batch([[HASH]]))
-    # Then
-    assert fake_graph.last.method == "DELETE"
-    assert fake_graph.json_field("payload")["data"] == [[HASH]]
-    assert "payload" not in fake_graph.query()
 
 
 def test_replacing_users_is_not_retried_when_the_batch_may_have_landed(

@@ -1,6 +1,6 @@
 """Dry run of an audience upload: what would be sent, without sending anything.
 
-    python -m shared.audiences.dry_run users.csv [--country GB] [--out rows.jsonl] [--batch-size N]
+    python -m tools.dry_run users.csv [--country GB] [--out rows.jsonl] [--batch-size N]
 
 Reads a CSV with the spec's columns (``user_id,email,firstName,lastName,phone,score``, plus an
 optional ``country``), prints the quality report as JSON, and with ``--out`` writes one JSON line per
@@ -13,55 +13,19 @@ file is valid, 2 when it is not.
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from pydantic import ValidationError
-
 from shared.audiences.batching import iter_batches, new_upload_session
-from shared.audiences.identifiers import AudienceUser
 from shared.audiences.preparation import PreparedAudience, prepare_audience
+from shared.audiences.uploads import InvalidFile, read_users
 from shared.errors import ValidationFailed
 from shared.platform.audiences import MAX_ROWS_PER_CALL, upload_request
 
 _MAX_ERRORS_SHOWN = 20
-
-
-class InvalidFile(Exception):
-    """The CSV cannot be uploaded as it is; ``problems`` say where, without quoting values."""
-
-    def __init__(self, problems: list[str]) -> None:
-        super().__init__("; ".join(problems))
-        self.problems = problems
-
-
-def read_users(lines: Iterator[str] | TextIO) -> list[AudienceUser]:
-    """Audience users from CSV text with a header row; empty cells are missing values.
-
-    Raises ``InvalidFile`` listing ``line N: field: problem`` for every row that would be rejected.
-    """
-    reader = csv.DictReader(lines)
-    if reader.fieldnames is None or "user_id" not in reader.fieldnames:
-        raise InvalidFile(["the header row must include a user_id column"])
-    users: list[AudienceUser] = []
-    problems: list[str] = []
-    for record in reader:
-        cells = {name: value for name, value in record.items() if name and value and value.strip()}
-        try:
-            users.append(AudienceUser.model_validate(cells))
-        except ValidationError as error:
-            # Messages only: pydantic's own str() would quote the offending value.
-            problems.extend(
-                f"line {reader.line_num}: {'.'.join(map(str, issue['loc']))}: {issue['msg']}"
-                for issue in error.errors(include_input=False, include_url=False)
-            )
-    if problems:
-        raise InvalidFile(problems)
-    return users
 
 
 def write_requests(prepared: PreparedAudience, out: TextIO, *, batch_size: int = MAX_ROWS_PER_CALL) -> int:
@@ -101,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m shared.audiences.dry_run",
+        prog="python -m tools.dry_run",
         description="Show what an audience upload would send, without sending it.",
     )
     parser.add_argument(

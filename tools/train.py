@@ -2,9 +2,9 @@
 
 Examples::
 
-    python -m shared.ml.train --orders orders.csv --customers customers.csv --products products.jsonl \\
+    python -m tools.train --orders orders.csv --customers customers.csv --products products.jsonl \\
         --name shoes --type purchase --out artifacts/
-    python -m shared.ml.train --synthetic 2000 --name demo --type recommendation --out artifacts/
+    python -m tools.train --synthetic 2000 --name demo --type recommendation --out artifacts/
 
 Prints the metrics and the written keys; exits with status 2 and the validation message on bad input.
 """
@@ -20,15 +20,32 @@ from pathlib import Path
 from tqdm import tqdm
 
 from shared.errors import ValidationFailed
-from shared.ml.artifacts import LocalDirectoryStore, save_trained_model
+from shared.ml.artifacts import save_trained_model
 from shared.ml.datasets import load_shop_data
-from shared.ml.synthetic import SyntheticConfig, generate_shop
 from shared.ml.training import PurchaseOracle, TrainingConfig, train_model
+from tools.synthetic import SyntheticConfig, generate_shop
 
 _STAGES = {
     "purchase": ["encode", "features", "fit", "evaluate", "export"],
     "recommendation": ["encode", "tune", "fit", "evaluate", "export"],
 }
+
+
+class LocalDirectoryStore:
+    """Stores each key as a file below ``root`` (keys use ``/`` separators)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def put(self, key: str, data: bytes) -> None:
+        """Write ``data`` to ``root/key`` atomically (temp file then rename), creating directories."""
+        path = (self.root / key).resolve()
+        if not path.is_relative_to(self.root.resolve()):
+            raise ValueError(f"artifact key escapes the store root: {key}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_suffix(path.suffix + ".tmp")
+        temporary.write_bytes(data)
+        temporary.replace(path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,7 +87,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m shared.ml.train", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.train", description=__doc__.splitlines()[0])
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--orders", type=Path, help="orders file (.csv or .jsonl)")
     source.add_argument("--synthetic", type=int, metavar="N_USERS", help="generate a synthetic shop instead")
