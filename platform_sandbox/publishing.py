@@ -34,6 +34,18 @@ OBJECTIVES = frozenset(
         "OUTCOME_APP_PROMOTION",
     }
 )
+# docs/platform-notes.md §6.1 (the SDK's enum).
+SPECIAL_AD_CATEGORIES = frozenset(
+    {
+        "CREDIT",
+        "EMPLOYMENT",
+        "FINANCIAL_PRODUCTS_SERVICES",
+        "HOUSING",
+        "ISSUES_ELECTIONS_POLITICS",
+        "NONE",
+        "ONLINE_GAMBLING_AND_GAMING",
+    }
+)
 CREATE_STATUSES = frozenset({"ACTIVE", "PAUSED"})
 UPDATE_STATUSES = frozenset({"ACTIVE", "PAUSED", "ARCHIVED", "DELETED"})
 VALIDATE_ONLY = "validate_only"
@@ -76,6 +88,13 @@ def create_campaign(call: GraphCall, account_id: str) -> Payload:
     if not isinstance(categories, list):
         raise errors.invalid_parameter(
             "The parameter special_ad_categories is required", blame="special_ad_categories"
+        )
+    unknown = [c for c in categories if c not in SPECIAL_AD_CATEGORIES]
+    if unknown:
+        raise errors.invalid_parameter(
+            f"special_ad_categories[{categories.index(unknown[0])}] must be one of "
+            f"{', '.join(sorted(SPECIAL_AD_CATEGORIES))}",
+            blame="special_ad_categories",
         )
     has_budget = params.has("daily_budget") or params.has("lifetime_budget")
     sharing = params.boolean("is_adset_budget_sharing_enabled")

@@ -252,3 +252,11 @@ def test_a_lost_answer_creates_the_object_but_answers_a_transient_500(
             "created_time": created.fields["created_time"],
         }
     ]
+
+
+def test_an_unknown_special_ad_category_is_refused(graph: Graph) -> None:
+    # When a campaign declares a category the platform does not have
+    response = graph("POST", f"/{ACCOUNT}/campaigns", data=campaign_form(special_ad_categories='["TOYS"]'))
+    # Then the parameter is invalid
+    assert error_of(response)["code"] == 100
+    assert error_of(response)["error_data"] == {"blame_field_specs": [["special_ad_categories"]]}
