@@ -262,7 +262,12 @@ def _log(state: SandboxState, version: str, path: str, params: GraphParams, resp
     }
     body = response.get_json(silent=True)
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        entry["error"] = {"code": body["error"].get("code"), "subcode": body["error"].get("error_subcode")}
+        error = body["error"]
+        entry["error"] = {
+            "code": error.get("code"),
+            "subcode": error.get("error_subcode"),
+            "fbtrace_id": error.get("fbtrace_id"),
+        }
     state.log_request(entry)
 
 

@@ -369,11 +369,10 @@ def test_a_platform_500_gives_the_exact_message_and_trace_id_and_rolls_back(
     assert response.status_code == 502, response.text
     error = response.json()["error"]
     assert "An unknown error has occurred." in error["message"]
-    failed = [
-        r for r in sandbox.get("/requests", params={"path": "/adsets$"}).json()["requests"] if "error" in r
-    ]
-    assert failed, "the sandbox logged the failed ad set"
-    assert error["remedy"].startswith("Report this exact message to support (reference ")
+    logged = sandbox.get("/requests", params={"path": "/adsets$", "method": "POST"}).json()["requests"]
+    [failed] = [r for r in logged if "error" in r]
+    trace_id = failed["error"]["fbtrace_id"]
+    assert error["remedy"] == f"Report this exact message to support (reference {trace_id})."
     # And the campaign created before it was deleted
     assert live_objects(sandbox) == []
 
