@@ -40,7 +40,7 @@ from shared.audiences.snapshot import snapshot_csv
 from shared.audiences.uploads import UploadBlobs, users_from_upload
 from shared.audiences.views import audience_created, audience_view
 from shared.clock import Clock
-from shared.connections.lifecycle import ConnectionService
+from shared.connections.records import Connection
 from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
 from shared.observability import logger
 from shared.platform import audiences as platform
@@ -66,6 +66,13 @@ class AudienceStore(Protocol):
     def claim_key(self, org_id: str, idempotency_key: str, audience_id: str) -> str: ...
 
 
+class PlatformConnections(Protocol):
+    """The organization's platform connection (``shared.connections.lifecycle.ConnectionService``)."""
+
+    def client_for(self, org_id: str) -> tuple[Connection, GraphClient]: ...
+    def record_usage(self, org_id: str, graph: GraphClient) -> None: ...
+
+
 class BlobStore(UploadBlobs, Protocol):
     def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
     def get(self, key: str) -> bytes: ...
@@ -77,7 +84,7 @@ class BlobStore(UploadBlobs, Protocol):
 class AudienceService:
     audiences: AudienceStore
     blobs: BlobStore
-    connections: ConnectionService
+    connections: PlatformConnections
     clock: Clock
     batch_size: int = platform.MAX_ROWS_PER_CALL
 

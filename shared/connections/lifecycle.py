@@ -34,7 +34,7 @@ from shared.platform.oauth import (
     exchange_code,
     exchange_long_lived,
 )
-from shared.repositories.envelope import EnvelopeCipher
+from shared.repositories.envelope import EncryptedSecret
 from shared.wire_models import CamelModel
 
 NOT_CONNECTED = "No advertising account is connected."
@@ -45,6 +45,13 @@ class ConnectionStore(Protocol):
     def put(self, connection: Connection) -> None: ...
     def get(self, org_id: str) -> Connection | None: ...
     def record_usage(self, org_id: str, usage: dict[str, Any], now: datetime) -> None: ...
+
+
+class TokenCipher(Protocol):
+    """Encrypts a token bound to a context; decrypting under another context fails."""
+
+    def encrypt(self, plaintext: str, context: dict[str, str]) -> EncryptedSecret: ...
+    def decrypt(self, secret: EncryptedSecret, context: dict[str, str]) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,7 @@ class ConnectionService:
 
     connections: ConnectionStore
     states: StateStore
-    cipher: EnvelopeCipher
+    cipher: TokenCipher
     graph: GraphClient
     policy: ConnectionPolicy
     clock: Clock

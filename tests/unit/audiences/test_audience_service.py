@@ -1,0 +1,538 @@
+"""The audience service: create, activate, refresh, delete and snapshot an audience on the platform.
+
+The service's own collaborators are in-memory fakes of its protocols (the store keeps copies, as
+DynamoDB does); the platform is the sandbox in process, reached through a real Graph client.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from shared.audiences.identifiers import AudienceUser
+from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
+from shared.audiences.records import AudienceRecord
+from shared.audiences.service import AudienceService
+from shared.connections.records import Connection
+from shared.errors import NotFound, PreconditionFailed, ValidationFailed
+from shared.platform.client import GraphClient
+from shared.platform.errors import TOKEN_INVALID, AudienceUpdateFailed, ReconnectRequired, build_error
+from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
+
+ORG = "org-1"
+KEY = "create-0001"
+START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+
+
+class MemoryAudiences:
+    """``AudienceStore`` in memory. Stores and returns copies, so only what is put is kept."""
+
+    def __init__(self) -> None:
+        self.items: dict[tuple[str, str], AudienceRecord] = {}
+        self.keys: dict[tuple[str, str], str] = {}
+        self.after_put: Callable[[AudienceRecord], None] = lambda record: None
+
+    def put(self, record: AudienceRecord) -> None:
+        self.items[(record.org_id, record.audience_id)] = record.model_copy(deep=True)
+        self.after_put(record)
+
+    def get(self, org_id: str, audience_id: str) -> AudienceRecord | None:
+        record = self.items.get((org_id, audience_id))
+        return record.model_copy(deep=True) if record else None
+
+    def list_for_org(self, org_id: str) -> list[AudienceRecord]:
+        return [r.model_copy(deep=True) for (org, _), r in self.items.items() if org == org_id]
+
+    def delete(self, record: AudienceRecord) -> None:
+        self.items.pop((record.org_id, record.audience_id), None)
+        if record.idempotency_key:
+            self.keys.pop((record.org_id, record.idempotency_key), None)
+
+    def claim_key(self, org_id: str, idempotency_key: str, audience_id: str) -> str:
+        return self.keys.setdefault((org_id, idempotency_key), audience_id)
+
+
+class MemoryBlobs:
+    """``BlobStore`` in memory; a missing key raises ``KeyError`` on read, deleting one is a no-op."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, tuple[bytes, str]] = {}
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        self.objects[key] = (data, content_type)
+
+    def get(self, key: str) -> bytes:
+        return self.objects[key][0]
+
+    def delete(self, key: str) -> None:
+        self.objects.pop(key, None)
+
+    def exists(self, key: str) -> bool:
+        return key in self.objects
+
+    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str:
+        return f"https://blobs.test/{key}?method=PUT&expires={expires_seconds}"
+
+    def download_url(self, key: str, filename: str, expires_seconds: int) -> str:
+        return f"https://blobs.test/{key}?filename={filename}&expires={expires_seconds}"
+
+
+class SandboxConnections:
+    """``PlatformConnections``: the organization's active connection, a marketer's sandbox token."""
+
+    def __init__(self, platform: SandboxPlatform) -> None:
+        self.graph = platform.graph(platform.user_token())
+        self.refusal: Exception | None = None
+        self.usage_recorded_for: list[str] = []
+
+    def client_for(self, org_id: str) -> tuple[Connection, GraphClient]:
+        if self.refusal is not None:
+            raise self.refusal
+        return Connection(org_id=org_id, status="active", ad_account_id=AD_ACCOUNT_ID), self.graph
+
+    def record_usage(self, org_id: str, graph: GraphClient) -> None:
+        self.usage_recorded_for.append(org_id)
+
+
+class Ticking:
+    """A clock that moves one second per reading."""
+
+    def __init__(self) -> None:
+        self.now = START
+
+    def __call__(self) -> datetime:
+        self.now += timedelta(seconds=1)
+        return self.now
+
+
+@pytest.fixture
+def platform() -> SandboxPlatform:
+    return SandboxPlatform()
+
+
+@pytest.fixture
+def audiences() -> MemoryAudiences:
+    return MemoryAudiences()
+
+
+@pytest.fixture
+def blobs() -> MemoryBlobs:
+    return MemoryBlobs()
+
+
+@pytest.fixture
+def connections(platform: SandboxPlatform) -> SandboxConnections:
+    return SandboxConnections(platform)
+
+
+@pytest.fixture
+def service(
+    audiences: MemoryAudiences, blobs: MemoryBlobs, connections: SandboxConnections
+) -> AudienceService:
+    # Batches of 10 rows, so a few dozen users make a multi-batch session.
+    return AudienceService(
+        audiences=audiences, blobs=blobs, connections=connections, clock=Ticking(), batch_size=10
+    )
+
+
+def buyers(count: int, *, first: int = 0) -> list[AudienceUser]:
+    return [
+        AudienceUser(user_id=f"u{i}", email=f"buyer{i}@example.com", phone=f"07700 900{i:03d}", country="GB")
+        for i in range(first, first + count)
+    ]
+
+
+def request(count: int, **fields: object) -> CreateAudienceRequest:
+    return CreateAudienceRequest(name="Likely buyers", product_id="sku-1", users=buyers(count), **fields)  # type: ignore[arg-type]
+
+
+def refuse_the_next_upload_after(platform: SandboxPlatform, audiences: MemoryAudiences, batches: int) -> None:
+    """Once the store holds ``batches`` acknowledged batches, the platform refuses the next upload
+    (2650/1870145: another update of the audience is in progress), once."""
+    armed = [True]
+
+    def check(record: AudienceRecord) -> None:
+        if armed[0] and record.upload is not None and record.upload.batches_done == batches:
+            platform.fault(kind="error", method="POST", path="/users$", code=2650, subcode=1870145)
+            armed[0] = False
+
+    audiences.after_put = check
+
+
+# --- create ----------------------------------------------------------------------------------------
+
+
+def test_an_audience_is_uploaded_in_batches_of_one_session_and_becomes_active(
+    service: AudienceService,
+    platform: SandboxPlatform,
+    audiences: MemoryAudiences,
+    blobs: MemoryBlobs,
+    connections: SandboxConnections,
+) -> None:
+    # Given 25 users and batches of 10
+    # When
+    created = service.create(ORG, request(25))
+
+    # Then three batches of one session reached the platform, and all 25 people are in the audience
+    assert (created.status, created.user_count) == ("active", 25)
+    assert created.platform_custom_audience_id is not None
+    sessions = platform.upload_sessions()
+    assert [seq for _, seq in sessions] == [1, 2, 3]
+    assert len({session_id for session_id, _ in sessions}) == 1
+    assert platform.member_count(created.platform_custom_audience_id) == 25
+    # And the record, its users and its snapshot are kept; the connection's usage is recorded
+    stored = audiences.get(ORG, created.audience_id)
+    assert stored is not None
+    assert stored.upload is not None
+    assert (stored.status, stored.upload.batches_done, stored.upload.batches_total) == ("active", 3, 3)
+    assert {stored.source_key, stored.snapshot_key} == set(blobs.objects)
+    assert connections.usage_recorded_for == [ORG]
+
+
+def test_a_refused_batch_fails_the_audience_with_the_platforms_reason_and_keeps_what_was_acknowledged(
+    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences
+) -> None:
+    # Given the platform refuses the second batch
+    refuse_the_next_upload_after(platform, audiences, batches=1)
+
+    # When
+    with pytest.raises(AudienceUpdateFailed) as raised:
+        service.create(ORG, request(25))
+
+    # Then the audience is failed with the platform's reason, and the first batch is counted
+    [stored] = audiences.items.values()
+    assert stored.status == "failed"
+    assert stored.failure is not None
+    assert (stored.failure.code, stored.failure.message) == (raised.value.code, raised.value.message)
+    assert stored.upload is not None
+    assert stored.upload.batches_done == 1
+    assert stored.user_count == 10
+    assert stored.platform_custom_audience_id is not None
+    assert platform.member_count(stored.platform_custom_audience_id) == 10
+
+
+def test_retrying_a_failed_creation_with_its_key_resumes_after_the_last_acknowledged_batch(
+    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences
+) -> None:
+    # Given a creation that failed at its second batch
+    refuse_the_next_upload_after(platform, audiences, batches=1)
+    with pytest.raises(AudienceUpdateFailed):
+        service.create(ORG, request(25), idempotency_key=KEY)
+
+    # When the same request is repeated with the same key
+    created = service.create(ORG, request(25), idempotency_key=KEY)
+
+    # Then it continues the same audience and session: every batch accepted exactly once, nobody lost
+    assert (created.status, created.user_count) == ("active", 25)
+    assert len(audiences.items) == 1
+    assert len(platform.calls(r"/customaudiences$", method="POST")) == 1
+    sessions = platform.upload_sessions()
+    assert [seq for _, seq in sessions] == [1, 2, 3]
+    assert len({session_id for session_id, _ in sessions}) == 1
+    assert created.platform_custom_audience_id is not None
+    assert platform.member_count(created.platform_custom_audience_id) == 25
+
+
+def test_repeating_a_finished_request_returns_its_audience_without_calling_the_platform(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given a creation that finished
+    first = service.create(ORG, request(12), idempotency_key=KEY)
+    platform.forget_calls()
+
+    # When it is repeated with its key
+    again = service.create(ORG, request(12), idempotency_key=KEY)
+
+    # Then the same audience is returned, saying so, and the platform was not called
+    assert (again.audience_id, again.status, again.user_count) == (first.audience_id, "active", 12)
+    assert again.message == "This request was already handled; here is the audience it created."
+    assert platform.calls() == []
+
+
+def test_a_list_without_a_usable_identifier_is_refused_before_anything_is_stored_or_sent(
+    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences, blobs: MemoryBlobs
+) -> None:
+    # Given users whose e-mails and phones cannot be matched
+    unusable = CreateAudienceRequest(
+        name="Nobody", users=[AudienceUser(user_id="u1", email="not-an-email"), AudienceUser(user_id="u2")]
+    )
+
+    # When / Then
+    with pytest.raises(ValidationFailed) as raised:
+        service.create(ORG, unusable)
+    assert raised.value.field == "users"
+    assert (audiences.items, blobs.objects, platform.calls()) == ({}, {}, [])
+
+
+def test_a_prospecting_seed_needs_a_hundred_usable_users(service: AudienceService) -> None:
+    # Given a prospecting list of 99 users
+    seed = request(99, objective="prospecting", lookalike_size=1, lookalike_country="GB")
+
+    # When / Then
+    with pytest.raises(ValidationFailed, match="at least 100 users") as raised:
+        service.create(ORG, seed)
+    assert raised.value.field == "users"
+
+
+def test_a_prospecting_audience_gets_its_lookalike_once_the_seed_is_uploaded(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given
+    seed = request(120, objective="prospecting", lookalike_size=2, lookalike_country="GB")
+
+    # When
+    created = service.create(ORG, seed)
+
+    # Then
+    assert created.lookalike is not None
+    assert (created.lookalike.size_percent, created.lookalike.country) == (2, "GB")
+    assert created.lookalike.status == "active"
+    assert created.lookalike.platform_audience_id is not None
+    assert platform.audience_exists(created.lookalike.platform_audience_id)
+    [lookalike_call] = [
+        c
+        for c in platform.calls(r"/customaudiences$", method="POST")
+        if c["params"]["subtype"] == "LOOKALIKE"
+    ]
+    assert lookalike_call["params"]["origin_audience_id"] == created.platform_custom_audience_id
+
+
+def test_a_connection_that_must_be_renewed_stops_the_creation_before_anything_is_stored(
+    service: AudienceService,
+    connections: SandboxConnections,
+    platform: SandboxPlatform,
+    audiences: MemoryAudiences,
+    blobs: MemoryBlobs,
+) -> None:
+    # Given the connection's token no longer works
+    connections.refusal = build_error(TOKEN_INVALID)
+
+    # When / Then
+    with pytest.raises(ReconnectRequired):
+        service.create(ORG, request(5))
+    assert (audiences.items, blobs.objects, platform.calls()) == ({}, {}, [])
+
+
+def test_an_uploaded_csv_is_used_in_place_of_users(service: AudienceService, blobs: MemoryBlobs) -> None:
+    # Given a CSV uploaded through an upload link
+    link_key = "uploads/org-1/0b6f1c9e-2a43-4a7e-9d1f-5e0c2b7a8d34.csv"
+    blobs.put(link_key, b"user_id,email\nu1,one@example.com\nu2,two@example.com\n", "text/csv")
+
+    # When
+    created = service.create(
+        ORG, CreateAudienceRequest(name="From a file", upload_id="0b6f1c9e-2a43-4a7e-9d1f-5e0c2b7a8d34")
+    )
+
+    # Then
+    assert (created.status, created.user_count) == ("active", 2)
+
+
+# --- activation (the state machine's steps) --------------------------------------------------------
+
+
+def test_activation_sends_at_most_the_given_batches_per_step_and_resumes_where_it_stopped(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given an accepted activation of 25 users in batches of 10
+    started: list[tuple[str, dict[str, str]]] = []
+    accepted = service.start_activation(
+        ORG, request(25), None, lambda name, payload: started.append((name, payload))
+    )
+    assert started == [(accepted.audience_id, {"org_id": ORG, "audience_id": accepted.audience_id})]
+    assert accepted.status == "creating"
+
+    # When the state machine runs one batch per step
+    steps = [service.advance(ORG, accepted.audience_id, max_batches=1) for _ in range(3)]
+
+    # Then each step sends the next batch and the last one finishes the audience
+    assert [(s.status, s.batches_done, s.batches_total) for s in steps] == [
+        ("uploading", 1, 3),
+        ("uploading", 2, 3),
+        ("active", 3, 3),
+    ]
+    assert [seq for _, seq in platform.upload_sessions()] == [1, 2, 3]
+    [view] = service.list(ORG).audiences
+    assert (view.status, view.user_count, view.progress) == (
+        "active",
+        25,
+        {"batchesDone": 3, "batchesTotal": 3, "received": 25, "invalid": 0},
+    )
+
+
+def test_a_throttled_step_waits_as_long_as_the_platform_asks_then_continues(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given an activation whose uploads are throttled for 5 minutes, beyond the client's retry
+    accepted = service.start_activation(ORG, request(15), None, lambda name, payload: None)
+    platform.fault(kind="throttle", method="POST", path="/users$", code=80003, regain_minutes=5, count=2)
+
+    # When
+    waiting = service.advance(ORG, accepted.audience_id, max_batches=5)
+    done = service.advance(ORG, accepted.audience_id, max_batches=5)
+
+    # Then the first step asks the state machine to wait, without failing, and the next one finishes
+    assert (waiting.status, waiting.wait_seconds, waiting.batches_done) == ("waiting", 300, 0)
+    assert (done.status, done.batches_done, done.batches_total) == ("active", 2, 2)
+
+
+def test_a_failed_activation_shows_the_message_and_remedy_the_state_machine_caught(
+    service: AudienceService,
+) -> None:
+    # Given an accepted activation
+    accepted = service.start_activation(ORG, request(5), None, lambda name, payload: None)
+    cause = json.dumps({"errorMessage": "Custom Audience terms not accepted.", "remedy": "Accept the terms."})
+
+    # When the state machine reports the error it caught
+    service.record_failure(ORG, accepted.audience_id, "CustomAudienceTermsNotAccepted", cause)
+
+    # Then
+    [view] = service.list(ORG).audiences
+    assert view.status == "failed"
+    assert view.failure is not None
+    assert (view.failure.code, view.failure.message, view.failure.remedy) == (
+        "CustomAudienceTermsNotAccepted",
+        "Custom Audience terms not accepted.",
+        "Accept the terms.",
+    )
+
+
+def test_a_step_on_an_active_audience_changes_nothing(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given an active audience
+    created = service.create(ORG, request(5))
+    platform.forget_calls()
+
+    # When
+    progress = service.advance(ORG, created.audience_id, max_batches=1)
+
+    # Then
+    assert progress.status == "active"
+    assert platform.calls() == []
+
+
+# --- refresh, delete, snapshot ---------------------------------------------------------------------
+
+
+def test_refreshing_replaces_the_members_in_one_replace_session(
+    service: AudienceService, platform: SandboxPlatform, blobs: MemoryBlobs, audiences: MemoryAudiences
+) -> None:
+    # Given an active audience of 25
+    created = service.create(ORG, request(25))
+    assert created.platform_custom_audience_id is not None
+
+    # When its members are replaced by 12 others
+    refreshed = service.refresh(ORG, created.audience_id, RefreshAudienceRequest(users=buyers(12, first=100)))
+
+    # Then the platform holds exactly the 12, sent in one replace session, and the snapshot follows
+    assert (refreshed.status, refreshed.user_count, refreshed.message) == (
+        "active",
+        12,
+        "Audience members replaced.",
+    )
+    assert platform.member_count(created.platform_custom_audience_id) == 12
+    replaced = platform.upload_sessions(r"/usersreplace$")
+    assert [seq for _, seq in replaced] == [1, 2]
+    assert len({session_id for session_id, _ in replaced}) == 1
+    stored = audiences.get(ORG, created.audience_id)
+    assert stored is not None
+    assert stored.snapshot_key is not None
+    assert blobs.get(stored.snapshot_key).decode().count("\n") == 1 + 12
+
+
+def test_only_an_active_audience_can_be_refreshed(
+    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences
+) -> None:
+    # Given an audience whose creation failed
+    refuse_the_next_upload_after(platform, audiences, batches=1)
+    with pytest.raises(AudienceUpdateFailed):
+        service.create(ORG, request(25))
+    [failed] = audiences.items.values()
+
+    # When / Then
+    with pytest.raises(PreconditionFailed, match="only an active audience can be refreshed"):
+        service.refresh(ORG, failed.audience_id, RefreshAudienceRequest(users=buyers(3)))
+
+
+def test_deleting_asks_for_confirmation_and_then_removes_the_audience_everywhere(
+    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences, blobs: MemoryBlobs
+) -> None:
+    # Given a prospecting audience with its lookalike, created with a key
+    created = service.create(
+        ORG,
+        request(120, objective="prospecting", lookalike_size=1, lookalike_country="GB"),
+        idempotency_key=KEY,
+    )
+    assert created.platform_custom_audience_id is not None
+    assert created.lookalike is not None
+    lookalike_id = created.lookalike.platform_audience_id
+    assert lookalike_id is not None
+
+    # When deletion is not confirmed, nothing is deleted
+    with pytest.raises(ValidationFailed) as raised:
+        service.delete(ORG, created.audience_id, confirm=False)
+    assert raised.value.field == "confirm"
+    assert platform.audience_exists(created.platform_custom_audience_id)
+
+    # When it is confirmed
+    service.delete(ORG, created.audience_id, confirm=True)
+
+    # Then the seed and its lookalike are gone on the platform, and the record, files and key here
+    assert not platform.audience_exists(created.platform_custom_audience_id)
+    assert not platform.audience_exists(lookalike_id)
+    assert (audiences.items, audiences.keys, blobs.objects) == ({}, {}, {})
+
+
+def test_an_audience_the_platform_reports_deleted_is_still_deleted_here(
+    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences
+) -> None:
+    # Given an audience the platform answers for with 1487366, "Custom Audience Has Been Deleted"
+    created = service.create(ORG, request(5))
+    assert created.platform_custom_audience_id is not None
+    platform.fault(kind="error", method="DELETE", path=created.platform_custom_audience_id, code=1487366)
+
+    # When
+    service.delete(ORG, created.audience_id, confirm=True)
+
+    # Then
+    assert audiences.items == {}
+
+
+def test_an_unknown_audience_is_not_found_with_a_remedy(service: AudienceService) -> None:
+    with pytest.raises(NotFound) as raised:
+        service.snapshot_link(ORG, "no-such-audience")
+    assert raised.value.remedy == "List audiences to see their ids."
+
+
+def test_the_snapshot_link_is_valid_for_five_minutes(
+    service: AudienceService, audiences: MemoryAudiences
+) -> None:
+    # Given
+    created = service.create(ORG, request(3))
+
+    # When
+    link = service.snapshot_link(ORG, created.audience_id)
+
+    # Then
+    stored = audiences.get(ORG, created.audience_id)
+    assert stored is not None
+    assert link.filename == f"audience-{created.audience_id}.csv"
+    assert link.expires_in_seconds == 300
+    assert link.url == f"https://blobs.test/{stored.snapshot_key}?filename={link.filename}&expires=300"
+
+
+def test_an_audience_from_before_snapshots_has_no_link(
+    service: AudienceService, audiences: MemoryAudiences
+) -> None:
+    # Given an audience record without a snapshot
+    created = service.create(ORG, request(3))
+    stored = audiences.get(ORG, created.audience_id)
+    assert stored is not None
+    audiences.put(stored.model_copy(update={"snapshot_key": None}))
+
+    # When / Then
+    with pytest.raises(NotFound, match="before CSV snapshots existed"):
+        service.snapshot_link(ORG, created.audience_id)
