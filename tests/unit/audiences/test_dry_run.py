@@ -3,8 +3,15 @@
 import json
 from pathlib import Path
 
+import httpx
 import pytest
 
+from shared.audiences.batching import iter_batches
+from shared.audiences.preparation import prepare_audience
+from shared.audiences.uploads import read_users
+from shared.platform.audiences import UploadSession, add_users
+from shared.platform.client import GraphClient
+from tests.unit.platform.fake_graph import ACCESS_TOKEN, APP_ID, APP_SECRET, GRAPH_URL, VERSION, FakeGraph
 from tools.dry_run import main
 
 MARY_SHA256 = "f1904cf1a9d73a55fa5de0ac823c4403ded71afd4c3248d00bdcd0866552bb79"
@@ -70,3 +77,37 @@ def test_dry_run_rejects_rows_without_quoting_their_values(
     assert "line 2: score" in errors
     assert "mary@example.com" not in errors
     assert "high" not in errors
+
+
+def test_each_line_is_exactly_the_request_the_upload_sends(users_csv: Path, tmp_path: Path) -> None:
+    # Given the dry run's requests for a file, one row per batch
+    out = tmp_path / "rows.jsonl"
+    assert main([str(users_csv), "--country", "GB", "--out", str(out), "--batch-size", "1"]) == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+
+    # When the upload sends the same rows in the same session to the platform
+    with users_csv.open(encoding="utf-8") as text:
+        prepared = prepare_audience(read_users(text), default_country="GB")
+    session = UploadSession(
+        session_id=lines[0]["session"]["session_id"], total_rows=len(prepared.rows), batch_size=1
+    )
+    platform = FakeGraph()
+    graph = GraphClient(
+        base_url=GRAPH_URL,
+        version=VERSION,
+        app_id=APP_ID,
+        app_secret=APP_SECRET,
+        access_token=ACCESS_TOKEN,
+        transport=httpx.MockTransport(platform),
+    )
+    for batch in iter_batches(prepared.rows, session):
+        platform.reply({"num_received": batch.batch_seq, "num_invalid_entries": 0})
+        add_users(graph, "238", prepared.schema, batch)
+
+    # Then each request carries exactly the session and payload of its dry-run line
+    sent = [
+        {"session": platform.json_field("session", index), "payload": platform.json_field("payload", index)}
+        for index in range(len(platform.requests))
+    ]
+    assert len(sent) == 2
+    assert sent == lines
