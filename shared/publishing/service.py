@@ -67,6 +67,13 @@ PLACEHOLDER = "{%s}"
 # Activation order: the campaign last, so nothing delivers before the whole chain is active.
 ACTIVATION_ORDER: tuple[AdObjectKind, ...] = ("ad", "adset", "campaign")
 FINISHED = frozenset({"paused", "active", "rolled_back", "failed"})
+_CONFLICT_REMEDY = {
+    "creating": "Repeat the request that started it, with its Idempotency-Key, to resume it.",
+    "rolling_back": "Repeat the request that started it, with its Idempotency-Key, to finish its rollback.",
+    "paused": "It is listed with the audience; activate or change it in the platform's ads manager.",
+    "active": "It is listed with the audience; change it in the platform's ads manager.",
+    "failed": "Delete the objects listed with the audience in the platform's ads manager, then publish.",
+}
 
 
 class AudienceStore(Protocol):
@@ -147,18 +154,16 @@ class PublishingService:
         """The audience with its publication recorded, and whether that was done by an earlier request."""
         record = self._require_active(org_id, audience_id)
         existing = record.publication
-        if existing is not None:
+        if existing is not None and existing.state == "failed":
+            existing = self._retry_rollback(record, existing)
+        if existing is not None and existing.state != "rolled_back":
             if idempotency_key and existing.idempotency_key == idempotency_key:
                 return record, True
-            if existing.state != "rolled_back":
-                remedy = (
-                    "Repeat the request that started it, with its Idempotency-Key, to resume it."
-                    if existing.state in {"creating", "rolling_back"}
-                    else "It is listed with the audience; change it in the platform's ads manager."
-                )
-                raise Conflict(
-                    f"Audience {audience_id} already has an advert ({existing.state}).", remedy=remedy
-                )
+            raise Conflict(
+                f"Audience {audience_id} already has an advert ({existing.state}).",
+                remedy=_CONFLICT_REMEDY[existing.state],
+            )
+        # Nothing of an earlier, rolled-back attempt exists: plan afresh, whatever the key.
         record.publication = self._planned(record, request, idempotency_key)
         if not self.audiences.start_publication(record):
             raise Conflict(
@@ -166,6 +171,23 @@ class PublishingService:
                 remedy="Wait for it to finish, then list the audiences to see the advert.",
             )
         return record, False
+
+    def _retry_rollback(self, record: AudienceRecord, publication: PublicationRecord) -> PublicationRecord:
+        """Try again to delete what a failed rollback left behind (its objects are listed on the
+        audience), so the audience can be published again once nothing is left."""
+        for leftover in publication.objects:
+            if leftover.state == "delete_failed" and leftover.platform_id:
+                leftover.state = "created"
+            elif leftover.state == "delete_failed":
+                leftover.state = "attempted"  # never confirmed: looked up by name again
+        publication.state = "rolling_back"
+        _, graph = self.connections.client_for(record.org_id)
+        try:
+            while publication.state == "rolling_back":
+                self._step(record, publication, graph)
+        finally:
+            self.connections.record_usage(record.org_id, graph)
+        return publication
 
     def _planned(
         self, record: AudienceRecord, request: PublishAdvertRequest, idempotency_key: str | None
@@ -243,6 +265,7 @@ class PublishingService:
             elif publication.state == "rolling_back":
                 self._delete_next(publication, graph)
         except PlatformThrottled:
+            self._save(record)
             raise
         except ServiceError as exc:
             if publication.state != "creating":
@@ -299,6 +322,9 @@ class PublishingService:
         except PlatformThrottled:
             raise
         except PlatformError as exc:
+            if _already_gone(exc):
+                newest.state = "deleted"
+                return
             logger.warning(
                 "rollback could not delete an advert object",
                 extra={"kind": newest.kind, "platform_id": newest.platform_id, "error_code": exc.code},
@@ -514,6 +540,12 @@ def _may_have_run(error: ServiceError) -> bool:
         return False
     detail = error.detail
     return detail.http_status >= 500 or detail.is_transient or detail.code in TRANSIENT_CODES
+
+
+def _already_gone(error: PlatformError) -> bool:
+    """100/33: the object does not exist (deleted by hand meanwhile), so a deletion has its result
+    (docs/platform-notes.md §3.5)."""
+    return error.detail is not None and (error.detail.code, error.detail.subcode) == (100, 33)
 
 
 def _adopt(publication: PublicationRecord, pending: AdObjectRecord, graph: GraphClient) -> bool:

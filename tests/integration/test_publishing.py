@@ -595,3 +595,39 @@ def test_a_pixel_unlinked_while_the_steps_run_is_refused_by_the_platform_and_rol
     assert "Link a pixel" in final.failure.remedy
     assert [o["kind"] for o in ad_objects(sandbox)] == ["campaign"]
     assert live_objects(sandbox) == []
+
+
+def test_the_same_request_after_fixing_a_refusal_publishes_afresh(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+) -> None:
+    # Given a publish refused for the payment method, and rolled back
+    org = scenario_org("no_payment_method")
+    audience = create_audience(api, org)
+    headers = {**org.headers, "Idempotency-Key": f"publish-{uuid.uuid4()}"}
+    path = f"/platform-ads/audiences/{audience['audienceId']}/advert"
+    assert api.post(path, json=advert(), headers=headers).status_code == 422
+    # When the marketer adds a payment method and repeats the same request
+    sandbox.patch(f"/ad_accounts/{ACCOUNT}", json={"funding_source": "FUNDING-2"}).raise_for_status()
+    repeated = api.post(path, json=advert(), headers=headers)
+    # Then the advert is published, and only its four objects are live
+    assert repeated.status_code == 201, repeated.text
+    assert sorted(o["id"] for o in live_objects(sandbox)) == sorted(ids_of(repeated.json()).values())
+
+
+def test_a_new_publish_first_deletes_what_a_failed_rollback_left(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+) -> None:
+    # Given a failed publish that left its campaign on the platform
+    org = scenario_org("default")
+    audience = create_audience(api, org)
+    sandbox.post("/faults", json={"kind": "error", "method": "POST", "path": "/adsets$", "code": 1})
+    refuse_deletes = {"kind": "error", "method": "DELETE", "path": r"^/\d+$", "code": 1, "count": 6}
+    sandbox.post("/faults", json=refuse_deletes)  # a delete is retried: 6 outlast the client's retries
+    assert publish(api, org, audience).status_code == 502
+    [left] = live_objects(sandbox)
+    # When the platform works again and the advert is published again
+    published = publish(api, org, audience)
+    # Then the leftover campaign was deleted first, and the new chain is all that is live
+    assert published.status_code == 201, published.text
+    assert left["id"] not in {o["id"] for o in live_objects(sandbox)}
+    assert sorted(o["id"] for o in live_objects(sandbox)) == sorted(ids_of(published.json()).values())
