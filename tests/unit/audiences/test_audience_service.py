@@ -18,8 +18,15 @@ from shared.audiences.records import AudienceRecord
 from shared.audiences.service import AudienceService
 from shared.connections.records import Connection
 from shared.errors import NotFound, PreconditionFailed, ValidationFailed
+from shared.platform import audiences as platform_audiences
 from shared.platform.client import GraphClient
-from shared.platform.errors import TOKEN_INVALID, AudienceUpdateFailed, ReconnectRequired, build_error
+from shared.platform.errors import (
+    TOKEN_INVALID,
+    AudienceUpdateFailed,
+    LookalikesExist,
+    ReconnectRequired,
+    build_error,
+)
 from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
 
 ORG = "org-1"
@@ -484,6 +491,29 @@ def test_deleting_asks_for_confirmation_and_then_removes_the_audience_everywhere
     assert not platform.audience_exists(created.platform_custom_audience_id)
     assert not platform.audience_exists(lookalike_id)
     assert (audiences.items, audiences.keys, blobs.objects) == ({}, {}, {})
+
+
+def test_a_seed_of_lookalikes_made_outside_the_service_is_kept_and_says_what_to_delete_first(
+    service: AudienceService,
+    connections: SandboxConnections,
+    platform: SandboxPlatform,
+    audiences: MemoryAudiences,
+) -> None:
+    # Given a seed from which someone made a lookalike in the platform's ads manager
+    created = service.create(ORG, request(120))
+    seed_id = created.platform_custom_audience_id
+    assert seed_id is not None
+    outside = platform_audiences.create_lookalike(
+        connections.graph, AD_ACCOUNT_ID, "By hand", seed_id, 0.01, "GB"
+    )
+
+    # When / Then
+    with pytest.raises(LookalikesExist) as raised:
+        service.delete(ORG, created.audience_id, confirm=True)
+    assert raised.value.remedy == "Delete those lookalikes in the platform's ads manager, then this audience."
+    assert platform.audience_exists(seed_id)
+    assert platform.audience_exists(outside.id)
+    assert list(audiences.items) == [(ORG, created.audience_id)]
 
 
 def test_an_audience_the_platform_reports_deleted_is_still_deleted_here(
