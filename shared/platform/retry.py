@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import httpx
 
-from shared.platform.errors import TRANSIENT_CODES, GraphErrorDetail
+from shared.platform.errors import TRANSIENT_CODES, GraphErrorDetail, PlatformError, PlatformUnavailable
 from shared.platform.usage import UsageSnapshot
 
 # Raised before any byte of the request left the machine, so even a create is safe to resend.
@@ -83,3 +83,15 @@ def should_retry_error(detail: GraphErrorDetail, *, idempotent: bool) -> bool:
 def should_retry_transport(error: httpx.TransportError, *, idempotent: bool) -> bool:
     """Whether a call that failed on the network may be sent again (see the module policy)."""
     return idempotent or isinstance(error, NOT_SENT_ERRORS)
+
+
+def may_have_executed(error: PlatformError) -> bool:
+    """Whether a call that raised ``error`` may still have run on the platform: its answer was lost
+    (network error, HTTP 5xx, unknown or transient error) rather than a refusal. A create that may
+    have run must be looked for before it is sent again (see the module policy)."""
+    if isinstance(error, PlatformUnavailable):
+        return True
+    detail = error.detail
+    if detail is None or detail.is_throttling:
+        return False
+    return detail.http_status >= 500 or detail.is_transient or detail.code in TRANSIENT_CODES

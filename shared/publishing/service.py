@@ -51,7 +51,8 @@ from shared.platform.accounts import (
     require_pixel,
 )
 from shared.platform.client import GraphClient
-from shared.platform.errors import TRANSIENT_CODES, PlatformError, PlatformThrottled, PlatformUnavailable
+from shared.platform.errors import PlatformError, PlatformThrottled
+from shared.platform.retry import may_have_executed
 from shared.publishing.budget import to_minor_units
 from shared.publishing.links import checkout_link, with_utm
 from shared.publishing.models import AdObjectView, AdsManagerLink, PublicationView, PublishAdvertRequest
@@ -291,7 +292,7 @@ class PublishingService:
             try:
                 pending.platform_id = campaigns.create_object(graph, publication.ad_account_id, edge, params)
             except ServiceError as exc:
-                if not _may_have_run(exc):
+                if not (isinstance(exc, PlatformError) and may_have_executed(exc)):
                     pending.state = "planned"
                 raise
             pending.state = "created"
@@ -529,17 +530,6 @@ def _started(record: AudienceRecord) -> PublicationRecord:
 
 # How far before the publication started an object found by name may have been created (clock skew).
 ADOPTION_SKEW = timedelta(minutes=5)
-
-
-def _may_have_run(error: ServiceError) -> bool:
-    """Whether a failed create may still have created its object: its answer was lost (network
-    error, HTTP 5xx, unknown or transient error), as opposed to a refusal (docs/platform-notes.md §7.1)."""
-    if isinstance(error, PlatformUnavailable):
-        return True
-    if isinstance(error, PlatformThrottled) or not isinstance(error, PlatformError) or error.detail is None:
-        return False
-    detail = error.detail
-    return detail.http_status >= 500 or detail.is_transient or detail.code in TRANSIENT_CODES
 
 
 def _already_gone(error: PlatformError) -> bool:

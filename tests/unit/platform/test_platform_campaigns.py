@@ -2,11 +2,21 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 
-from shared.platform.campaigns import create_ad, create_adset, create_campaign, create_creative
+from shared.platform.campaigns import (
+    campaign_params,
+    create_ad,
+    create_adset,
+    create_campaign,
+    create_creative,
+    create_object,
+    validate_object,
+)
 from shared.platform.client import GraphClient
-from shared.platform.errors import DevelopmentModeCreative, PaymentMethodRequired
+from shared.platform.errors import DevelopmentModeCreative, PaymentMethodRequired, PlatformError
+from shared.platform.retry import may_have_executed
 from tests.unit.platform.fake_graph import FakeGraph, graph_error
 
 
@@ -111,3 +121,50 @@ def test_an_ad_without_a_payment_method_raises_update_payment_method(
     # When / Then
     with pytest.raises(PaymentMethodRequired, match="Update payment method"):
         create_ad(client, "42", name="Ad", adset_id="s1", creative_id="cr1")
+
+
+def test_validating_sends_the_same_form_with_validate_only_and_creates_nothing(
+    client: GraphClient, fake_graph: FakeGraph
+) -> None:
+    # Given
+    fake_graph.reply({"success": True})
+    params = campaign_params("Likely buyers")
+    # When
+    validate_object(client, "42", "campaigns", params)
+    # Then the form is the create's, plus the execution option
+    assert fake_graph.last.url.path == "/v25.0/act_42/campaigns"
+    assert fake_graph.json_field("execution_options") == ["validate_only"]
+    assert fake_graph.form()["objective"] == "OUTCOME_SALES"
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "may_have_run"),
+    [
+        (500, graph_error(2, is_transient=True), True),  # the answer was lost: it may exist
+        (500, graph_error(1), True),  # unknown error
+        (400, graph_error(100, 1359188), False),  # a refusal: nothing was created
+        (400, graph_error(80004, 2446079), False),  # throttled calls are rejected before they run
+    ],
+)
+def test_a_failed_create_says_whether_it_may_still_have_created_its_object(
+    client: GraphClient, fake_graph: FakeGraph, status: int, body: dict[str, object], may_have_run: bool
+) -> None:
+    # Given the platform answers the create with an error (throttling outlasting the retries)
+    for _ in range(6):
+        fake_graph.reply(body, status=status)
+    # When
+    with pytest.raises(PlatformError) as raised:
+        create_object(client, "42", "campaigns", campaign_params("Likely buyers"))
+    # Then
+    assert may_have_executed(raised.value) is may_have_run
+
+
+def test_a_create_whose_answer_times_out_may_have_run(client: GraphClient, fake_graph: FakeGraph) -> None:
+    # Given the request left but no answer came back
+    fake_graph.fail(httpx.ReadTimeout)
+    # When
+    with pytest.raises(PlatformError) as raised:
+        create_object(client, "42", "campaigns", campaign_params("Likely buyers"))
+    # Then it is not retried (a create has no idempotency key) and may have run
+    assert len(fake_graph.requests) == 1
+    assert may_have_executed(raised.value) is True
