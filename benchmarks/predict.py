@@ -39,14 +39,15 @@ from unittest.mock import patch
 import numpy as np
 
 from benchmarks._rows import BenchRow, bench_row, print_rows
-from shared.auth.api_keys import StoredApiKey, issue_key
-from shared.auth.principals import ApiKeyPrincipal
+from shared.auth.api_keys import issue_key
 from shared.ml.freshness import FreshnessRules
 from shared.ml.scoring import load_bundle
 from shared.ml.training import TrainedModel, train_model
 from shared.predictions.predict import BundleCache, Predictor
-from shared.predictions.records import ModelRecord
 from shared.predictions.registry import register_trained_model
+from shared.records.api_keys import StoredApiKey
+from shared.records.models import ModelRecord
+from shared.records.principals import ApiKeyPrincipal
 from tools.synthetic import SyntheticConfig, generate_shop
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -21,6 +21,7 @@ from shared.settings import get_settings
 # functions that never call the platform (predict, models) do not pay for it at cold start.
 if TYPE_CHECKING:
     import httpx
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig
 
     from shared.audiences.service import AudienceService
     from shared.connections.lifecycle import ConnectionService
@@ -223,6 +224,35 @@ def predictor() -> Predictor:
 
 
 _FACTORIES += (artifact_blobs, predictor)
+
+
+# How long a request's Idempotency-Key answers with the first result.
+IDEMPOTENCY_KEY_LIFETIME_SECONDS = 24 * 3600
+
+
+@cache
+def idempotency_store() -> DynamoDBPersistenceLayer:
+    """The idempotency table, where Powertools keeps each Idempotency-Key's result."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    return DynamoDBPersistenceLayer(
+        table_name=get_settings().idempotency_table, boto3_client=aws.client("dynamodb")
+    )
+
+
+@cache
+def idempotency_config() -> IdempotencyConfig:
+    """Keys scoped to ``[org_id, key]``, the body's hash validated (``shared.idempotency``)."""
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+    return IdempotencyConfig(
+        event_key_jmespath="[org_id, key]",
+        payload_validation_jmespath="body_sha256",
+        expires_after_seconds=IDEMPOTENCY_KEY_LIFETIME_SECONDS,
+    )
+
+
+_FACTORIES += (idempotency_store, idempotency_config)
 
 
 def activation_starter() -> StepFunctionsStarter:

@@ -7,7 +7,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
 from shared.audiences.models import SnapshotLink
-from shared.auth.middleware import require_user, user_principal
+from shared.middleware import require_user, user_principal
 from shared.observability import tracer
 
 app = create_app()

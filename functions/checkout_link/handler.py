@@ -2,7 +2,7 @@
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.auth.middleware import require_user, user_principal
+from shared.middleware import require_user, user_principal
 from shared.observability import tracer
 from shared.publishing.models import CheckoutLinkChange, CheckoutLinkSettings
 

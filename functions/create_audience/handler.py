@@ -4,15 +4,15 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.audiences.idempotency import (
+from shared.audiences.models import AudienceCreated, CreateAudienceRequest
+from shared.idempotency import (
     IdempotencyKeyHeader,
     IdempotencyScope,
     idempotent,
     register_context,
     scope_for,
 )
-from shared.audiences.models import AudienceCreated, CreateAudienceRequest
-from shared.auth.middleware import require_user, user_principal
+from shared.middleware import require_user, user_principal
 from shared.observability import metrics, tracer
 
 app = create_app()

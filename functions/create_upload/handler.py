@@ -3,7 +3,7 @@
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
 from shared.audiences.uploads import UploadLink, create_upload_link
-from shared.auth.middleware import require_user, user_principal
+from shared.middleware import require_user, user_principal
 from shared.observability import tracer
 
 app = create_app()

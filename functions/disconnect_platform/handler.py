@@ -2,8 +2,8 @@
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.auth.middleware import require_user, user_principal
 from shared.connections.lifecycle import StatusView
+from shared.middleware import require_user, user_principal
 from shared.observability import tracer
 
 app = create_app()

@@ -3,8 +3,8 @@
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.auth.middleware import require_user, user_principal
 from shared.clock import utc_now
+from shared.middleware import require_user, user_principal
 from shared.observability import tracer
 from shared.predictions.key_management import ApiKeyList, list_api_keys
 

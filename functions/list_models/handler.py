@@ -2,7 +2,7 @@
 
 from shared import wiring
 from shared.api import API_KEY_AUTH, create_app, http_entry_point
-from shared.auth.middleware import api_key_principal, require_api_key
+from shared.middleware import api_key_principal, require_api_key
 from shared.observability import tracer
 from shared.predictions.catalog import ModelList, list_models
 

@@ -8,8 +8,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from shared import wiring
 from shared.api import API_KEY_AUTH, create_app, http_entry_point
-from shared.auth.middleware import api_key_principal, require_api_key
 from shared.clock import utc_now
+from shared.middleware import api_key_principal, require_api_key
 from shared.observability import metrics, tracer
 from shared.predictions.predict import PredictRequest, PredictResponse
 

@@ -7,14 +7,14 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.audiences.idempotency import (
+from shared.idempotency import (
     IdempotencyKeyHeader,
     IdempotencyScope,
     idempotent,
     register_context,
     scope_for,
 )
-from shared.auth.middleware import require_user, user_principal
+from shared.middleware import require_user, user_principal
 from shared.observability import tracer
 from shared.publishing.models import PublicationView, PublishAdvertRequest
 

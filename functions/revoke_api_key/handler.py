@@ -6,8 +6,8 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.auth.middleware import require_user, user_principal
 from shared.clock import utc_now
+from shared.middleware import require_user, user_principal
 from shared.observability import logger, tracer
 from shared.predictions.key_management import RevokedApiKey, revoke_api_key
 

@@ -2,9 +2,9 @@
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.audiences.idempotency import IdempotencyKeyHeader
 from shared.audiences.models import AudienceView, CreateAudienceRequest
-from shared.auth.middleware import require_user, user_principal
+from shared.idempotency import IdempotencyKeyHeader
+from shared.middleware import require_user, user_principal
 from shared.observability import tracer
 
 app = create_app()

@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 from shared.audiences.identifiers import AudienceUser
-from shared.audiences.records import FailureRecord
+from shared.records.audiences import FailureRecord
 from shared.wire_models import CamelModel
 
 

@@ -30,12 +30,6 @@ from shared.audiences.models import (
     SnapshotLink,
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
-from shared.audiences.records import (
-    AudienceRecord,
-    FailureRecord,
-    LookalikeRecord,
-    UploadProgress,
-)
 from shared.audiences.snapshot import snapshot_csv
 from shared.audiences.uploads import UploadBlobs, users_from_upload
 from shared.audiences.views import audience_created, audience_view
@@ -46,6 +40,12 @@ from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
 from shared.platform.errors import AudienceUnavailable, LookalikesExist, PlatformThrottled
+from shared.records.audiences import (
+    AudienceRecord,
+    FailureRecord,
+    LookalikeRecord,
+    UploadProgress,
+)
 
 # platform.add_users or platform.replace_users
 SendBatch = Callable[[GraphClient, str, Sequence[str], platform.UploadBatch], platform.UploadResult]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shared.audiences.models import AdvertObjectView, AdvertView, AudienceCreated, AudienceView, LookalikeView
-from shared.audiences.records import AudienceRecord, LookalikeRecord, PublicationRecord
+from shared.records.audiences import AudienceRecord, LookalikeRecord, PublicationRecord
 
 
 def audience_view(record: AudienceRecord) -> AudienceView:

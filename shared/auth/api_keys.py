@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
-from shared.auth.principals import ApiKeyPrincipal
 from shared.errors import Unauthorized
+from shared.records.api_keys import StoredApiKey
+from shared.records.principals import ApiKeyPrincipal
 
 KEY_SCHEME = "svc"
 MISSING_KEY_MESSAGE = (
@@ -25,21 +26,6 @@ MISSING_KEY_MESSAGE = (
 )
 INVALID_KEY_MESSAGE = "API key is missing or not valid: the key was not recognised."
 REVOKED_KEY_MESSAGE = "API key is missing or not valid: this key has been revoked."
-
-
-@dataclass(frozen=True)
-class StoredApiKey:
-    """What the service keeps of a key: never the key itself."""
-
-    org_id: str
-    key_id: str
-    prefix: str
-    label: str
-    secret_hash: str
-    created_at: datetime
-    revoked_at: datetime | None = None
-    # Predictions allowed per UTC day; None means unlimited.
-    daily_quota: int | None = None
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,6 @@ from urllib.parse import urlparse
 
 from shared.clock import Clock
 from shared.connections.oauth_state import StateOwner, StateStore, consume_state, issue_state
-from shared.connections.records import Connection, TokenHealth
 from shared.errors import Forbidden, NotFound, ValidationFailed
 from shared.observability import logger
 from shared.platform.accounts import list_ad_accounts, select_business_account
@@ -34,7 +33,7 @@ from shared.platform.oauth import (
     exchange_code,
     exchange_long_lived,
 )
-from shared.repositories.envelope import EncryptedSecret
+from shared.records.connections import Connection, EncryptedSecret, TokenHealth
 from shared.wire_models import CamelModel
 
 NOT_CONNECTED = "No advertising account is connected."

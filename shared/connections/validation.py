@@ -9,9 +9,9 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from shared.connections.lifecycle import ConnectionService
-from shared.connections.records import Connection
 from shared.observability import logger
 from shared.platform.errors import PlatformError
+from shared.records.connections import Connection
 
 
 class ActiveConnections(Protocol):

@@ -11,7 +11,7 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from shared.errors import NotFound, ValidationFailed
-from shared.predictions.records import ModelRecord, UsageStats
+from shared.records.models import ModelRecord, UsageStats
 
 
 class ModelSummary(BaseModel):

@@ -8,9 +8,10 @@ from typing import Annotated, Protocol
 
 from pydantic import Field, StringConstraints
 
-from shared.auth.api_keys import StoredApiKey, issue_key
+from shared.auth.api_keys import issue_key
 from shared.errors import NotFound
 from shared.predictions.usage import KeyLister, UsageReader, utc_day
+from shared.records.api_keys import StoredApiKey
 from shared.wire_models import CamelModel
 
 MAX_DAILY_QUOTA = 100_000_000

@@ -16,17 +16,17 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shared.auth.principals import ApiKeyPrincipal
 from shared.errors import NotFound, ValidationFailed
 from shared.ml.freshness import FreshnessRules, freshness
 from shared.ml.scoring import Prediction, ScoringBundle, load_bundle
-from shared.predictions.records import ModelRecord
 from shared.predictions.usage import (
     ModelCounter,
     UsageCounter,
     record_model_prediction,
     record_prediction_usage,
 )
+from shared.records.models import ModelRecord
+from shared.records.principals import ApiKeyPrincipal
 
 RECOMMENDATIONS = 10
 BUNDLE_CACHE_SIZE = 8

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from shared.ml.artifacts import save_trained_model
 from shared.ml.training import TrainedModel
-from shared.predictions.records import ModelRecord
+from shared.records.models import ModelRecord
 
 
 class ArtifactBlobs(Protocol):

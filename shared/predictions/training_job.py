@@ -16,8 +16,8 @@ from shared.ml.datasets import ShopData, load_shop_data
 from shared.ml.drift import DriftReference, measure_drift
 from shared.ml.training import TrainingConfig, train_model
 from shared.observability import logger
-from shared.predictions.records import ModelRecord
 from shared.predictions.registry import ArtifactBlobs, ModelRecords, register_trained_model
+from shared.records.models import ModelRecord
 
 _MODEL_NAME = r"^[A-Za-z0-9_.-]+$"
 

@@ -18,11 +18,11 @@ from typing import Protocol
 
 from pydantic import Field
 
-from shared.auth.api_keys import StoredApiKey
-from shared.auth.principals import ApiKeyPrincipal
 from shared.clock import iso
 from shared.errors import QuotaExceeded, ValidationFailed
-from shared.repositories.usage import KeyUsageDay
+from shared.records.api_keys import StoredApiKey
+from shared.records.principals import ApiKeyPrincipal
+from shared.records.usage import KeyUsageDay
 from shared.wire_models import CamelModel
 
 USAGE_REMAINING_HEADER = "X-Service-Usage-Remaining"

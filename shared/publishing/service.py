@@ -31,13 +31,6 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from shared.audiences.models import CreateAudienceRequest
-from shared.audiences.records import (
-    AdObjectKind,
-    AdObjectRecord,
-    AudienceRecord,
-    FailureRecord,
-    PublicationRecord,
-)
 from shared.clock import Clock
 from shared.connections.lifecycle import ConnectionService
 from shared.errors import Conflict, NotFound, PreconditionFailed, ServiceError, ValidationFailed
@@ -56,6 +49,13 @@ from shared.platform.retry import may_have_executed
 from shared.publishing.budget import to_minor_units
 from shared.publishing.links import checkout_link, with_utm
 from shared.publishing.models import AdObjectView, AdsManagerLink, PublicationView, PublishAdvertRequest
+from shared.records.audiences import (
+    AdObjectKind,
+    AdObjectRecord,
+    AudienceRecord,
+    FailureRecord,
+    PublicationRecord,
+)
 
 # Where each kind is created. Parameters of later objects name earlier ones by placeholders.
 EDGE_OF_KIND: dict[AdObjectKind, campaigns.Edge] = {

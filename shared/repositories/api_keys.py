@@ -7,9 +7,9 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
-from shared.auth.api_keys import StoredApiKey
 from shared.clock import iso
-from shared.repositories.records import parse_time, query_all
+from shared.records.api_keys import StoredApiKey
+from shared.repositories.items import parse_time, query_all
 
 
 class DynamoApiKeyStore:

@@ -7,8 +7,8 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
-from shared.audiences.records import AudienceRecord
-from shared.repositories.records import from_item, query_all, to_item
+from shared.records.audiences import AudienceRecord
+from shared.repositories.items import from_item, query_all, to_item
 
 
 class DynamoAudienceStore:

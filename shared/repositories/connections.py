@@ -11,8 +11,8 @@ from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
-from shared.connections.records import Connection
-from shared.repositories.records import from_item, query_all, to_item
+from shared.records.connections import Connection
+from shared.repositories.items import from_item, query_all, to_item
 
 ACTIVE_INDEX_KEY = "CONNECTIONS#active"
 

@@ -13,18 +13,10 @@ import os
 from typing import Any
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-from pydantic import BaseModel
+
+from shared.records.connections import EncryptedSecret
 
 NONCE_BYTES = 12
-
-
-class EncryptedSecret(BaseModel, frozen=True):
-    """What is stored: ciphertext, the KMS-encrypted data key and the nonce (all base64)."""
-
-    ciphertext: str
-    encrypted_key: str
-    nonce: str
-    algorithm: str = "AES-256-GCM"
 
 
 def _aad(context: dict[str, str]) -> bytes:

@@ -9,8 +9,8 @@ from boto3.dynamodb.conditions import Key
 
 from shared.clock import iso
 from shared.errors import Conflict
-from shared.predictions.records import ModelRecord
-from shared.repositories.records import from_item, query_all, to_item
+from shared.records.models import ModelRecord
+from shared.repositories.items import from_item, query_all, to_item
 
 
 class DynamoModelStore:

@@ -16,31 +16,17 @@ organization's writes over as many partitions as it has keys.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
 from boto3.dynamodb.conditions import Key
 
-from shared.auth.principals import ApiKeyPrincipal
 from shared.clock import iso
-from shared.repositories.records import parse_time, query_all
+from shared.records.principals import ApiKeyPrincipal
+from shared.records.usage import KeyUsageDay
+from shared.repositories.items import parse_time, query_all
 
 MODEL_ATTRIBUTE_PREFIX = "model#"
-
-
-@dataclass(frozen=True)
-class KeyUsageDay:
-    """One API key's predictions on one UTC day, in total and per model."""
-
-    org_id: str
-    key_id: str
-    prefix: str
-    label: str
-    day: date
-    predictions: int
-    by_model: dict[str, int] = field(default_factory=dict)
-    last_used_at: datetime | None = None
 
 
 class DynamoUsageStore:

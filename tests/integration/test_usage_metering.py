@@ -20,9 +20,9 @@ from local.seed import create_user, sign_in
 from local.stack import REGION, LocalStack
 from shared import wiring
 from shared.auth.api_keys import issue_key, verify_key
-from shared.auth.principals import ApiKeyPrincipal
 from shared.errors import QuotaExceeded
 from shared.predictions.usage import UsageOutcome, record_prediction_usage
+from shared.records.principals import ApiKeyPrincipal
 from shared.repositories.usage import DynamoUsageStore
 
 # A fixed past day, so reports do not depend on when the suite runs.

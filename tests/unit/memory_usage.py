@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import date, datetime
 
-from shared.auth.principals import ApiKeyPrincipal
-from shared.repositories.usage import KeyUsageDay
+from shared.records.principals import ApiKeyPrincipal
+from shared.records.usage import KeyUsageDay
 
 
 class MemoryUsage:

@@ -7,8 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.auth.api_keys import StoredApiKey, extract_key, hash_key, issue_key, verify_key
+from shared.auth.api_keys import extract_key, hash_key, issue_key, verify_key
 from shared.errors import Unauthorized
+from shared.records.api_keys import StoredApiKey
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 

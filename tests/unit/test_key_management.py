@@ -9,8 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from pydantic import ValidationError
 
-from shared.auth.api_keys import StoredApiKey, hash_key, issue_key, verify_key
-from shared.auth.principals import ApiKeyPrincipal
+from shared.auth.api_keys import hash_key, issue_key, verify_key
 from shared.errors import NotFound
 from shared.predictions.key_management import (
     CreateApiKeyRequest,
@@ -19,6 +18,8 @@ from shared.predictions.key_management import (
     revoke_api_key,
 )
 from shared.predictions.usage import record_prediction_usage
+from shared.records.api_keys import StoredApiKey
+from shared.records.principals import ApiKeyPrincipal
 from tests.unit.memory_usage import MemoryUsage
 
 NOW = datetime(2026, 11, 20, 15, 30, tzinfo=UTC)

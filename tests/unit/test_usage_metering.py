@@ -6,8 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from shared.auth.api_keys import StoredApiKey, issue_key
-from shared.auth.principals import ApiKeyPrincipal
+from shared.auth.api_keys import issue_key
 from shared.errors import QuotaExceeded, ValidationFailed
 from shared.predictions.usage import (
     USAGE_REMAINING_HEADER,
@@ -16,6 +15,8 @@ from shared.predictions.usage import (
     report_period,
     usage_report,
 )
+from shared.records.api_keys import StoredApiKey
+from shared.records.principals import ApiKeyPrincipal
 from tests.unit.memory_usage import MemoryUsage
 
 NOW = datetime(2026, 11, 20, 15, 30, tzinfo=UTC)

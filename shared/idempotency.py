@@ -1,7 +1,8 @@
-"""``Idempotency-Key`` for audience creation, with the Powertools idempotency utility on DynamoDB.
+"""``Idempotency-Key`` for audience creation and Publish advert, with the Powertools idempotency utility
+on DynamoDB.
 
-Powertools stores each key's result (24 h) and refuses a concurrent duplicate; the audience service's own
-record makes a retry after a failure resume instead of starting again. The key is scoped to the
+Powertools stores each key's result (24 h) and refuses a concurrent duplicate; the services' own
+records make a retry after a failure resume instead of starting again. The key is scoped to the
 organization, and the body's hash is validated, so a reused key with another body is an error.
 """
 
@@ -9,24 +10,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from functools import cache
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Header
-from aws_lambda_powertools.utilities.idempotency import (
-    DynamoDBPersistenceLayer,
-    IdempotencyConfig,
-    idempotent_function,
-)
+from aws_lambda_powertools.utilities.idempotency import idempotent_function
 from aws_lambda_powertools.utilities.idempotency.serialization.pydantic import PydanticSerializer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel
 
-from shared import aws
+from shared import wiring
 from shared.audiences.models import AudienceCreated
-from shared.settings import get_settings
-
-KEY_LIFETIME_SECONDS = 24 * 3600
 
 # The request header, as the audience routes declare it.
 IdempotencyKeyHeader = Annotated[
@@ -55,33 +48,20 @@ def scope_for(org_id: str, key: str, body: BaseModel) -> IdempotencyScope:
     return IdempotencyScope(org_id=org_id, key=key, body_sha256=digest)
 
 
-@cache
-def _config() -> IdempotencyConfig:
-    return IdempotencyConfig(
-        event_key_jmespath="[org_id, key]",
-        payload_validation_jmespath="body_sha256",
-        expires_after_seconds=KEY_LIFETIME_SECONDS,
-    )
-
-
 def register_context(context: LambdaContext) -> None:
     """Let the utility see the remaining time, so a timed-out attempt's lock expires with it."""
-    _config().register_lambda_context(context)
+    wiring.idempotency_config().register_lambda_context(context)
 
 
-@cache
 def idempotent(
     create: Callable[..., BaseModel], output: type[BaseModel] = AudienceCreated
 ) -> Callable[..., Any]:
     """``create(scope=..., body=...)`` made idempotent on ``scope``, its ``output`` model stored as the
-    result (built on first use, not at import)."""
-    persistence = DynamoDBPersistenceLayer(
-        table_name=get_settings().idempotency_table, boto3_client=aws.client("dynamodb")
-    )
+    result, in the idempotency table of ``shared.wiring``."""
     wrapped: Callable[..., Any] = idempotent_function(
         data_keyword_argument="scope",
-        persistence_store=persistence,
-        config=_config(),
+        persistence_store=wiring.idempotency_store(),
+        config=wiring.idempotency_config(),
         output_serializer=PydanticSerializer(output),
     )(create)
     return wrapped

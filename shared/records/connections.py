@@ -7,7 +7,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from shared.repositories.envelope import EncryptedSecret
+
+class EncryptedSecret(BaseModel, frozen=True):
+    """A secret encrypted under a KMS data key (``shared.repositories.envelope``): ciphertext, the
+    KMS-encrypted data key and the nonce (all base64)."""
+
+    ciphertext: str
+    encrypted_key: str
+    nonce: str
+    algorithm: str = "AES-256-GCM"
+
 
 ConnectionStatus = Literal["active", "inactive"]
 TokenHealth = Literal["valid", "expiring", "invalid", "unknown"]

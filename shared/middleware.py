@@ -11,9 +11,9 @@ from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 
 from shared import wiring
 from shared.auth.api_keys import extract_key, verify_key
-from shared.auth.principals import ApiKeyPrincipal, UserPrincipal
 from shared.errors import Forbidden
 from shared.observability import logger
+from shared.records.principals import ApiKeyPrincipal, UserPrincipal
 
 PRINCIPAL = "principal"
 

@@ -1,0 +1,21 @@
+"""Prediction usage as metered: one API key's count on one UTC day (stored by
+``shared.repositories.usage``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime
+
+
+@dataclass(frozen=True)
+class KeyUsageDay:
+    """One API key's predictions on one UTC day, in total and per model."""
+
+    org_id: str
+    key_id: str
+    prefix: str
+    label: str
+    day: date
+    predictions: int
+    by_model: dict[str, int] = field(default_factory=dict)
+    last_used_at: datetime | None = None
