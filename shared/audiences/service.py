@@ -34,7 +34,6 @@ from shared.audiences.snapshot import snapshot_csv
 from shared.audiences.uploads import UploadBlobs, users_from_upload
 from shared.audiences.views import audience_created, audience_view
 from shared.clock import Clock
-from shared.connections.records import Connection
 from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
 from shared.observability import logger
 from shared.platform import audiences as platform
@@ -46,6 +45,7 @@ from shared.records.audiences import (
     LookalikeRecord,
     UploadProgress,
 )
+from shared.records.connections import Connection
 
 # platform.add_users or platform.replace_users
 SendBatch = Callable[[GraphClient, str, Sequence[str], platform.UploadBatch], platform.UploadResult]

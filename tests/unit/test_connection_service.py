@@ -19,11 +19,10 @@ import pytest
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from shared.connections.lifecycle import ConnectionPolicy, ConnectionService, ConnectStart
-from shared.connections.records import Connection
 from shared.errors import Forbidden, NotFound, ValidationFailed
 from shared.platform.accounts import list_ad_accounts
 from shared.platform.errors import AppDomainNotAllowed, DevelopmentModePermissions, ReconnectRequired
-from shared.repositories.envelope import EncryptedSecret
+from shared.records.connections import Connection, EncryptedSecret
 from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
 
 ORG = "org-1"

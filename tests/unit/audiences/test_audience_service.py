@@ -14,9 +14,7 @@ import pytest
 
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
-from shared.audiences.records import AudienceRecord
 from shared.audiences.service import AudienceService
-from shared.connections.records import Connection
 from shared.errors import NotFound, PreconditionFailed, ValidationFailed
 from shared.platform import audiences as platform_audiences
 from shared.platform.client import GraphClient
@@ -27,6 +25,8 @@ from shared.platform.errors import (
     ReconnectRequired,
     build_error,
 )
+from shared.records.audiences import AudienceRecord
+from shared.records.connections import Connection
 from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
 
 ORG = "org-1"
