@@ -358,16 +358,23 @@ class PublishingService:
         )
         target_id, countries = self._targeting(record, request)
         beneficiary, payor = _dsa(request, account)
+        # Every name carries the audience's reference (one advert per audience at a time): the
+        # marketer can trace an object back to its audience, a create whose answer was lost is found
+        # by name without mistaking another audience's object for it, and a dry run names exactly
+        # what the real run will.
+        ref = f"[{record.audience_id[:8]}]"
         name = request.campaign_name
         objects = [
             AdObjectRecord(
                 kind="campaign",
-                params=campaigns.campaign_params(name, special_ad_categories=request.special_ad_categories),
+                params=campaigns.campaign_params(
+                    f"{name} {ref}", special_ad_categories=request.special_ad_categories
+                ),
             ),
             AdObjectRecord(
                 kind="adset",
                 params=campaigns.adset_params(
-                    name=f"{name} - {record.name}",
+                    name=f"{name} - {record.name} {ref}",
                     campaign_id=PLACEHOLDER % "campaign",
                     audience_id=target_id,
                     pixel_id=pixel.id,
@@ -381,7 +388,7 @@ class PublishingService:
             AdObjectRecord(
                 kind="adcreative",
                 params=campaigns.creative_params(
-                    name=f"{name} - creative",
+                    name=f"{name} - creative {ref}",
                     page_id=pages[0].id,
                     link=link,
                     message=request.message,
@@ -394,7 +401,7 @@ class PublishingService:
             AdObjectRecord(
                 kind="ad",
                 params=campaigns.ad_params(
-                    name=f"{name} - ad",
+                    name=f"{name} - ad {ref}",
                     adset_id=PLACEHOLDER % "adset",
                     creative_id=PLACEHOLDER % "adcreative",
                 ),

@@ -113,7 +113,7 @@ def test_an_advert_for_a_prospecting_audience_is_created_paused_with_every_param
     )
     assert campaign == {
         "id": ids["campaign"],
-        "name": "Spring sale",
+        "name": f"Spring sale [{audience['audienceId'][:8]}]",  # names carry the audience's reference
         "objective": "OUTCOME_SALES",
         "status": "PAUSED",
         "special_ad_categories": [],
