@@ -4,6 +4,7 @@ from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.metrics import MetricUnit
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
@@ -15,7 +16,7 @@ from shared.idempotency import (
     scope_for,
 )
 from shared.middleware import require_user, user_principal
-from shared.observability import tracer
+from shared.observability import metrics, tracer
 from shared.publishing.models import PublicationView, PublishAdvertRequest
 
 app = create_app()
@@ -56,8 +57,10 @@ def publish_advert(
         published: PublicationView = idempotent(_publish, PublicationView)(
             scope=scope, body=body, audience_id=audienceId, key=idempotency_key
         )
-        return _json(201, published)
-    return _json(201, service.publish(org_id, audienceId, body))
+    else:
+        published = service.publish(org_id, audienceId, body)
+    metrics.add_metric(name="AdvertsPublished", unit=MetricUnit.Count, value=1)
+    return _json(201, published)
 
 
 def _json(status: int, view: PublicationView) -> Response[PublicationView]:
