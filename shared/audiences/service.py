@@ -34,7 +34,7 @@ from shared.audiences.snapshot import snapshot_csv
 from shared.audiences.uploads import UploadBlobs, users_from_upload
 from shared.audiences.views import audience_created, audience_view
 from shared.clock import Clock
-from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
+from shared.errors import Conflict, NotFound, PreconditionFailed, ServiceError, ValidationFailed
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
@@ -373,6 +373,14 @@ class AudienceService:
                 remedy="Send confirm=true to delete it.",
             )
         record = self._require(org_id, audience_id)
+        if record.publication is not None and record.publication.on_platform:
+            # Its ad set targets the audience: deleting the audience alone would leave the advert
+            # on the platform without it, and no longer listed anywhere.
+            raise Conflict(
+                "This audience has an advert on the platform, which targets it.",
+                remedy="Delete the advert first (DELETE /platform-ads/audiences/{audienceId}/advert), "
+                "then the audience.",
+            )
         _, graph = self.connections.client_for(org_id)
         if record.lookalike and record.lookalike.platform_audience_id:
             _delete_on_platform(graph, record.lookalike.platform_audience_id)

@@ -33,7 +33,14 @@ from pydantic import BaseModel
 from shared.audiences.models import CreateAudienceRequest
 from shared.clock import Clock
 from shared.connections.lifecycle import ConnectionService
-from shared.errors import Conflict, NotFound, PreconditionFailed, ServiceError, ValidationFailed
+from shared.errors import (
+    Conflict,
+    NotFound,
+    PreconditionFailed,
+    ServiceError,
+    UpstreamError,
+    ValidationFailed,
+)
 from shared.observability import logger
 from shared.platform import campaigns
 from shared.platform.accounts import (
@@ -332,6 +339,41 @@ class PublishingService:
             )
             newest.state = "delete_failed"
 
+    # --- Delete advert -------------------------------------------------------------------------
+
+    def delete_advert(self, org_id: str, audience_id: str, *, confirm: bool) -> None:
+        """Delete the audience's advert on the platform (ad, creative, ad set, campaign), whatever
+        state it is in, and forget it. Irreversible: the campaign's history goes with it.
+
+        Raises the rollback's report when an object could not be deleted (it stays listed)."""
+        if not confirm:
+            raise ValidationFailed(
+                "Deleting an advert removes its campaign, ad set, creative and ad from the platform and "
+                "cannot be undone.",
+                field="confirm",
+                remedy="Send confirm=true to delete it.",
+            )
+        record = self._require(org_id, audience_id)
+        publication = _started(record)
+        for leftover in publication.objects:
+            if leftover.state == "delete_failed":
+                leftover.state = "created" if leftover.platform_id else "attempted"
+        publication.state = "rolling_back"
+        _, graph = self.connections.client_for(org_id)
+        try:
+            while publication.state == "rolling_back":
+                self._step(record, publication, graph)
+        finally:
+            self.connections.record_usage(org_id, graph)
+        if publication.state == "failed":
+            raise UpstreamError(
+                "The advert could not be deleted entirely." + _leftovers(publication),
+                remedy="Retry in a few minutes, or delete the listed objects in the platform's ads manager.",
+            )
+        record.publication = None
+        self._save(record)
+        logger.info("advert deleted", extra={"audience_id": audience_id})
+
     # --- The plan (dry run and real run) -------------------------------------------------------
 
     def _plan(
@@ -615,20 +657,9 @@ def _warnings(account: AdAccountSettings, beneficiary: str | None, payor: str | 
 def _reported(caught: ServiceError | None, publication: PublicationRecord) -> ServiceError:
     """The publication's failure, with what the rollback did, as the error to give the user."""
     failure = publication.failure
-    left = [o for o in publication.objects if o.state == "delete_failed"]
-    if left:
-        listed = ", ".join(
-            f"{o.kind} {o.platform_id}"
-            if o.platform_id
-            else f"{o.kind} named {o.params.get('name')!r} (unconfirmed)"
-            for o in left
-        )
-        outcome = (
-            f" These objects could not be deleted and are listed on the audience: {listed}. "
-            "Delete them in the platform's ads manager."
-        )
-    else:
-        outcome = " Nothing was left on the platform: every object created before the failure was deleted."
+    outcome = _leftovers(publication) or (
+        " Nothing was left on the platform: every object created before the failure was deleted."
+    )
     if caught is not None:
         message = _sentence(caught.message) + outcome
         if isinstance(caught, PlatformError):
@@ -636,6 +667,23 @@ def _reported(caught: ServiceError | None, publication: PublicationRecord) -> Se
         return type(caught)(message, field=caught.field, remedy=caught.remedy)
     message = _sentence(failure.message if failure else "Publishing the advert failed.") + outcome
     return PreconditionFailed(message, remedy=failure.remedy if failure else None)
+
+
+def _leftovers(publication: PublicationRecord) -> str:
+    """A sentence naming the objects a rollback could not delete, or "" when there are none."""
+    left = [o for o in publication.objects if o.state == "delete_failed"]
+    if not left:
+        return ""
+    listed = ", ".join(
+        f"{o.kind} {o.platform_id}"
+        if o.platform_id
+        else f"{o.kind} named {o.params.get('name')!r} (unconfirmed)"
+        for o in left
+    )
+    return (
+        f" These objects could not be deleted and are listed on the audience: {listed}. "
+        "Delete them in the platform's ads manager."
+    )
 
 
 def _sentence(text: str) -> str:

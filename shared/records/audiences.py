@@ -59,6 +59,11 @@ class AdObjectRecord(BaseModel):
 class PublicationRecord(BaseModel):
     """Publish advert for an audience: the planned chain, what exists of it, and how it ended."""
 
+    @property
+    def on_platform(self) -> list[AdObjectRecord]:
+        """The objects that exist (or may: a lost create, a failed deletion) on the platform."""
+        return [o for o in self.objects if o.state in ("attempted", "created", "delete_failed")]
+
     publication_id: str
     state: PublicationState
     ad_account_id: str

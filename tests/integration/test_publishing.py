@@ -631,3 +631,31 @@ def test_a_new_publish_first_deletes_what_a_failed_rollback_left(
     assert published.status_code == 201, published.text
     assert left["id"] not in {o["id"] for o in live_objects(sandbox)}
     assert sorted(o["id"] for o in live_objects(sandbox)) == sorted(ids_of(published.json()).values())
+
+
+# --- Deleting an advert ----------------------------------------------------------------------------
+
+
+def test_deleting_an_advert_removes_its_objects_and_then_the_audience_can_go(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+) -> None:
+    # Given a published advert
+    org = scenario_org("default")
+    audience = create_audience(api, org)
+    assert publish(api, org, audience).status_code == 201
+    path = f"/platform-ads/audiences/{audience['audienceId']}"
+    # Then the audience cannot be deleted while its advert targets it
+    refused = api.delete(path, params={"confirm": "true"}, headers=org.headers)
+    assert refused.status_code == 409
+    assert "Delete the advert first" in refused.json()["error"]["remedy"]
+    # When the advert is deleted without confirmation, then with it
+    unconfirmed = api.delete(f"{path}/advert", headers=org.headers)
+    deleted = api.delete(f"{path}/advert", params={"confirm": "true"}, headers=org.headers)
+    # Then only the confirmed request deletes, and every object is gone from the platform and the list
+    assert unconfirmed.status_code == 400
+    assert deleted.status_code == 204, deleted.text
+    assert len(ad_objects(sandbox)) == 4
+    assert live_objects(sandbox) == []
+    assert advert_listed(api, org, audience) is None
+    # And the audience can now be deleted
+    assert api.delete(path, params={"confirm": "true"}, headers=org.headers).status_code == 204

@@ -111,6 +111,17 @@ def with_an_audience(env: SampleContext, event: dict[str, Any]) -> Setting:
     return Setting({SAMPLE_AUDIENCE_ID: env.audience()})
 
 
+def with_an_advert(env: SampleContext, event: dict[str, Any]) -> Setting:
+    """An active audience with a published (paused) advert, from the publish_advert sample's body."""
+    audience_id = env.audience()
+    body = {**sample_body("publish_advert"), "dryRun": False}
+    published = env.api.post(
+        f"/platform-ads/audiences/{audience_id}/advert", json=body, headers=env.org.headers
+    )
+    assert published.status_code == 201, published.text
+    return Setting({SAMPLE_AUDIENCE_ID: audience_id})
+
+
 def with_a_key_to_revoke(env: SampleContext, event: dict[str, Any]) -> Setting:
     created = env.api.post("/dashboard/api-keys", json={"label": "to revoke"}, headers=env.org.headers)
     assert created.status_code == 201, created.text
@@ -153,6 +164,7 @@ def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Set
 SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "activation_step": with_an_accepted_activation,
     "ads_manager_link": with_an_audience,
+    "delete_advert": with_an_advert,
     "audience_snapshot": with_an_audience,
     "delete_audience": with_an_audience,
     "platform_callback": with_an_authorization_code,
