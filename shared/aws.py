@@ -1,45 +1,54 @@
-"""boto3 clients and resources, built once per process from settings.
+"""boto3 clients and DynamoDB tables for the configured region and endpoint.
 
-Clients are created on first use (not at import) so cold starts pay only for what a function uses,
-and so tests and the local stack can point them at moto via ``AWS_ENDPOINT_URL``.
+Built here, cached in ``shared.wiring`` (one of each per container). The clients are typed with the
+mypy-boto3 stubs, imported only for type checking: the stubs are a development dependency and the
+functions never load them. ``AWS_ENDPOINT_URL`` points every client at moto locally and in tests.
 """
 
 from __future__ import annotations
 
-from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Literal, overload
 
 import boto3
+from botocore.client import BaseClient
 from botocore.config import Config
 
-from shared.settings import get_settings
+from shared.settings import Settings
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient, DynamoDBServiceResource
+    from mypy_boto3_kms import KMSClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_stepfunctions import SFNClient
 
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=3, read_timeout=10)
 
 
-@cache
-def client(service: str) -> Any:
+@overload
+def client(service: Literal["dynamodb"], settings: Settings) -> DynamoDBClient: ...
+@overload
+def client(service: Literal["kms"], settings: Settings) -> KMSClient: ...
+@overload
+def client(service: Literal["s3"], settings: Settings) -> S3Client: ...
+@overload
+def client(service: Literal["secretsmanager"], settings: Settings) -> SecretsManagerClient: ...
+@overload
+def client(service: Literal["stepfunctions"], settings: Settings) -> SFNClient: ...
+def client(service: str, settings: Settings) -> BaseClient:
     """A boto3 client for ``service`` in the configured region and endpoint."""
-    settings = get_settings()
-    return boto3.client(
+    built: BaseClient = boto3.client(
         service,
         region_name=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,
         config=_CONFIG,
     )
+    return built
 
 
-@cache
-def dynamodb_table(name: str) -> Any:
-    """A DynamoDB ``Table`` resource for ``name``."""
-    settings = get_settings()
-    resource = boto3.resource(
+def dynamodb_resource(settings: Settings) -> DynamoDBServiceResource:
+    """The DynamoDB resource, for ``Table`` objects."""
+    resource: DynamoDBServiceResource = boto3.resource(
         "dynamodb", region_name=settings.aws_region, endpoint_url=settings.aws_endpoint_url, config=_CONFIG
     )
-    return resource.Table(name)
-
-
-def reset_clients() -> None:
-    """Forget cached clients (tests and the local stack call this after changing settings)."""
-    client.cache_clear()
-    dynamodb_table.cache_clear()
+    return resource

@@ -29,9 +29,9 @@ def require_api_key(app: APIGatewayHttpResolver, next_middleware: NextMiddleware
 def require_user(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[str]:
     """Authenticate a dashboard JWT and resolve the user's organization."""
     # PyJWT pulls in cryptography (~70 ms); API-key functions (predict, models) never verify a JWT.
-    from shared.auth.jwt import bearer_token, default_verifier
+    from shared.auth.jwt import bearer_token
 
-    claims = default_verifier().verify(bearer_token(dict(app.current_event.headers)))
+    claims = wiring.jwt_verifier().verify(bearer_token(dict(app.current_event.headers)))
     user_id = str(claims["sub"])
     org_id = wiring.organization_store().org_of(user_id)
     if org_id is None:

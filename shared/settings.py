@@ -1,13 +1,11 @@
-"""Service configuration, read from the environment on first use and cached.
+"""Service configuration, read from the environment.
 
 Every resource name and ARN reaches the code through an environment variable that ``template.yaml``
-sets, so nothing here reads the environment at import time: tests set variables and call
-``get_settings.cache_clear()``.
+sets. Nothing here reads the environment at import time: ``shared.wiring.settings()`` builds the
+settings on first use and keeps them; tests set variables and call ``wiring.reset()``.
 """
 
 from __future__ import annotations
-
-from functools import lru_cache
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -48,9 +46,8 @@ class Settings(BaseSettings):
     platform_dialog_url: str = "https://www.facebook.com"
     platform_api_version: str = "v25.0"
     platform_app_id: str = ""
-    # Name of the secret holding the app secret; locally the secret itself may be given directly.
-    platform_app_secret: str = ""
-    # Secrets Manager secret holding {"app_secret", "oauth_state_key"} (deployed); empty locally.
+    # Secrets Manager secret (ARN or name) holding {"app_secret", "oauth_state_key"}
+    # (shared/repositories/secrets.py); the values themselves are never settings.
     platform_secrets_arn: str = ""
     platform_redirect_uri: str = "http://localhost:3000/platform-ads/connect/callback"
     platform_timeout_seconds: float = 30.0
@@ -65,8 +62,6 @@ class Settings(BaseSettings):
     checkout_allowed_domains: str = "buy.stripe.com,checkout.stripe.com"
     platform_ads_manager_url: str = "https://adsmanager.facebook.com"
 
-    # HMAC key for OAuth state values; set by the template (from Secrets Manager) or the local stack.
-    oauth_state_secret: str = ""
     oauth_state_ttl_seconds: int = 600
 
     # Prediction freshness rules
@@ -77,9 +72,3 @@ class Settings(BaseSettings):
     @property
     def effective_jwks_url(self) -> str:
         return self.jwks_url or f"{self.jwt_issuer.rstrip('/')}/.well-known/jwks.json"
-
-
-@lru_cache(maxsize=1)
-def get_settings() -> Settings:
-    """The process-wide settings, built from the environment on first call."""
-    return Settings()

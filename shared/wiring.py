@@ -1,29 +1,45 @@
-"""Cached factories for collaborators, built on first use from settings.
+"""The one registry of the service's collaborators: every object a function keeps for the life of its
+container is built here, on first use, from settings.
 
-Handlers ask these for repositories; tests either point settings at moto and call ``reset()``, or
-pass their own collaborators to the library functions directly.
+A factory marked ``@collaborator`` is cached (one per container: settings, boto3 clients, stores,
+the HTTP pool, the JWT verifier, the predictor with its bundle cache, ...) and registered, so
+``reset()`` forgets every one of them; tests and the local stack call it after changing the
+environment, and no test can leak a client or a cache into the next. Unmarked factories build a fresh
+object per call: the per-request services, which are cheap and must see a rotated secret.
+
+Nothing else in ``shared`` caches a collaborator (``tests/unit/test_wiring.py`` checks it). Handlers
+ask this module for what they need; the library's functions take their collaborators as arguments.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from shared import aws
 from shared.repositories.api_keys import DynamoApiKeyStore
 from shared.repositories.models import DynamoModelStore
 from shared.repositories.organizations import DynamoOrganizationStore
 from shared.repositories.usage import DynamoUsageStore
-from shared.settings import get_settings
+from shared.settings import Settings
 
-# The platform side (httpx, cryptography, the Graph client) is imported inside its factories, so
-# functions that never call the platform (predict, models) do not pay for it at cold start.
+# The platform side (httpx, cryptography, pyjwt, the Graph client) and the idempotency utility are
+# imported inside their factories, so functions that never use them (predict, models) do not pay
+# for them at cold start.
 if TYPE_CHECKING:
     import httpx
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig
+    from mypy_boto3_dynamodb import DynamoDBClient, DynamoDBServiceResource
+    from mypy_boto3_dynamodb.service_resource import Table
+    from mypy_boto3_kms import KMSClient
+    from mypy_boto3_s3 import S3Client
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+    from mypy_boto3_stepfunctions import SFNClient
 
     from shared.audiences.service import AudienceService
+    from shared.auth.jwt import JwtVerifier
     from shared.connections.lifecycle import ConnectionService
     from shared.platform.client import GraphClient
     from shared.predictions.predict import Predictor
@@ -34,93 +50,231 @@ if TYPE_CHECKING:
     from shared.repositories.blobs import S3BlobStore
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
     from shared.repositories.envelope import EnvelopeCipher
-    from shared.repositories.secrets import PlatformSecrets
+    from shared.repositories.secrets import PlatformSecrets, PlatformSecretsSource
+
+# Every cached factory, in the order they were declared; reset() clears each.
+_REGISTRY: list[Any] = []
 
 
-@cache
-def api_key_store() -> DynamoApiKeyStore:
-    return DynamoApiKeyStore(aws.dynamodb_table(get_settings().main_table))
-
-
-@cache
-def organization_store() -> DynamoOrganizationStore:
-    return DynamoOrganizationStore(aws.dynamodb_table(get_settings().main_table))
+def collaborator[**P, T](factory: Callable[P, T]) -> Callable[P, T]:
+    """Cache ``factory``'s result (per arguments) for the life of the container, and register it so
+    ``reset()`` forgets it."""
+    cached = cache(factory)
+    _REGISTRY.append(cached)
+    return cast("Callable[P, T]", cached)
 
 
 def reset() -> None:
-    """Forget every cached collaborator and the settings (after the environment changed)."""
-    from shared.auth.jwt import default_verifier
-
-    get_settings.cache_clear()
-    aws.reset_clients()
-    default_verifier.cache_clear()
-    for factory in _FACTORIES:
-        factory.cache_clear()
+    """Forget every cached collaborator, the settings included (after the environment changed)."""
+    for cached in _REGISTRY:
+        cached.cache_clear()
 
 
-@cache
+def registered() -> tuple[Callable[..., Any], ...]:
+    """Every cached factory (for the test that ``reset()`` clears them all)."""
+    return tuple(_REGISTRY)
+
+
+# Settings and AWS clients
+
+
+@collaborator
+def settings() -> Settings:
+    """The process-wide settings, read from the environment on first call."""
+    return Settings()
+
+
+@collaborator
+def dynamodb_client() -> DynamoDBClient:
+    return aws.client("dynamodb", settings())
+
+
+@collaborator
+def dynamodb_resource() -> DynamoDBServiceResource:
+    return aws.dynamodb_resource(settings())
+
+
+@collaborator
+def table(name: str) -> Table:
+    """The DynamoDB table ``name``."""
+    return dynamodb_resource().Table(name)
+
+
+@collaborator
+def s3_client() -> S3Client:
+    return aws.client("s3", settings())
+
+
+@collaborator
+def kms_client() -> KMSClient:
+    return aws.client("kms", settings())
+
+
+@collaborator
+def secretsmanager_client() -> SecretsManagerClient:
+    return aws.client("secretsmanager", settings())
+
+
+@collaborator
+def stepfunctions_client() -> SFNClient:
+    return aws.client("stepfunctions", settings())
+
+
+# Stores
+
+
+@collaborator
+def api_key_store() -> DynamoApiKeyStore:
+    return DynamoApiKeyStore(table(settings().main_table))
+
+
+@collaborator
+def organization_store() -> DynamoOrganizationStore:
+    return DynamoOrganizationStore(table(settings().main_table))
+
+
+@collaborator
 def model_store() -> DynamoModelStore:
-    return DynamoModelStore(aws.dynamodb_table(get_settings().main_table))
+    return DynamoModelStore(table(settings().main_table))
 
 
-_FACTORIES: tuple[Any, ...] = (api_key_store, organization_store, model_store)
+@collaborator
+def usage_store() -> DynamoUsageStore:
+    return DynamoUsageStore(table(settings().usage_table))
 
 
-@cache
+@collaborator
+def connection_store() -> DynamoConnectionStore:
+    from shared.repositories.connections import DynamoConnectionStore
+
+    return DynamoConnectionStore(table(settings().main_table))
+
+
+@collaborator
+def oauth_state_store() -> DynamoOAuthStateStore:
+    from shared.repositories.connections import DynamoOAuthStateStore
+
+    return DynamoOAuthStateStore(table(settings().main_table))
+
+
+@collaborator
+def audience_store() -> DynamoAudienceStore:
+    from shared.repositories.audiences import DynamoAudienceStore
+
+    return DynamoAudienceStore(table(settings().main_table))
+
+
+@collaborator
+def data_blobs() -> S3BlobStore:
+    """The data bucket: uploaded sources and CSV snapshots."""
+    from shared.repositories.blobs import S3BlobStore
+
+    return S3BlobStore(s3_client(), settings().data_bucket, settings().kms_key_id)
+
+
+@collaborator
+def artifact_blobs() -> S3BlobStore:
+    """The artifacts bucket: trained models and their training users."""
+    from shared.repositories.blobs import S3BlobStore
+
+    return S3BlobStore(s3_client(), settings().artifacts_bucket, settings().kms_key_id)
+
+
+@collaborator
+def envelope_cipher() -> EnvelopeCipher:
+    from shared.repositories.envelope import EnvelopeCipher
+
+    return EnvelopeCipher(kms_client(), settings().kms_key_id)
+
+
+# Identity and requests
+
+
+@collaborator
+def jwt_verifier() -> JwtVerifier:
+    """The verifier for the configured user pool, its JWKS fetched once and kept for
+    ``JWKS_CACHE_SECONDS``."""
+    # PyJWT pulls in cryptography (~70 ms); API-key functions (predict, models) never verify a JWT.
+    import jwt
+
+    from shared.auth.jwt import JwtVerifier
+
+    config = settings()
+    jwks = jwt.PyJWKClient(config.effective_jwks_url, cache_keys=True, lifespan=config.jwks_cache_seconds)
+    return JwtVerifier(
+        issuer=config.jwt_issuer,
+        audience=config.jwt_audience,
+        signing_key_for=lambda token: jwks.get_signing_key_from_jwt(token).key,
+    )
+
+
+# How long a request's Idempotency-Key answers with the first result.
+IDEMPOTENCY_KEY_LIFETIME_SECONDS = 24 * 3600
+
+
+@collaborator
+def idempotency_store() -> DynamoDBPersistenceLayer:
+    """The idempotency table, where Powertools keeps each Idempotency-Key's result."""
+    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
+
+    return DynamoDBPersistenceLayer(table_name=settings().idempotency_table, boto3_client=dynamodb_client())
+
+
+@collaborator
+def idempotency_config() -> IdempotencyConfig:
+    """Keys scoped to ``[org_id, key]``, the body's hash validated (``shared.idempotency``)."""
+    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
+
+    return IdempotencyConfig(
+        event_key_jmespath="[org_id, key]",
+        payload_validation_jmespath="body_sha256",
+        expires_after_seconds=IDEMPOTENCY_KEY_LIFETIME_SECONDS,
+    )
+
+
+# The platform
+
+
+@collaborator
 def http_client() -> httpx.Client:
     """One connection pool per Lambda container for every platform call."""
     import httpx
 
-    return httpx.Client(timeout=get_settings().platform_timeout_seconds)
+    return httpx.Client(timeout=settings().platform_timeout_seconds)
 
 
-@cache
+@collaborator
+def platform_secrets_source() -> PlatformSecretsSource:
+    """The platform secrets, kept per container and re-read after ``SECRET_MAX_AGE``."""
+    from shared.clock import utc_now
+    from shared.repositories.secrets import PlatformSecretsSource
+
+    return PlatformSecretsSource(secretsmanager_client(), settings().platform_secrets_arn, clock=utc_now)
+
+
 def platform_secrets() -> PlatformSecrets:
-    from shared.repositories.secrets import load_platform_secrets
-
-    return load_platform_secrets(get_settings())
+    """The app secret and OAuth state key as of now (a rotation shows within the cache window)."""
+    return platform_secrets_source().current()
 
 
 def graph_client() -> GraphClient:
     """A Graph client with the app credentials and no user token."""
     from shared.platform.client import GraphClient
 
-    settings = get_settings().model_copy(update={"platform_app_secret": platform_secrets().app_secret})
-    return GraphClient.from_settings(settings, http=http_client())
-
-
-@cache
-def envelope_cipher() -> EnvelopeCipher:
-    from shared.repositories.envelope import EnvelopeCipher
-
-    return EnvelopeCipher(aws.client("kms"), get_settings().kms_key_id)
-
-
-@cache
-def connection_store() -> DynamoConnectionStore:
-    from shared.repositories.connections import DynamoConnectionStore
-
-    return DynamoConnectionStore(aws.dynamodb_table(get_settings().main_table))
-
-
-@cache
-def oauth_state_store() -> DynamoOAuthStateStore:
-    from shared.repositories.connections import DynamoOAuthStateStore
-
-    return DynamoOAuthStateStore(aws.dynamodb_table(get_settings().main_table))
+    return GraphClient.from_settings(settings(), app_secret=platform_secrets().app_secret, http=http_client())
 
 
 def connection_service() -> ConnectionService:
     from shared.clock import utc_now
     from shared.connections.lifecycle import ConnectionPolicy, ConnectionService
 
-    settings = get_settings()
+    config = settings()
     policy = ConnectionPolicy(
-        dialog_url=settings.platform_dialog_url,
-        api_version=settings.platform_api_version,
-        redirect_uri=settings.platform_redirect_uri,
+        dialog_url=config.platform_dialog_url,
+        api_version=config.platform_api_version,
+        redirect_uri=config.platform_redirect_uri,
         state_key=platform_secrets().oauth_state_key,
-        state_ttl=timedelta(seconds=settings.oauth_state_ttl_seconds),
+        state_ttl=timedelta(seconds=config.oauth_state_ttl_seconds),
     )
     return ConnectionService(
         connections=connection_store(),
@@ -132,23 +286,7 @@ def connection_service() -> ConnectionService:
     )
 
 
-_FACTORIES += (http_client, platform_secrets, envelope_cipher, connection_store, oauth_state_store)
-
-
-@cache
-def audience_store() -> DynamoAudienceStore:
-    from shared.repositories.audiences import DynamoAudienceStore
-
-    return DynamoAudienceStore(aws.dynamodb_table(get_settings().main_table))
-
-
-@cache
-def data_blobs() -> S3BlobStore:
-    """The data bucket: uploaded sources and CSV snapshots."""
-    from shared.repositories.blobs import S3BlobStore
-
-    settings = get_settings()
-    return S3BlobStore(aws.client("s3"), settings.data_bucket, settings.kms_key_id)
+# Services
 
 
 def audience_service() -> AudienceService:
@@ -160,11 +298,8 @@ def audience_service() -> AudienceService:
     )
 
 
-_FACTORIES += (audience_store, data_blobs)
-
-
 def _checkout_domains() -> tuple[str, ...]:
-    domains = get_settings().checkout_allowed_domains.split(",")
+    domains = settings().checkout_allowed_domains.split(",")
     return tuple(domain.strip() for domain in domains if domain.strip())
 
 
@@ -178,9 +313,8 @@ def publishing_service() -> PublishingService:
     from shared.clock import utc_now
     from shared.publishing.service import PublishingPolicy, PublishingService
 
-    settings = get_settings()
     policy = PublishingPolicy(
-        checkout_domains=_checkout_domains(), ads_manager_url=settings.platform_ads_manager_url
+        checkout_domains=_checkout_domains(), ads_manager_url=settings().platform_ads_manager_url
     )
     return PublishingService(
         audiences=audience_store(),
@@ -192,24 +326,7 @@ def publishing_service() -> PublishingService:
     )
 
 
-@cache
-def usage_store() -> DynamoUsageStore:
-    return DynamoUsageStore(aws.dynamodb_table(get_settings().usage_table))
-
-
-_FACTORIES += (usage_store,)
-
-
-@cache
-def artifact_blobs() -> S3BlobStore:
-    """The artifacts bucket: trained models and their training users."""
-    from shared.repositories.blobs import S3BlobStore
-
-    settings = get_settings()
-    return S3BlobStore(aws.client("s3"), settings.artifacts_bucket, settings.kms_key_id)
-
-
-@cache
+@collaborator
 def predictor() -> Predictor:
     """The predictor with its bundle cache: one per container, so warm calls skip S3."""
     from shared.ml.freshness import FreshnessRules
@@ -219,43 +336,11 @@ def predictor() -> Predictor:
         models=model_store(),
         usage=usage_store(),
         bundles=BundleCache(artifact_blobs()),
-        rules=FreshnessRules.from_settings(get_settings()),
+        rules=FreshnessRules.from_settings(settings()),
     )
-
-
-_FACTORIES += (artifact_blobs, predictor)
-
-
-# How long a request's Idempotency-Key answers with the first result.
-IDEMPOTENCY_KEY_LIFETIME_SECONDS = 24 * 3600
-
-
-@cache
-def idempotency_store() -> DynamoDBPersistenceLayer:
-    """The idempotency table, where Powertools keeps each Idempotency-Key's result."""
-    from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer
-
-    return DynamoDBPersistenceLayer(
-        table_name=get_settings().idempotency_table, boto3_client=aws.client("dynamodb")
-    )
-
-
-@cache
-def idempotency_config() -> IdempotencyConfig:
-    """Keys scoped to ``[org_id, key]``, the body's hash validated (``shared.idempotency``)."""
-    from aws_lambda_powertools.utilities.idempotency import IdempotencyConfig
-
-    return IdempotencyConfig(
-        event_key_jmespath="[org_id, key]",
-        payload_validation_jmespath="body_sha256",
-        expires_after_seconds=IDEMPOTENCY_KEY_LIFETIME_SECONDS,
-    )
-
-
-_FACTORIES += (idempotency_store, idempotency_config)
 
 
 def activation_starter() -> StepFunctionsStarter:
     from shared.repositories.activations import StepFunctionsStarter
 
-    return StepFunctionsStarter(aws.client("stepfunctions"), get_settings().activation_state_machine_arn)
+    return StepFunctionsStarter(stepfunctions_client(), settings().activation_state_machine_arn)

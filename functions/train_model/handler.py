@@ -9,7 +9,6 @@ from shared import wiring
 from shared.clock import utc_now
 from shared.observability import logger, metrics, tracer
 from shared.predictions.training_job import DriftCheckRequest, check_drift, parse_job, run_training
-from shared.settings import get_settings
 
 
 @logger.inject_lambda_context
@@ -23,7 +22,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
             data=wiring.data_blobs(),
             artifacts=wiring.artifact_blobs(),
             models=wiring.model_store(),
-            psi_threshold=get_settings().drift_psi_threshold,
+            psi_threshold=wiring.settings().drift_psi_threshold,
             now=utc_now(),
         )
         return result.model_dump(mode="json")

@@ -4,13 +4,11 @@ audience (ID tokens) or ``client_id`` (Cognito access tokens), expiry."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 import jwt
 
 from shared.errors import Unauthorized
-from shared.settings import get_settings
 
 MISSING_TOKEN_MESSAGE = "Authorization token is missing. Send 'Authorization: Bearer <JWT>'."
 LEEWAY_SECONDS = 30
@@ -65,15 +63,3 @@ def bearer_token(headers: dict[str, str]) -> str:
     if scheme.lower() != "bearer" or not value.strip():
         raise Unauthorized(MISSING_TOKEN_MESSAGE, remedy="Sign in to the dashboard and retry.")
     return value.strip()
-
-
-@cache
-def default_verifier() -> JwtVerifier:
-    """The verifier for the configured issuer, with JWKS fetched once and cached."""
-    settings = get_settings()
-    jwks = jwt.PyJWKClient(settings.effective_jwks_url, cache_keys=True, lifespan=settings.jwks_cache_seconds)
-    return JwtVerifier(
-        issuer=settings.jwt_issuer,
-        audience=settings.jwt_audience,
-        signing_key_for=lambda token: jwks.get_signing_key_from_jwt(token).key,
-    )

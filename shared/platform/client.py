@@ -102,19 +102,17 @@ class GraphClient:
         settings: Settings,
         access_token: str | None = None,
         *,
+        app_secret: str,
         http: httpx.Client | None = None,
         sleep: Sleep = time.sleep,
     ) -> Self:
-        """A client configured from the service settings, for ``access_token`` (None for OAuth calls).
-
-        ``settings.platform_app_secret`` must already hold the secret itself; resolving it from a
-        secret store is the caller's job.
-        """
+        """A client configured from the service settings and the app secret (read from the secret
+        store by the caller), for ``access_token`` (None for OAuth calls)."""
         return cls(
             base_url=settings.platform_graph_url,
             version=settings.platform_api_version,
             app_id=settings.platform_app_id,
-            app_secret=settings.platform_app_secret,
+            app_secret=app_secret,
             access_token=access_token,
             timeout_seconds=settings.platform_timeout_seconds,
             max_retries=settings.platform_max_retries,

@@ -1,16 +1,26 @@
-"""The platform application's secrets: from Secrets Manager when deployed (cached), or given
-directly in settings for tests."""
+"""The platform application's secrets, read from Secrets Manager and kept for a few minutes.
+
+The secret (``PLATFORM_SECRETS_ARN``) holds ``{"app_secret", "oauth_state_key"}``. Each container
+re-reads it once its copy is older than ``SECRET_MAX_AGE``, so a rotated secret is in use everywhere
+within that window, without a deploy. The window runs on an injected clock: Powertools' parameters
+cache would do the same, but it reads the wall clock and keeps its providers in module globals, so
+neither the window nor a reset could be tested without sleeping or patching.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-from aws_lambda_powertools.utilities import parameters
 from pydantic import BaseModel, Field
 
-from shared.settings import Settings
+from shared.clock import Clock
 
-SECRET_CACHE_SECONDS = 300
+if TYPE_CHECKING:
+    from mypy_boto3_secretsmanager import SecretsManagerClient
+
+SECRET_MAX_AGE = timedelta(minutes=5)
 
 
 class PlatformSecrets(BaseModel, frozen=True):
@@ -18,22 +28,30 @@ class PlatformSecrets(BaseModel, frozen=True):
     oauth_state_key: str = Field(repr=False)
 
 
-def load_platform_secrets(settings: Settings) -> PlatformSecrets:
-    """The app secret and the OAuth state signing key.
+class PlatformSecretsSource:
+    """The current platform secrets: a copy read from Secrets Manager, re-read when older than
+    ``max_age``."""
 
-    Settings values win (tests); otherwise both come from the secret named by
-    ``PLATFORM_SECRETS_ARN``, cached for five minutes so rotation takes effect without a deploy.
-    """
-    if settings.platform_app_secret and settings.oauth_state_secret:
-        return PlatformSecrets(
-            app_secret=settings.platform_app_secret, oauth_state_key=settings.oauth_state_secret
-        )
-    if not settings.platform_secrets_arn:
-        raise RuntimeError("PLATFORM_SECRETS_ARN is not set: the platform app secret cannot be read")
-    value: Any = parameters.get_secret(
-        settings.platform_secrets_arn, transform="json", max_age=SECRET_CACHE_SECONDS
-    )
-    return PlatformSecrets(
-        app_secret=settings.platform_app_secret or str(value.get("app_secret", "")),
-        oauth_state_key=settings.oauth_state_secret or str(value["oauth_state_key"]),
-    )
+    def __init__(
+        self,
+        client: SecretsManagerClient,
+        secret_id: str,
+        clock: Clock,
+        max_age: timedelta = SECRET_MAX_AGE,
+    ) -> None:
+        self._client = client
+        self._secret_id = secret_id
+        self._clock = clock
+        self._max_age = max_age
+        self._copy: tuple[PlatformSecrets, datetime] | None = None
+
+    def current(self) -> PlatformSecrets:
+        """The secrets as of at most ``max_age`` ago."""
+        now = self._clock()
+        if self._copy is None or now - self._copy[1] >= self._max_age:
+            self._copy = (self._read(), now)
+        return self._copy[0]
+
+    def _read(self) -> PlatformSecrets:
+        value = json.loads(self._client.get_secret_value(SecretId=self._secret_id)["SecretString"])
+        return PlatformSecrets(app_secret=value["app_secret"], oauth_state_key=value["oauth_state_key"])

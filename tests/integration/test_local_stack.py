@@ -80,9 +80,9 @@ def test_an_unknown_route_gets_404(api: httpx.Client) -> None:
 
 def test_the_demo_user_gets_a_real_rs256_jwt_from_cognito(stack: LocalStack, demo: DemoCredentials) -> None:
     # When: the service's verifier checks the token against moto's JWKS over HTTP
-    from shared.auth.jwt import default_verifier
+    from shared import wiring
 
-    claims = default_verifier().verify(demo.id_token)
+    claims = wiring.jwt_verifier().verify(demo.id_token)
     # Then
     assert claims["sub"] == demo.user_id
     assert wiring.organization_store().org_of(claims["sub"]) == demo.org_id

@@ -118,12 +118,11 @@ def test_from_settings_uses_the_configured_url_version_and_retries(fake_graph: F
         platform_graph_url="http://127.0.0.1:8765/",
         platform_api_version="v24.0",
         platform_app_id="1",
-        platform_app_secret="s",
         platform_max_retries=1,
     )
     http = httpx.Client(transport=httpx.MockTransport(fake_graph))
     sleeps: list[float] = []
-    client = GraphClient.from_settings(settings, "token", http=http, sleep=sleeps.append)
+    client = GraphClient.from_settings(settings, "token", app_secret="s", http=http, sleep=sleeps.append)
     fake_graph.reply(graph_error(2), status=500)
     fake_graph.reply(graph_error(2), status=500)
     # When
