@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mypy_boto3_stepfunctions import SFNClient
 
 
 class StepFunctionsStarter:
     """Starts one execution per audience, named after it: Step Functions refuses a second
     execution with the same name, which makes a repeated start harmless."""
 
-    def __init__(self, sfn: Any, state_machine_arn: str) -> None:
+    def __init__(self, sfn: SFNClient, state_machine_arn: str) -> None:
         self._sfn = sfn
         self._arn = state_machine_arn
 

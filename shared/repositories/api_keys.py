@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
 
@@ -11,11 +11,14 @@ from shared.clock import iso
 from shared.records.api_keys import StoredApiKey
 from shared.repositories.items import parse_time, query_all
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
 
 class DynamoApiKeyStore:
     """Stores keys by ``key_id``; lists an organization's keys through GSI1."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def put(self, key: StoredApiKey) -> None:

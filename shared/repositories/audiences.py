@@ -3,21 +3,24 @@ idempotency key so a retried request finds the audience it already started."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
 
 from shared.records.audiences import AudienceRecord
 from shared.repositories.items import from_item, query_all, to_item
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
 
 class DynamoAudienceStore:
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def put(self, record: AudienceRecord) -> None:
         item = {"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCE#{record.audience_id}"}
-        self._table.put_item(Item={**item, **to_item(record.model_dump(mode="json"))})
+        self._table.put_item(Item={**item, **to_item(record.model_dump())})
 
     def start_publication(self, record: AudienceRecord) -> bool:
         """Save ``record`` with its new publication unless another one was started meanwhile (one
@@ -25,7 +28,7 @@ class DynamoAudienceStore:
         item = {"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCE#{record.audience_id}"}
         try:
             self._table.put_item(
-                Item={**item, **to_item(record.model_dump(mode="json"))},
+                Item={**item, **to_item(record.model_dump())},
                 ConditionExpression="attribute_not_exists(publication) OR publication.#state = :replaceable",
                 ExpressionAttributeNames={"#state": "state"},
                 ExpressionAttributeValues={":replaceable": "rolled_back"},

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
 
 
 class S3BlobStore:
     """One bucket. Objects are encrypted with the service's KMS key whatever the bucket default."""
 
-    def __init__(self, s3: Any, bucket: str, kms_key_id: str) -> None:
+    def __init__(self, s3: S3Client, bucket: str, kms_key_id: str) -> None:
         self._s3 = s3
         self._bucket = bucket
         self._kms_key_id = kms_key_id

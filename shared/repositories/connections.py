@@ -7,12 +7,16 @@ validation job finds them with a query, never a scan; disconnecting removes the 
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
 
+from shared.clock import iso
 from shared.records.connections import Connection
 from shared.repositories.items import from_item, query_all, to_item
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
 
 ACTIVE_INDEX_KEY = "CONNECTIONS#active"
 
@@ -22,12 +26,12 @@ def _key(org_id: str) -> dict[str, str]:
 
 
 class DynamoConnectionStore:
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def put(self, connection: Connection) -> None:
         """Store the connection as a whole (there is one per organization)."""
-        item: dict[str, Any] = {**_key(connection.org_id), **to_item(connection.model_dump(mode="json"))}
+        item: dict[str, Any] = {**_key(connection.org_id), **to_item(connection.model_dump())}
         if connection.status == "active":
             item.update(gsi1pk=ACTIVE_INDEX_KEY, gsi1sk=connection.org_id)
         self._table.put_item(Item=item)
@@ -50,14 +54,14 @@ class DynamoConnectionStore:
             UpdateExpression="SET #usage = :usage, usage_captured_at = :now",
             ConditionExpression="attribute_exists(pk)",
             ExpressionAttributeNames={"#usage": "usage"},
-            ExpressionAttributeValues={":usage": to_item(usage), ":now": now.isoformat()},
+            ExpressionAttributeValues={":usage": to_item(usage), ":now": iso(now)},
         )
 
 
 class DynamoOAuthStateStore:
     """Pending OAuth ``state`` nonces: created at connect, consumed once at the callback."""
 
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def create(self, nonce: str, org_id: str, user_id: str, expires_at: datetime) -> None:

@@ -10,11 +10,14 @@ from __future__ import annotations
 import base64
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING
 
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from shared.records.connections import EncryptedSecret
+
+if TYPE_CHECKING:
+    from mypy_boto3_kms import KMSClient
 
 NONCE_BYTES = 12
 
@@ -26,7 +29,7 @@ def _aad(context: dict[str, str]) -> bytes:
 class EnvelopeCipher:
     """Encrypts and decrypts small secrets (platform tokens) under one KMS key."""
 
-    def __init__(self, kms: Any, key_id: str) -> None:
+    def __init__(self, kms: KMSClient, key_id: str) -> None:
         self._kms = kms
         self._key_id = key_id
 

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from shared.clock import iso
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
 
 
 def to_item(value: Any) -> Any:
@@ -35,12 +38,19 @@ def from_item(value: Any) -> Any:
     return value
 
 
+def as_int(value: object) -> int:
+    """A stored whole number (DynamoDB returns ``Decimal``) as ``int``."""
+    if isinstance(value, bool) or not isinstance(value, int | Decimal):
+        raise TypeError(f"expected a stored number, got {type(value).__name__}")
+    return int(value)
+
+
 def parse_time(value: str | None) -> datetime | None:
     """Parse a stored ISO timestamp (``Z`` suffix) or None."""
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
-def query_all(table: Any, **kwargs: Any) -> list[dict[str, Any]]:
+def query_all(table: Table, **kwargs: Any) -> list[dict[str, Any]]:
     """Every item a DynamoDB ``Query`` matches, following ``LastEvaluatedKey`` across pages."""
     items: list[dict[str, Any]] = []
     while True:

@@ -3,35 +3,57 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
 
 from shared.clock import iso
 from shared.errors import Conflict
 from shared.records.models import ModelRecord
-from shared.repositories.items import from_item, query_all, to_item
+from shared.repositories.items import as_int, from_item, query_all, to_item
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
+
+def _key(org_id: str, name: str) -> dict[str, str]:
+    return {"pk": f"ORG#{org_id}", "sk": f"MODEL#{name}"}
 
 
 class DynamoModelStore:
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def put(self, record: ModelRecord) -> None:
-        """Store (or replace with a newer version) a model record, keeping its usage counters."""
-        existing = self.get(record.org_id, record.name)
-        if existing is not None:
-            record = record.model_copy(
-                update={
-                    "usageStats": existing.usageStats,
-                    "last_prediction_date": existing.last_prediction_date,
-                }
-            )
-        item = to_item(record.model_dump())
-        self._table.put_item(Item={"pk": f"ORG#{record.org_id}", "sk": f"MODEL#{record.name}", **item})
+        """Store (or replace with a newer version) a model record, keeping its usage counters.
+
+        One UpdateItem sets every other attribute (removing those the record leaves empty) and
+        touches the counters only to create them on a new model, so predictions counted while a new
+        version is registered are never overwritten, as a read-then-put would overwrite them.
+        """
+        fields = record.model_dump(exclude={"usageStats", "last_prediction_date"})
+        kept = [name for name, value in fields.items() if value is not None]
+        cleared = [name for name, value in fields.items() if value is None]
+        alias = {name: f"#f{i}" for i, name in enumerate(kept + cleared)}
+        assignments = [f"{alias[name]} = :f{i}" for i, name in enumerate(kept)]
+        values = {f":f{i}": to_item(fields[name]) for i, name in enumerate(kept)}
+        assignments.append("usageStats = if_not_exists(usageStats, :usage)")
+        values[":usage"] = to_item(record.usageStats.model_dump())
+        if record.last_prediction_date is not None:
+            assignments.append("last_prediction_date = if_not_exists(last_prediction_date, :last)")
+            values[":last"] = iso(record.last_prediction_date)
+        expression = "SET " + ", ".join(assignments)
+        if cleared:
+            expression += " REMOVE " + ", ".join(alias[name] for name in cleared)
+        self._table.update_item(
+            Key=_key(record.org_id, record.name),
+            UpdateExpression=expression,
+            ExpressionAttributeNames={placeholder: name for name, placeholder in alias.items()},
+            ExpressionAttributeValues=values,
+        )
 
     def get(self, org_id: str, name: str) -> ModelRecord | None:
-        item = self._table.get_item(Key={"pk": f"ORG#{org_id}", "sk": f"MODEL#{name}"}).get("Item")
+        item = self._table.get_item(Key=_key(org_id, name)).get("Item")
         return _to_record(item) if item else None
 
     def list_for_org(self, org_id: str) -> list[ModelRecord]:
@@ -45,13 +67,13 @@ class DynamoModelStore:
         A single UpdateItem with ADD is atomic in DynamoDB, so no increment is lost under concurrency.
         """
         result = self._table.update_item(
-            Key={"pk": f"ORG#{org_id}", "sk": f"MODEL#{name}"},
+            Key=_key(org_id, name),
             UpdateExpression="ADD usageStats.total_predictions :one SET last_prediction_date = :now",
             ConditionExpression="attribute_exists(pk)",
             ExpressionAttributeValues={":one": 1, ":now": iso(now)},
             ReturnValues="UPDATED_NEW",
         )
-        return int(result["Attributes"]["usageStats"]["total_predictions"])
+        return as_int(from_item(result["Attributes"])["usageStats"]["total_predictions"])
 
     def record_drift(
         self,
@@ -71,7 +93,7 @@ class DynamoModelStore:
         """
         try:
             self._table.update_item(
-                Key={"pk": f"ORG#{org_id}", "sk": f"MODEL#{name}"},
+                Key=_key(org_id, name),
                 UpdateExpression="SET max_feature_psi = :max, feature_psi = :psi, drift_checked_at = :at",
                 ConditionExpression="attribute_exists(pk) AND #version = :version",
                 ExpressionAttributeNames={"#version": "version"},

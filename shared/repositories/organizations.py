@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 from shared.clock import iso
 
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
+
 
 class DynamoOrganizationStore:
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def create(self, org_id: str, name: str, now: datetime) -> None:

@@ -17,20 +17,23 @@ organization's writes over as many partitions as it has keys.
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
 
 from shared.clock import iso
 from shared.records.principals import ApiKeyPrincipal
 from shared.records.usage import KeyUsageDay
-from shared.repositories.items import parse_time, query_all
+from shared.repositories.items import as_int, parse_time, query_all
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb.service_resource import Table
 
 MODEL_ATTRIBUTE_PREFIX = "model#"
 
 
 class DynamoUsageStore:
-    def __init__(self, table: Any) -> None:
+    def __init__(self, table: Table) -> None:
         self._table = table
 
     def add_prediction(
@@ -68,7 +71,7 @@ class DynamoUsageStore:
             result = self._table.update_item(**kwargs)
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:
             return None
-        return int(result["Attributes"]["predictions"])
+        return as_int(result["Attributes"]["predictions"])
 
     def days_for_key(
         self, org_id: str, key_id: str, period: tuple[date, date] | None = None
