@@ -1,14 +1,25 @@
 """Service configuration, read from the environment.
 
 Every resource name and ARN reaches the code through an environment variable that ``template.yaml``
-sets. Nothing here reads the environment at import time: ``shared.wiring.settings()`` builds the
-settings on first use and keeps them; tests set variables and call ``wiring.reset()``.
+sets. They fail closed: a deploy-time name has no default, so a function whose variable is missing
+fails on its first use of the settings, naming the variable, instead of calling a table, bucket or
+key that does not exist (or a development one). The local stack sets them from the resources it
+creates, the tests from theirs; ``tests/unit/test_template.py`` checks that the template sets every
+variable each function reads.
+
+Nothing here reads the environment at import time: ``shared.wiring`` builds the settings on first
+use and keeps them; tests set variables and call ``wiring.reset()``.
 """
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+# A deploy-time name: required, and not empty.
+Name = Annotated[str, Field(min_length=1)]
 
 
 class Settings(BaseSettings):
@@ -17,39 +28,39 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
     stage: str = "local"
-    aws_region: str = Field(default="eu-west-1", validation_alias="AWS_REGION")
+    # Set by the Lambda runtime in AWS.
+    aws_region: Name = Field(validation_alias="AWS_REGION")
     # Custom endpoint for every AWS client (moto server locally); None means the real AWS endpoints.
     aws_endpoint_url: str | None = None
 
     # DynamoDB tables
-    main_table: str = "service-main"
-    usage_table: str = "service-usage"
-    idempotency_table: str = "service-idempotency"
+    main_table: Name
+    usage_table: Name
+    idempotency_table: Name
 
     # S3 buckets and KMS
-    artifacts_bucket: str = "service-artifacts"
-    data_bucket: str = "service-data"
-    kms_key_id: str = "alias/service"
+    artifacts_bucket: Name
+    data_bucket: Name
+    kms_key_id: Name
 
-    # Dashboard JWT (Cognito user pool is the issuer)
-    jwt_issuer: str = "https://cognito-idp.eu-west-1.amazonaws.com/local"
-    jwt_audience: str = "local-client"
+    # Dashboard JWT (Cognito user pool is the issuer; the audience is its app client)
+    jwt_issuer: Name
+    jwt_audience: Name
     # Where the issuer's keys are served; defaults to the issuer's well-known JWKS path.
     jwks_url: str | None = None
     jwks_cache_seconds: int = 3600
-
-    # Step Functions
-    activation_state_machine_arn: str = ""
 
     # Advertising platform (Graph API)
     platform_graph_url: str = "https://graph.facebook.com"
     platform_dialog_url: str = "https://www.facebook.com"
     platform_api_version: str = "v25.0"
-    platform_app_id: str = ""
+    # The application's id and the redirect URI registered with it: template parameters, which may
+    # be left empty at deploy (the service then serves predictions but cannot connect an account).
+    platform_app_id: str
+    platform_redirect_uri: str
     # Secrets Manager secret (ARN or name) holding {"app_secret", "oauth_state_key"}
     # (shared/repositories/secrets.py); the values themselves are never settings.
-    platform_secrets_arn: str = ""
-    platform_redirect_uri: str = "http://localhost:3000/platform-ads/connect/callback"
+    platform_secrets_arn: Name
     platform_timeout_seconds: float = 30.0
     platform_max_retries: int = 5
     platform_backoff_base_seconds: float = 1.0
@@ -72,3 +83,13 @@ class Settings(BaseSettings):
     @property
     def effective_jwks_url(self) -> str:
         return self.jwks_url or f"{self.jwt_issuer.rstrip('/')}/.well-known/jwks.json"
+
+
+class ActivationSettings(BaseSettings):
+    """What only the function that starts activations reads. Not among the global variables: the
+    state machine's tasks are functions, so a global naming the state machine would make it depend
+    on itself."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    activation_state_machine_arn: Name

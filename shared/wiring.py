@@ -23,7 +23,7 @@ from shared.repositories.api_keys import DynamoApiKeyStore
 from shared.repositories.models import DynamoModelStore
 from shared.repositories.organizations import DynamoOrganizationStore
 from shared.repositories.usage import DynamoUsageStore
-from shared.settings import Settings
+from shared.settings import ActivationSettings, Settings
 
 # The platform side (httpx, cryptography, pyjwt, the Graph client) and the idempotency utility are
 # imported inside their factories, so functions that never use them (predict, models) do not pay
@@ -82,6 +82,12 @@ def registered() -> tuple[Callable[..., Any], ...]:
 def settings() -> Settings:
     """The process-wide settings, read from the environment on first call."""
     return Settings()
+
+
+@collaborator
+def activation_settings() -> ActivationSettings:
+    """The settings only the function that starts activations has."""
+    return ActivationSettings()
 
 
 @collaborator
@@ -343,4 +349,4 @@ def predictor() -> Predictor:
 def activation_starter() -> StepFunctionsStarter:
     from shared.repositories.activations import StepFunctionsStarter
 
-    return StepFunctionsStarter(stepfunctions_client(), settings().activation_state_machine_arn)
+    return StepFunctionsStarter(stepfunctions_client(), activation_settings().activation_state_machine_arn)

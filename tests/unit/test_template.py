@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from local.template import ROOT, functions, load_template, resources_of_type, routes
-from shared.settings import Settings
+from local.template import ROOT, FunctionSpec, functions, load_template, resources_of_type, routes
+from tests.unit.settings_read import VARIABLES, read_by_function, required_by, unset_variables
 
 TEMPLATE = load_template()
 FUNCTIONS = functions(TEMPLATE)
@@ -21,6 +21,17 @@ POWERTOOLS_VARS = {
     "POWERTOOLS_LOG_LEVEL",
     "POWERTOOLS_TRACER_CAPTURE_RESPONSE",
 }
+
+
+@pytest.fixture(scope="module")
+def settings_read() -> dict[str, set[str]]:
+    """The settings fields each function's code reads (through the wiring)."""
+    return read_by_function(FUNCTIONS)
+
+
+def _own_variables(spec: FunctionSpec) -> set[str]:
+    shared = TEMPLATE.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
+    return set(spec.environment) - set(shared)
 
 
 def intrinsic_targets(value: Any) -> set[str]:
@@ -69,12 +80,55 @@ def test_every_function_handler_file_and_entry_point_exist(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_every_function_environment_variable_is_a_setting_or_powertools(name: str) -> None:
-    settable = {
-        (field.validation_alias if isinstance(field.validation_alias, str) else field_name).upper()
-        for field_name, field in Settings.model_fields.items()
-    }
-    unknown = set(FUNCTIONS[name].environment) - settable - POWERTOOLS_VARS
+    unknown = set(FUNCTIONS[name].environment) - set(VARIABLES.values()) - POWERTOOLS_VARS
     assert unknown == set()
+
+
+@pytest.mark.parametrize("name", sorted(FUNCTIONS))
+def test_every_setting_a_function_needs_is_set_by_the_template_for_that_function(
+    name: str, settings_read: dict[str, set[str]]
+) -> None:
+    # Given the settings without a default of every settings model the function's code reads from
+    needed = required_by(settings_read[name])
+
+    # When they are looked up in the function's environment in the template
+    missing = unset_variables(needed, FUNCTIONS[name].environment)
+
+    # Then every one is set there (or by the Lambda runtime)
+    assert missing == set()
+
+
+@pytest.mark.parametrize("name", sorted(n for n, spec in FUNCTIONS.items() if _own_variables(spec)))
+def test_every_variable_a_function_gets_of_its_own_is_read_by_it(
+    name: str, settings_read: dict[str, set[str]]
+) -> None:
+    # Given the variables the template sets for this function only (beyond the global ones)
+    own = _own_variables(FUNCTIONS[name])
+
+    # Then its code reads each of them
+    assert own - {VARIABLES[field] for field in settings_read[name]} == set()
+
+
+def test_a_setting_missing_from_a_functions_environment_is_reported(
+    settings_read: dict[str, set[str]],
+) -> None:
+    # Given the function that starts activations, and a template that forgot the state machine for it
+    spec = FUNCTIONS["StartActivationFunction"]
+    environment = {k: v for k, v in spec.environment.items() if k != "ACTIVATION_STATE_MACHINE_ARN"}
+
+    # When its settings are looked up there
+    missing = unset_variables(required_by(settings_read["StartActivationFunction"]), environment)
+
+    # Then the missing variable is named
+    assert missing == {"ACTIVATION_STATE_MACHINE_ARN"}
+
+
+def test_what_functions_read_is_found(settings_read: dict[str, set[str]]) -> None:
+    # The recording sees through the wiring: predict reads its tables and the artifacts bucket,
+    # and only the function that starts activations reads the state machine's ARN.
+    assert {"main_table", "usage_table", "artifacts_bucket", "kms_key_id"} <= settings_read["PredictFunction"]
+    readers = {name for name, read in settings_read.items() if "activation_state_machine_arn" in read}
+    assert readers == {"StartActivationFunction"}
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))

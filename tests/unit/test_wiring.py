@@ -15,9 +15,9 @@ import pytest
 from moto import mock_aws
 
 from shared import wiring
+from tests.unit.deployment import ENVIRONMENT, REGION
 
 ROOT = Path(__file__).resolve().parents[2]
-REGION = "eu-west-1"
 # Arguments for the cached factories that take some (one per argument set is cached).
 ARGUMENTS: dict[str, tuple[Any, ...]] = {"table": ("service-main",)}
 
@@ -26,9 +26,9 @@ ARGUMENTS: dict[str, tuple[Any, ...]] = {"table": ("service-main",)}
 def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """In-process moto with the platform secret, and settings read afresh."""
     for name, value in {
+        **ENVIRONMENT,
         "AWS_ACCESS_KEY_ID": "test",
         "AWS_SECRET_ACCESS_KEY": "test",
-        "AWS_REGION": REGION,
         "AWS_DEFAULT_REGION": REGION,
     }.items():
         monkeypatch.setenv(name, value)
@@ -127,3 +127,22 @@ def test_the_search_finds_a_cache_outside_the_wiring(tmp_path: Path) -> None:
 
     # Then the cache is reported where it is
     assert found == ["shared/repositories/clients.py:3 cache"]
+
+
+def test_only_the_wiring_builds_settings() -> None:
+    # Given the library and the handlers
+    paths = [*(ROOT / "shared").rglob("*.py"), *(ROOT / "functions").rglob("*.py")]
+
+    # When every call of a settings class is found
+    builders = sorted(
+        (path.relative_to(ROOT).as_posix(), node.func.id)
+        for path in paths
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id in {"Settings", "ActivationSettings"}
+    )
+
+    # Then the wiring is the only place (so the settings a function reads are those it asks the wiring
+    # for: tests/unit/settings_read.py)
+    assert builders == [("shared/wiring.py", "ActivationSettings"), ("shared/wiring.py", "Settings")]

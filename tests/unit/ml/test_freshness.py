@@ -10,7 +10,7 @@ from shared.ml.freshness import (
     population_stability_index,
     reference_distribution,
 )
-from shared.settings import Settings
+from tests.unit.deployment import deployed_settings
 
 TRAINED = datetime(2025, 1, 1, tzinfo=UTC)
 RULES = FreshnessRules(stale_after_days=30, retrain_after_days=60, psi_threshold=0.2)
@@ -69,7 +69,9 @@ def test_psi_is_near_zero_for_the_same_distribution_and_large_for_a_shift() -> N
 
 def test_rules_come_from_settings() -> None:
     # Given settings with custom thresholds
-    settings = Settings(model_stale_after_days=7, model_retrain_after_days=14, drift_psi_threshold=0.1)
+    settings = deployed_settings(
+        model_stale_after_days=7, model_retrain_after_days=14, drift_psi_threshold=0.1
+    )
 
     # Then the rules follow them
     assert FreshnessRules.from_settings(settings) == FreshnessRules(

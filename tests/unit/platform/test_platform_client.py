@@ -12,7 +12,7 @@ from shared.platform.errors import (
     PlatformUnavailable,
     ReconnectRequired,
 )
-from shared.settings import Settings
+from tests.unit.deployment import deployed_settings
 from tests.unit.platform.fake_graph import ACCESS_TOKEN, PROOF, FakeGraph, buc_header, graph_error
 
 # --- Request shape ------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ def test_a_response_comes_with_its_usage_snapshot(client: GraphClient, fake_grap
 
 def test_from_settings_uses_the_configured_url_version_and_retries(fake_graph: FakeGraph) -> None:
     # Given
-    settings = Settings(
+    settings = deployed_settings(
         platform_graph_url="http://127.0.0.1:8765/",
         platform_api_version="v24.0",
         platform_app_id="1",
