@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -43,11 +44,12 @@ from shared.auth.api_keys import issue_key
 from shared.ml.freshness import FreshnessRules
 from shared.ml.scoring import load_bundle
 from shared.ml.training import TrainedModel, train_model
-from shared.predictions.predict import BundleCache, Predictor
+from shared.predictions.predict import BundleCache, CachedKeys, Predictor
 from shared.predictions.registry import register_trained_model
 from shared.records.api_keys import StoredApiKey
 from shared.records.models import ModelRecord
 from shared.records.principals import ApiKeyPrincipal
+from shared.records.usage import DayCount
 from tools.synthetic import SyntheticConfig, generate_shop
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -282,7 +284,7 @@ def _cold_rows(model: _Model) -> list[BenchRow]:
 
 
 class _FakeModels:
-    """Model lookup and counter in memory (the DynamoDB model store's protocol)."""
+    """Model records and their counters in memory (the predict path's model protocol)."""
 
     def __init__(self, record: ModelRecord) -> None:
         self._record = record
@@ -291,26 +293,30 @@ class _FakeModels:
     def get(self, org_id: str, name: str) -> ModelRecord | None:
         return self._record if (org_id, name) == (self._record.org_id, self._record.name) else None
 
-    def record_prediction(self, org_id: str, name: str, now: datetime) -> int:
-        self.predictions += 1
-        return self.predictions
+    def count(
+        self, org_id: str, name: str, version: str, now: datetime, *, add: int = 1
+    ) -> ModelRecord | None:
+        self.predictions += add
+        return None
 
 
-class _FakeUsage:
-    """Per key and day prediction counts in memory, honouring the quota like the DynamoDB store."""
+class _FakeMeter:
+    """Per key and day prediction counts in memory, honouring the quota like the key's day item."""
 
     def __init__(self) -> None:
         self.counts: dict[tuple[str, date], int] = {}
 
-    def add_prediction(
-        self, principal: ApiKeyPrincipal, model_name: str, day: date, now: datetime, *, limit: int | None
-    ) -> int | None:
-        key = (principal.key_id, day)
-        count = self.counts.get(key, 0)
-        if limit is not None and count >= limit:
-            return None
-        self.counts[key] = count + 1
-        return count + 1
+    def count(self, key: ApiKeyPrincipal, model_name: str, day: date, now: datetime) -> DayCount:
+        if (key.key_id, day) not in self.counts:
+            return DayCount(counted=None, unseeded=True)
+        return self.seed_and_count(key, model_name, day, now)
+
+    def seed_and_count(self, key: ApiKeyPrincipal, model_name: str, day: date, now: datetime) -> DayCount:
+        count = self.counts.get((key.key_id, day), 0)
+        if key.daily_quota is not None and count >= key.daily_quota:
+            return DayCount(counted=None, over_quota=True)
+        self.counts[(key.key_id, day)] = count + 1
+        return DayCount(counted=count + 1)
 
 
 class _FakeKeys:
@@ -340,10 +346,12 @@ def _warm_rows(model: _Model) -> list[BenchRow]:
     blobs = _MemoryBlobs()
     blobs.objects = model.blobs
     predictor = Predictor(
+        keys=CachedKeys(_FakeKeys(new_key.stored)),
+        meter=_FakeMeter(),
         models=_FakeModels(model.record),
-        usage=_FakeUsage(),
         bundles=BundleCache(blobs),
         rules=FreshnessRules(),
+        background=ThreadPoolExecutor(max_workers=2),
     )
     event = http_event(
         "POST",
@@ -355,11 +363,9 @@ def _warm_rows(model: _Model) -> list[BenchRow]:
     )
     context = LambdaContext("PredictFunction", 29, "bench-request")
     bundle = load_bundle(model.blobs[model.record.bundle_key])
-    keys = _FakeKeys(new_key.stored)
     # Only in this process, only for this measurement: the handler asks wiring for its collaborators.
     with (
         patch.object(wiring, "predictor", lambda: predictor),
-        patch.object(wiring, "api_key_store", lambda: keys),
         # Lambda sets POWERTOOLS_METRICS_NAMESPACE; this process may have built `metrics` without it.
         _metrics_namespace(metrics),
         _quiet_stdout(),

@@ -35,6 +35,36 @@ class SerializedDynamoDB:
             return list(self._app(environ, start_response))
 
 
+class AwsCallLog:
+    """WSGI middleware: records every AWS call the server receives, as ``service:operation`` for
+    JSON-protocol APIs (DynamoDB, KMS, ...) and ``s3:<METHOD>`` otherwise, so benchmarks and tests
+    can count what a request costs in AWS calls."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+        self._calls: list[str] = []
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        if target:
+            api, _, operation = target.partition(".")
+            name = f"{api.split('_')[0].lower()}:{operation}"
+        else:
+            name = f"s3:{environ.get('REQUEST_METHOD', '')}"
+        with self._lock:
+            self._calls.append(name)
+        return self._app(environ, start_response)
+
+    def calls(self) -> list[str]:
+        with self._lock:
+            return list(self._calls)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._calls.clear()
+
+
 class MotoServer:
     """A threaded moto server on ``host:port`` (same interface as moto's ``ThreadedMotoServer``)."""
 
@@ -42,10 +72,11 @@ class MotoServer:
         self._ip_address = ip_address
         self._port = port
         self._server: BaseWSGIServer | None = None
+        self.call_log: AwsCallLog | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        app = SerializedDynamoDB(DomainDispatcherApplication(create_backend_app))
+        app = self.call_log = AwsCallLog(SerializedDynamoDB(DomainDispatcherApplication(create_backend_app)))
         self._server = make_server(
             self._ip_address, self._port, app, threaded=True, request_handler=MotoRequestHandler
         )

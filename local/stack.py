@@ -118,6 +118,17 @@ class LocalStack:
         )
         return merged
 
+    def aws_calls(self) -> list[str]:
+        """Every AWS call the stack's moto server received since start (or ``clear_aws_calls``)."""
+        assert self._moto is not None
+        assert self._moto.call_log is not None
+        return self._moto.call_log.calls()
+
+    def clear_aws_calls(self) -> None:
+        assert self._moto is not None
+        assert self._moto.call_log is not None
+        self._moto.call_log.clear()
+
     def client(self, service: str) -> Any:
         import boto3
 

@@ -29,6 +29,8 @@ from shared.settings import ActivationSettings, Settings
 # imported inside their factories, so functions that never use them (predict, models) do not pay
 # for them at cold start.
 if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
     import httpx
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig
     from mypy_boto3_dynamodb import DynamoDBClient, DynamoDBServiceResource
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from shared.repositories.blobs import S3BlobStore
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
     from shared.repositories.envelope import EnvelopeCipher
+    from shared.repositories.prediction_path import DynamoKeyDayMeter
     from shared.repositories.secrets import PlatformSecrets, PlatformSecretsSource
 
 # Every cached factory, in the order they were declared; reset() clears each.
@@ -333,16 +336,38 @@ def publishing_service() -> PublishingService:
 
 
 @collaborator
-def predictor() -> Predictor:
-    """The predictor with its bundle cache: one per container, so warm calls skip S3."""
-    from shared.ml.freshness import FreshnessRules
-    from shared.predictions.predict import BundleCache, Predictor
+def key_day_meter() -> DynamoKeyDayMeter:
+    """The key's day items, where a prediction is authorised and counted (and a revocation marked)."""
+    from shared.repositories.prediction_path import DynamoKeyDayMeter
 
+    return DynamoKeyDayMeter(dynamodb_client(), settings().usage_table)
+
+
+@collaborator
+def background() -> ThreadPoolExecutor:
+    """Threads for the AWS calls a request issues beside its main one (boto3 clients are
+    thread-safe; resources are not, so only clients are used there)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=4, thread_name_prefix="aws")
+
+
+@collaborator
+def predictor() -> Predictor:
+    """The predictor with its key, model and bundle caches: one per container, so a warm prediction
+    makes only its two writes."""
+    from shared.ml.freshness import FreshnessRules
+    from shared.predictions.predict import BundleCache, CachedKeys, Predictor
+    from shared.repositories.prediction_path import DynamoKeyReader, DynamoModelCounter
+
+    config = settings()
     return Predictor(
-        models=model_store(),
-        usage=usage_store(),
+        keys=CachedKeys(DynamoKeyReader(dynamodb_client(), config.main_table)),
+        meter=key_day_meter(),
+        models=DynamoModelCounter(dynamodb_client(), config.main_table),
         bundles=BundleCache(artifact_blobs()),
-        rules=FreshnessRules.from_settings(settings()),
+        rules=FreshnessRules.from_settings(config),
+        background=background(),
     )
 
 

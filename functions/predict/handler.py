@@ -8,18 +8,18 @@ from aws_lambda_powertools.metrics import MetricUnit
 
 from shared import wiring
 from shared.api import API_KEY_AUTH, create_app, http_entry_point
+from shared.auth.api_keys import extract_key
 from shared.clock import utc_now
-from shared.middleware import api_key_principal, require_api_key
-from shared.observability import metrics, tracer
+from shared.observability import logger, metrics, tracer
 from shared.predictions.predict import PredictRequest, PredictResponse
 
 # docs/service-contract.md §4.1: every failure body also carries an empty predictions list.
 app = create_app(error_extra={"predictions": []})
 
 
-@app.post(
-    "/client/predict/<modelName>", middlewares=[require_api_key], security=API_KEY_AUTH, tags=["Prediction"]
-)
+# The key is checked by the predictor itself, on the same write that counts the call (no
+# require_api_key middleware: that would be a third AWS call per prediction).
+@app.post("/client/predict/<modelName>", security=API_KEY_AUTH, tags=["Prediction"])
 @tracer.capture_method
 def predict(
     modelName: Annotated[str, Path(min_length=1, max_length=128)],  # noqa: N803 - spec path parameter
@@ -27,7 +27,9 @@ def predict(
 ) -> Response[PredictResponse]:
     """Purchase likelihood of (user, product), or ranked recommended products for the user.
     Counts towards the key's usage and the model's usageStats."""
-    outcome = wiring.predictor().predict(api_key_principal(app), modelName, body, utc_now())
+    presented = extract_key(dict(app.current_event.headers))
+    outcome = wiring.predictor().predict(presented, modelName, body, utc_now())
+    logger.append_keys(org_id=outcome.principal.org_id, api_key_prefix=outcome.principal.prefix)
     metrics.add_metric(name="Predictions", unit=MetricUnit.Count, value=1)
     return Response(
         status_code=200,

@@ -20,7 +20,9 @@ def delete_api_key(
     keyId: Annotated[str, Path(description="The key's id, from the key list.")],  # noqa: N803 - route name
 ) -> RevokedApiKey:
     """Revoke a key: it stops working at once. Revoking an already revoked key changes nothing."""
-    revoked = revoke_api_key(user_principal(app).org_id, keyId, utc_now(), keys=wiring.api_key_store())
+    revoked = revoke_api_key(
+        user_principal(app).org_id, keyId, utc_now(), keys=wiring.api_key_store(), days=wiring.key_day_meter()
+    )
     logger.info("api key revoked", extra={"api_key_prefix": revoked.prefix})
     return revoked
 

@@ -152,6 +152,33 @@ class ScoringBundle:
             product_id=product_id, score=score, reason=self._purchase_reason(features[0], product_id)
         )
 
+    def predict_top_products(
+        self, user_id: str, k: int = 10, extra_features: Mapping[str, float] | None = None
+    ) -> list[Prediction]:
+        """The ``k`` products ``user_id`` is most likely to buy in the model's horizon, best first,
+        each with its reason (a purchase model asked without a product)."""
+        state = self._purchase_state()
+        user = self._require_user(user_id)
+        products = np.arange(self._product_ids.size)
+        rows = pair_features(state, np.full(products.size, user), products)
+        self._apply_overrides(rows, extra_features)
+        scores = self.predict_matrix(rows)
+        return [
+            Prediction(
+                product_id=str(self._product_ids[i]),
+                score=float(scores[i]),
+                reason=self._purchase_reason(rows[i], str(self._product_ids[i])),
+            )
+            for i in top_k(scores, k)
+        ]
+
+    def _apply_overrides(self, rows: NDArray[np.float64], extra_features: Mapping[str, float] | None) -> None:
+        for name, value in (extra_features or {}).items():
+            if name in self.feature_names:
+                column = self.feature_names.index(name)
+                number = _as_float(value)
+                rows[:, column] = number if math.isfinite(number) else self._fallbacks[column]
+
     def purchase_features(
         self, user_id: str, product_id: str, extra_features: Mapping[str, float] | None = None
     ) -> NDArray[np.float64]:
@@ -160,11 +187,7 @@ class ScoringBundle:
         user = self._require_user(user_id)
         product = _position(self._product_ids, product_id)
         row = pair_features(state, np.array([user]), np.array([product]))
-        for name, value in (extra_features or {}).items():
-            if name in self.feature_names:
-                column = self.feature_names.index(name)
-                number = _as_float(value)
-                row[0, column] = number if math.isfinite(number) else self._fallbacks[column]
+        self._apply_overrides(row, extra_features)
         return row
 
     def score_all_users(self, product_id: str) -> NDArray[np.float64]:

@@ -3,7 +3,7 @@ revoke. Keys themselves (format, hashing, verification) live in ``shared.auth.ap
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime, timedelta
 from typing import Annotated, Protocol
 
 from pydantic import Field, StringConstraints
@@ -25,6 +25,10 @@ class KeyWriter(Protocol):
 
 class KeyRevoker(Protocol):
     def revoke(self, org_id: str, key_id: str, now: datetime) -> StoredApiKey | None: ...
+
+
+class RevocationMarker(Protocol):
+    def mark_revoked(self, key: StoredApiKey, days: list[date], revoked_at: datetime) -> None: ...
 
 
 class CreateApiKeyRequest(CamelModel):
@@ -121,10 +125,16 @@ def list_api_keys(org_id: str, now: datetime, *, keys: KeyLister, usage: UsageRe
     return ApiKeyList(keys=summaries)
 
 
-def revoke_api_key(org_id: str, key_id: str, now: datetime, *, keys: KeyRevoker) -> RevokedApiKey:
+def revoke_api_key(
+    org_id: str, key_id: str, now: datetime, *, keys: KeyRevoker, days: RevocationMarker
+) -> RevokedApiKey:
     """Revoke one of the organization's keys; it stops working at once. Revoking again is harmless
     and reports the first revocation. ``NotFound`` when the organization has no such key (another
-    organization's key included: its existence is not revealed)."""
+    organization's key included: its existence is not revealed).
+
+    The key record is marked first, then the key's usage items of today and tomorrow (UTC), which a
+    prediction checks on the write that counts it: no container's cached key can outlive the
+    revocation (tomorrow's item covers a container whose clock is already past midnight)."""
     stored = keys.revoke(org_id, key_id, now)
     if stored is None or stored.revoked_at is None:
         raise NotFound(
@@ -132,6 +142,8 @@ def revoke_api_key(org_id: str, key_id: str, now: datetime, *, keys: KeyRevoker)
             field="keyId",
             remedy="List your organization's keys to see their ids.",
         )
+    today = utc_day(now)
+    days.mark_revoked(stored, [today, today + timedelta(days=1)], stored.revoked_at)
     return RevokedApiKey(
         key_id=stored.key_id, prefix=stored.prefix, label=stored.label, revoked_at=stored.revoked_at
     )

@@ -1,35 +1,41 @@
 """``POST /client/predict/{modelName}`` (docs/service-contract.md §2.2, §2.3, §4.1, §7.1).
 
 Scoring runs on the numpy bundle only, so the predict function never imports scikit-learn. A call
-is metered (and checked against the key's quota) only once the model and the user are known, then
-the model's own counters are incremented atomically.
+is metered (and checked against the key's quota) only once the model and the user are known.
+
+AWS calls: a warm container makes two per prediction, issued together so the request waits on one
+round trip (``shared.repositories.prediction_path`` describes both writes). A cold container first
+reads the key and model records and the bundle; the key's first prediction of a UTC day reads the key
+record again to seed the day. Revoking a key marks its day item, so the next prediction is refused
+whatever any container has cached.
 """
 
 from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
-from datetime import datetime
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
 from threading import Lock
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shared.errors import NotFound, ValidationFailed
+from shared.auth.api_keys import REVOKED_KEY_MESSAGE, verify_key
+from shared.errors import Conflict, NotFound, ServiceError, Unauthorized, ValidationFailed
 from shared.ml.freshness import FreshnessRules, freshness
 from shared.ml.scoring import Prediction, ScoringBundle, load_bundle
-from shared.predictions.usage import (
-    ModelCounter,
-    UsageCounter,
-    record_model_prediction,
-    record_prediction_usage,
-)
+from shared.predictions.usage import UsageOutcome, next_reset, quota_exceeded, utc_day
+from shared.records.api_keys import StoredApiKey
 from shared.records.models import ModelRecord
 from shared.records.principals import ApiKeyPrincipal
+from shared.records.usage import DayCount
 
 RECOMMENDATIONS = 10
 BUNDLE_CACHE_SIZE = 8
+KEY_CACHE_SIZE = 1024
+MODEL_CACHE_SIZE = 64
 
 
 class PredictInput(BaseModel):
@@ -90,14 +96,56 @@ class PredictResponse(BaseModel):
 class PredictOutcome:
     response: PredictResponse
     headers: dict[str, str]
+    principal: ApiKeyPrincipal
 
 
-class ModelLookup(ModelCounter, Protocol):
+class KeyReader(Protocol):
+    def get(self, key_id: str) -> StoredApiKey | None: ...
+
+
+class DayMeter(Protocol):
+    def count(self, key: ApiKeyPrincipal, model_name: str, day: date, now: datetime) -> DayCount: ...
+
+    def seed_and_count(self, key: ApiKeyPrincipal, model_name: str, day: date, now: datetime) -> DayCount: ...
+
+
+class ModelCounter(Protocol):
     def get(self, org_id: str, name: str) -> ModelRecord | None: ...
+
+    def count(
+        self, org_id: str, name: str, version: str, now: datetime, *, add: int = 1
+    ) -> ModelRecord | None: ...
 
 
 class BlobReader(Protocol):
     def get(self, key: str) -> bytes: ...
+
+
+class _Lru[K, V]:
+    """A small thread-safe LRU map (records cached per container)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[K, V] = OrderedDict()
+        self._lock = Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+
+    def pop(self, key: K) -> None:
+        with self._lock:
+            self._items.pop(key, None)
 
 
 class BundleCache:
@@ -106,64 +154,97 @@ class BundleCache:
 
     def __init__(self, blobs: BlobReader, size: int = BUNDLE_CACHE_SIZE) -> None:
         self._blobs = blobs
-        self._size = size
-        self._bundles: OrderedDict[tuple[str, str], ScoringBundle] = OrderedDict()
-        self._lock = Lock()
+        self._bundles: _Lru[tuple[str, str], ScoringBundle] = _Lru(size)
 
     def bundle_for(self, record: ModelRecord) -> ScoringBundle:
         key = (record.bundle_key, record.bundle_sha256)
-        with self._lock:
-            if key in self._bundles:
-                self._bundles.move_to_end(key)
-                return self._bundles[key]
-        bundle = load_bundle(self._blobs.get(record.bundle_key), record.bundle_sha256)
-        with self._lock:
-            self._bundles[key] = bundle
-            while len(self._bundles) > self._size:
-                self._bundles.popitem(last=False)
+        bundle = self._bundles.get(key)
+        if bundle is None:
+            bundle = load_bundle(self._blobs.get(record.bundle_key), record.bundle_sha256)
+            self._bundles.put(key, bundle)
         return bundle
+
+
+class CachedKeys:
+    """API key records kept per container. A key's id, organization, hash, label and quota never
+    change, so a cached record is as good as a fresh one for all of them; revocation, the one change,
+    is checked on every prediction's write (``DayMeter``) and recorded here once seen."""
+
+    def __init__(self, reader: KeyReader, size: int = KEY_CACHE_SIZE) -> None:
+        self._reader = reader
+        self._keys: _Lru[str, StoredApiKey] = _Lru(size)
+
+    def get(self, key_id: str) -> StoredApiKey | None:
+        stored = self._keys.get(key_id)
+        if stored is None:
+            stored = self._reader.get(key_id)
+            if stored is not None:
+                self._keys.put(key_id, stored)
+        return stored
+
+    def fresh(self, key_id: str) -> StoredApiKey | None:
+        """The record read again (strongly consistent), replacing the cached one."""
+        stored = self._reader.get(key_id)
+        if stored is None:
+            self._keys.pop(key_id)
+        else:
+            self._keys.put(key_id, stored)
+        return stored
+
+    def seen_revoked(self, key_id: str, now: datetime) -> None:
+        stored = self._keys.get(key_id)
+        if stored is not None and stored.revoked_at is None:
+            self._keys.put(key_id, replace(stored, revoked_at=now))
 
 
 @dataclass
 class Predictor:
-    models: ModelLookup
-    usage: UsageCounter
+    """Scores a request and meters it with two DynamoDB writes issued together (warm containers):
+    the key's day item (revocation, quota, the key's count) and the model record (its counters, on
+    the cached version). The key and model records are read once per container."""
+
+    keys: CachedKeys
+    meter: DayMeter
+    models: ModelCounter
     bundles: BundleCache
     rules: FreshnessRules
+    background: Executor
+    _records: _Lru[tuple[str, str], ModelRecord] = field(default_factory=lambda: _Lru(MODEL_CACHE_SIZE))
 
     def predict(
-        self, principal: ApiKeyPrincipal, model_name: str, request: PredictRequest, now: datetime
+        self, presented_key: str | None, model_name: str, request: PredictRequest, now: datetime
     ) -> PredictOutcome:
-        """Score ``request`` with the organization's model ``model_name``.
+        """Authenticate ``presented_key``, score ``request`` with the organization's model
+        ``model_name`` and count the call.
 
-        Raises ``NotFound`` for an unknown model or user (the user message names the user and how
-        many users the model knows), ``ValidationFailed`` for bad input, ``QuotaExceeded`` when the
-        key's daily quota is spent.
+        Raises ``Unauthorized`` for a missing, unknown or revoked key, ``NotFound`` for an unknown
+        model or user (the user message names the user and how many users the model knows),
+        ``ValidationFailed`` for bad input, ``QuotaExceeded`` when the key's daily quota is spent. A
+        refused call is counted nowhere.
         """
-        record = self.models.get(principal.org_id, model_name)
-        if record is None:
-            raise NotFound(
-                f"Model '{model_name}' was not found.", remedy="List your models with GET /client/models."
-            )
-        bundle = self.bundles.bundle_for(record)
-        user_id = request.input.user_id
-        if not bundle.has_user(user_id):
-            raise NotFound(
-                f"User '{user_id}' was not in the training dataset of model '{model_name}' "
-                f"({bundle.user_count} users available).",
-                field="input.user_id",
-                remedy="Use a user_id from the model's training users (GET /client/models).",
-            )
-        features = request.input.extra_features()
-        if record.type == "purchase" and not request.input.product_id:
-            raise ValidationFailed(
-                "input.product_id is required by purchase-likelihood models.",
-                field="input.product_id",
-                remedy="Send the product to score, or use a recommendation model for ranked products.",
-            )
-        usage = record_prediction_usage(principal, model_name, now, usage=self.usage)
-        predictions = self._score(bundle, record, request.input, features)
-        record_model_prediction(principal, model_name, now, models=self.models)
+        principal = verify_key(presented_key, self.keys)
+        record = self._record(principal.org_id, model_name)
+        predictions = self._score(record, request.input)
+        # The model's count goes out beside the key's: the request waits on one round trip.
+        model_write = self.background.submit(
+            self.models.count, principal.org_id, model_name, record.version, now
+        )
+        try:
+            usage = self._count_use(principal, model_name, now)
+        except ServiceError:
+            self._take_back(model_write, principal.org_id, model_name, record.version, now)
+            raise
+        newer = self._model_write_result(model_write, principal.org_id, model_name)
+        if newer is not None:
+            # The model was retrained since this container cached it: answer with the new version.
+            self._records.put((principal.org_id, model_name), newer)
+            record = newer
+            predictions = self._score(record, request.input)
+            if self.models.count(principal.org_id, model_name, record.version, now) is not None:
+                raise Conflict(
+                    f"Model '{model_name}' is being replaced by a new version right now.",
+                    remedy="Retry in a moment.",
+                )
         return PredictOutcome(
             response=PredictResponse(
                 predictions=[
@@ -177,14 +258,77 @@ class Predictor:
                 ),
             ),
             headers=usage.headers(),
+            principal=principal,
         )
 
-    def _score(
-        self, bundle: ScoringBundle, record: ModelRecord, given: PredictInput, features: dict[str, float]
-    ) -> list[Prediction]:
+    def _record(self, org_id: str, model_name: str) -> ModelRecord:
+        record = self._records.get((org_id, model_name))
+        if record is None:
+            record = self.models.get(org_id, model_name)
+            if record is None:
+                raise _model_not_found(model_name)
+            self._records.put((org_id, model_name), record)
+        return record
+
+    def _count_use(self, principal: ApiKeyPrincipal, model_name: str, now: datetime) -> UsageOutcome:
+        day = utc_day(now)
+        counted = self.meter.count(principal, model_name, day, now)
+        if counted.unseeded:
+            # The key's first prediction of the day: read the key again, seed the day with it.
+            fresh = self.keys.fresh(principal.key_id)
+            if fresh is None or fresh.revoked_at is not None:
+                raise _revoked()
+            counted = self.meter.seed_and_count(principal, model_name, day, now)
+        if counted.revoked:
+            self.keys.seen_revoked(principal.key_id, now)
+            raise _revoked()
+        if counted.counted is None:
+            assert principal.daily_quota is not None  # only a limited count can be refused
+            raise quota_exceeded(principal, now)
+        quota = principal.daily_quota
+        return UsageOutcome(
+            predictions_today=counted.counted,
+            remaining=None if quota is None else max(quota - counted.counted, 0),
+            resets_at=next_reset(now),
+        )
+
+    def _model_write_result(
+        self, write: Future[ModelRecord | None], org_id: str, model_name: str
+    ) -> ModelRecord | None:
+        try:
+            return write.result()
+        except LookupError:
+            self._records.pop((org_id, model_name))
+            raise _model_not_found(model_name) from None
+
+    def _take_back(
+        self, write: Future[ModelRecord | None], org_id: str, model_name: str, version: str, now: datetime
+    ) -> None:
+        """Undo the model count of a call the key's write refused (only if it was made)."""
+        try:
+            counted = write.result() is None
+        except LookupError:
+            return
+        if counted:
+            self.models.count(org_id, model_name, version, now, add=-1)
+
+    def _score(self, record: ModelRecord, given: PredictInput) -> list[Prediction]:
+        """The answer for ``given``; ``NotFound`` for a user the model was not trained on and
+        ``ValidationFailed`` for bad extra features, both before anything is counted."""
+        bundle = self.bundles.bundle_for(record)
+        if not bundle.has_user(given.user_id):
+            raise NotFound(
+                f"User '{given.user_id}' was not in the training dataset of model '{record.name}' "
+                f"({bundle.user_count} users available).",
+                field="input.user_id",
+                remedy="Use a user_id from the model's training users (GET /client/models).",
+            )
+        features = given.extra_features()
         if record.type == "purchase":
-            assert given.product_id is not None
-            return [bundle.predict_purchase(given.user_id, given.product_id, features)]
+            if given.product_id:
+                return [bundle.predict_purchase(given.user_id, given.product_id, features)]
+            # No product: the user's most likely purchases (docs/service-contract.md §2.2).
+            return bundle.predict_top_products(given.user_id, RECOMMENDATIONS, features)
         # Recommendation models rank items themselves and ignore product_id (docs/service-contract.md §2.2).
         return bundle.predict_recommendations(given.user_id, RECOMMENDATIONS)
 
@@ -194,3 +338,13 @@ class Predictor:
         return FreshnessView(
             is_stale=status.is_stale, recommended_retrain=status.recommended_retrain or drifted
         )
+
+
+def _model_not_found(model_name: str) -> NotFound:
+    return NotFound(
+        f"Model '{model_name}' was not found.", remedy="List your models with GET /client/models."
+    )
+
+
+def _revoked() -> Unauthorized:
+    return Unauthorized(REVOKED_KEY_MESSAGE, remedy="Use an active key, or create a new one.")

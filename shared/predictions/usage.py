@@ -87,18 +87,24 @@ def record_prediction_usage(
     resets_at = next_reset(now)
     count = usage.add_prediction(principal, model_name, utc_day(now), now, limit=quota)
     if count is None:
-        assert quota is not None  # only a limited count can be refused
-        raise QuotaExceeded(
-            f"The daily quota of {quota} predictions for API key {principal.prefix} is spent; "
-            f"it resets at {iso(resets_at)} (midnight UTC).",
-            remedy=(
-                "Retry after the reset, or ask an administrator of your organization to create a key "
-                "with a higher daily quota in the dashboard."
-            ),
-            details={"daily_quota": quota, "resets_at": iso(resets_at)},
-        )
+        raise quota_exceeded(principal, now)
     remaining = None if quota is None else max(quota - count, 0)
     return UsageOutcome(predictions_today=count, remaining=remaining, resets_at=resets_at)
+
+
+def quota_exceeded(principal: ApiKeyPrincipal, now: datetime) -> QuotaExceeded:
+    """The 429 for a key whose daily quota is spent: the quota, when it resets, what to do."""
+    quota = principal.daily_quota
+    resets_at = next_reset(now)
+    return QuotaExceeded(
+        f"The daily quota of {quota} predictions for API key {principal.prefix} is spent; "
+        f"it resets at {iso(resets_at)} (midnight UTC).",
+        remedy=(
+            "Retry after the reset, or ask an administrator of your organization to create a key "
+            "with a higher daily quota in the dashboard."
+        ),
+        details={"daily_quota": quota, "resets_at": iso(resets_at)},
+    )
 
 
 def record_model_prediction(

@@ -19,3 +19,13 @@ class KeyUsageDay:
     predictions: int
     by_model: dict[str, int] = field(default_factory=dict)
     last_used_at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class DayCount:
+    """What counting one prediction on the key's day item decided."""
+
+    counted: int | None  # the key's predictions that day, this one included; None when refused
+    revoked: bool = False  # refused: the key was revoked
+    over_quota: bool = False  # refused: the day's quota is spent
+    unseeded: bool = False  # refused: the day's item has not been seeded from the key record yet

@@ -67,6 +67,11 @@ class DynamoApiKeyStore:
         return _to_key(result["Attributes"])
 
 
+def api_key_from_item(item: dict[str, Any]) -> StoredApiKey:
+    """The record of a stored key item (numbers as Decimal or int)."""
+    return _to_key(item)
+
+
 def _to_key(item: dict[str, Any]) -> StoredApiKey:
     created = parse_time(item["created_at"])
     assert created is not None

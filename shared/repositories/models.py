@@ -109,6 +109,11 @@ class DynamoModelStore:
             ) from None
 
 
+def model_record_from_item(item: dict[str, Any]) -> ModelRecord:
+    """The record of a stored model item (numbers already plain, key attributes ignored)."""
+    return _to_record(item)
+
+
 def _to_record(item: dict[str, Any]) -> ModelRecord:
     data = from_item({k: v for k, v in item.items() if k not in {"pk", "sk"}})
     return ModelRecord.model_validate(data)

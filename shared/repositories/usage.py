@@ -80,7 +80,13 @@ class DynamoUsageStore:
         (first and last day, both inclusive)."""
         days = Key("sk").between(_sk(period[0]), _sk(period[1])) if period else Key("sk").begins_with("DAY#")
         items = query_all(self._table, KeyConditionExpression=Key("pk").eq(_pk(org_id, key_id)) & days)
-        return [_to_day(i) for i in items]
+        # A day the key was revoked on before any use has an item and no predictions: not a day of use.
+        return [_to_day(i) for i in items if "predictions" in i]
+
+
+def usage_day_key(org_id: str, key_id: str, day: date) -> tuple[str, str]:
+    """The (pk, sk) of a key's item for one UTC day."""
+    return _pk(org_id, key_id), _sk(day)
 
 
 def _pk(org_id: str, key_id: str) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 import httpx
 
 from local.seed import PURCHASE_MODEL, RECOMMENDATION_MODEL, DemoCredentials
+from local.stack import LocalStack
 from shared import wiring
 
 
@@ -40,6 +41,31 @@ def test_recommendations_are_ranked_and_ignore_product_id(api: httpx.Client, dem
     scores = [p["score"] for p in body["predictions"]]
     assert len(scores) == 10
     assert scores == sorted(scores, reverse=True)
+
+
+def test_a_warm_prediction_makes_two_aws_calls_through_the_local_stack(
+    stack: LocalStack, api: httpx.Client, demo: DemoCredentials
+) -> None:
+    # Given a warm predict function
+    payload = {"input": {"user_id": demo.sample_user_id, "product_id": demo.sample_product_id}}
+    assert predict(api, demo.api_key, PURCHASE_MODEL, payload).status_code == 200
+    stack.clear_aws_calls()
+    # When
+    response = predict(api, demo.api_key, PURCHASE_MODEL, payload)
+    # Then: the key's day item and the model's counters, nothing else
+    assert response.status_code == 200
+    assert sorted(stack.aws_calls()) == ["dynamodb:UpdateItem", "dynamodb:UpdateItem"]
+
+
+def test_a_purchase_model_without_a_product_answers_the_users_top_products(
+    api: httpx.Client, demo: DemoCredentials
+) -> None:
+    response = predict(api, demo.api_key, PURCHASE_MODEL, {"input": {"user_id": demo.sample_user_id}})
+    assert response.status_code == 200, response.text
+    predictions = response.json()["predictions"]
+    assert len(predictions) == 10
+    assert [p["score"] for p in predictions] == sorted((p["score"] for p in predictions), reverse=True)
+    assert all(p["reason"] for p in predictions)
 
 
 def test_the_bearer_form_of_the_key_works(api: httpx.Client, demo: DemoCredentials) -> None:

@@ -4,7 +4,7 @@ revoked only by its own organization."""
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 from pydantic import ValidationError
@@ -44,6 +44,24 @@ class MemoryKeys:
             return None
         self.keys[key_id] = replace(key, revoked_at=key.revoked_at or now)
         return self.keys[key_id]
+
+
+class MemoryRevocations:
+    def __init__(self) -> None:
+        self.marked: list[tuple[str, date]] = []
+
+    def mark_revoked(self, key: StoredApiKey, days: list[date], revoked_at: datetime) -> None:
+        self.marked.extend((key.key_id, day) for day in days)
+
+
+def test_revoking_marks_the_keys_usage_days_of_today_and_tomorrow() -> None:
+    # Given
+    key = issue_key("org-1", "backend", NOW).stored
+    marker = MemoryRevocations()
+    # When
+    revoke_api_key("org-1", key.key_id, NOW, keys=MemoryKeys(key), days=marker)
+    # Then: a prediction checks these items on the write that counts it
+    assert marker.marked == [(key.key_id, date(2026, 11, 20)), (key.key_id, date(2026, 11, 21))]
 
 
 def test_a_created_key_is_returned_once_and_stored_only_as_its_hash() -> None:
@@ -129,9 +147,9 @@ def test_revoking_twice_keeps_the_first_revocation_time() -> None:
     # Given
     key = issue_key("org-1", "backend", NOW).stored
     keys = MemoryKeys(key)
-    first = revoke_api_key("org-1", key.key_id, NOW, keys=keys)
+    first = revoke_api_key("org-1", key.key_id, NOW, keys=keys, days=MemoryRevocations())
     # When
-    again = revoke_api_key("org-1", key.key_id, NOW + timedelta(hours=1), keys=keys)
+    again = revoke_api_key("org-1", key.key_id, NOW + timedelta(hours=1), keys=keys, days=MemoryRevocations())
     # Then
     assert first.revoked_at == again.revoked_at == NOW
 
@@ -142,6 +160,6 @@ def test_another_organizations_key_is_not_found_and_stays_active() -> None:
     keys = MemoryKeys(key)
     # When
     with pytest.raises(NotFound, match="not found"):
-        revoke_api_key("org-1", key.key_id, NOW, keys=keys)
+        revoke_api_key("org-1", key.key_id, NOW, keys=keys, days=MemoryRevocations())
     # Then
     assert keys.keys[key.key_id].revoked_at is None

@@ -1,0 +1,288 @@
+"""The predict path against DynamoDB semantics (moto): a warm prediction makes two AWS calls, a
+revoked key is refused at once whatever a container cached, the quota holds, a refused call is
+counted nowhere, and a retrained model is picked up on the next call."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared.auth.api_keys import NewApiKey, issue_key
+from shared.errors import NotFound, QuotaExceeded, Unauthorized
+from shared.ml.freshness import FreshnessRules
+from shared.ml.scoring import load_bundle
+from shared.ml.training import TrainedModel, train_model
+from shared.predictions.key_management import revoke_api_key
+from shared.predictions.predict import BundleCache, CachedKeys, Predictor, PredictRequest
+from shared.predictions.registry import register_trained_model
+from shared.repositories.api_keys import DynamoApiKeyStore
+from shared.repositories.models import DynamoModelStore
+from shared.repositories.prediction_path import DynamoKeyDayMeter, DynamoKeyReader, DynamoModelCounter
+from shared.repositories.usage import DynamoUsageStore
+from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+
+ORG = "org-1"
+NOW = datetime(2026, 11, 20, 15, 30, tzinfo=UTC)
+TRAINED_AT = datetime(2026, 11, 19, tzinfo=UTC)
+
+
+@pytest.fixture(scope="module")
+def shop() -> SyntheticShop:
+    return generate_shop(SyntheticConfig(n_users=200, n_products=30, seed=3))
+
+
+@pytest.fixture(scope="module")
+def trained(shop: SyntheticShop) -> TrainedModel:
+    return train_model(shop.data, name="buyers", model_type="purchase", now=TRAINED_AT)
+
+
+class MemoryBlobs:
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+        self.reads = 0
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        self.objects[key] = data
+
+    def get(self, key: str) -> bytes:
+        self.reads += 1
+        return self.objects[key]
+
+
+@dataclass
+class Stack:
+    client: DynamoDBClient
+    keys: DynamoApiKeyStore
+    models: DynamoModelStore
+    usage: DynamoUsageStore
+    meter: DynamoKeyDayMeter
+    blobs: MemoryBlobs
+    calls: list[str]
+
+    def predictor(self) -> Predictor:
+        """A fresh container's predictor (empty caches)."""
+        return Predictor(
+            keys=CachedKeys(DynamoKeyReader(self.client, "main")),
+            meter=self.meter,
+            models=DynamoModelCounter(self.client, "main"),
+            bundles=BundleCache(self.blobs),
+            rules=FreshnessRules(),
+            background=ThreadPoolExecutor(max_workers=2),
+        )
+
+
+def _table(dynamodb: Any, name: str) -> Any:
+    return dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+            {"AttributeName": "gsi1pk", "AttributeType": "S"},
+            {"AttributeName": "gsi1sk", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "gsi1",
+                "KeySchema": [
+                    {"AttributeName": "gsi1pk", "KeyType": "HASH"},
+                    {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+@pytest.fixture
+def stack(monkeypatch: pytest.MonkeyPatch, trained: TrainedModel) -> Iterator[Stack]:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        dynamodb = boto3.resource("dynamodb", region_name="eu-west-1")
+        main, usage = _table(dynamodb, "main"), _table(dynamodb, "usage")
+        client = boto3.client("dynamodb", region_name="eu-west-1")
+        calls: list[str] = []
+        client.meta.events.register("before-call.dynamodb", lambda model, **_: calls.append(model.name))
+        blobs = MemoryBlobs()
+        models = DynamoModelStore(main)
+        register_trained_model(ORG, trained, artifacts=blobs, models=models)
+        yield Stack(
+            client=client,
+            keys=DynamoApiKeyStore(main),
+            models=models,
+            usage=DynamoUsageStore(usage),
+            meter=DynamoKeyDayMeter(client, "usage"),
+            blobs=blobs,
+            calls=calls,
+        )
+
+
+def new_key(stack: Stack, daily_quota: int | None = None) -> NewApiKey:
+    key = issue_key(ORG, "shop backend", NOW - timedelta(days=1), daily_quota=daily_quota)
+    stack.keys.put(key.stored)
+    return key
+
+
+def request(trained: TrainedModel, product: bool = True) -> PredictRequest:
+    user = trained.training_user_ids[0]
+    payload: dict[str, Any] = {"user_id": user}
+    if product:
+        payload["product_id"] = "p00001"
+    return PredictRequest.model_validate({"input": payload})
+
+
+def test_a_warm_prediction_makes_two_aws_calls_both_writes(stack: Stack, trained: TrainedModel) -> None:
+    # Given a container that has answered once
+    key = new_key(stack)
+    predictor = stack.predictor()
+    predictor.predict(key.key, "buyers", request(trained), NOW)
+    stack.calls.clear()
+    # When
+    outcome = predictor.predict(key.key, "buyers", request(trained), NOW)
+    # Then
+    assert sorted(stack.calls) == ["UpdateItem", "UpdateItem"]
+    assert outcome.principal.prefix == key.stored.prefix
+    assert stack.blobs.reads == 1
+
+
+def test_every_call_is_counted_on_the_key_day_and_the_model(stack: Stack, trained: TrainedModel) -> None:
+    # Given
+    key = new_key(stack)
+    predictor = stack.predictor()
+    # When
+    for _ in range(3):
+        predictor.predict(key.key, "buyers", request(trained), NOW)
+    # Then
+    [day] = stack.usage.days_for_key(ORG, key.stored.key_id)
+    assert (day.day, day.predictions, day.by_model) == (date(2026, 11, 20), 3, {"buyers": 3})
+    record = stack.models.get(ORG, "buyers")
+    assert record is not None
+    assert record.usageStats.total_predictions == 3
+    assert record.last_prediction_date == NOW
+
+
+def test_a_revoked_key_is_refused_at_once_by_a_container_that_cached_it(
+    stack: Stack, trained: TrainedModel
+) -> None:
+    # Given a warm container that has the key cached as active
+    key = new_key(stack)
+    predictor = stack.predictor()
+    predictor.predict(key.key, "buyers", request(trained), NOW)
+    # When the key is revoked from the dashboard
+    revoke_api_key(ORG, key.stored.key_id, NOW, keys=stack.keys, days=stack.meter)
+    # Then the next prediction is refused, and counted nowhere
+    with pytest.raises(Unauthorized, match="revoked"):
+        predictor.predict(key.key, "buyers", request(trained), NOW + timedelta(seconds=1))
+    [day] = stack.usage.days_for_key(ORG, key.stored.key_id)
+    assert day.predictions == 1
+    record = stack.models.get(ORG, "buyers")
+    assert record is not None
+    assert record.usageStats.total_predictions == 1
+
+
+def test_a_key_revoked_on_an_earlier_day_is_refused_on_its_next_day(
+    stack: Stack, trained: TrainedModel
+) -> None:
+    # Given a key revoked two days ago, still cached as active by this container
+    key = new_key(stack)
+    predictor = stack.predictor()
+    predictor.predict(key.key, "buyers", request(trained), NOW - timedelta(days=2))
+    revoke_api_key(ORG, key.stored.key_id, NOW - timedelta(days=2), keys=stack.keys, days=stack.meter)
+    # When / Then: today's item does not exist; seeding it reads the key and finds it revoked
+    with pytest.raises(Unauthorized, match="revoked"):
+        predictor.predict(key.key, "buyers", request(trained), NOW)
+
+
+def test_a_wrong_secret_for_a_known_key_id_is_refused(stack: Stack, trained: TrainedModel) -> None:
+    key = new_key(stack)
+    forged = key.key[: key.key.rindex("_") + 1] + "not-the-secret"
+    with pytest.raises(Unauthorized, match="not recognised"):
+        stack.predictor().predict(forged, "buyers", request(trained), NOW)
+
+
+def test_the_quota_refuses_the_call_after_it_and_the_model_count_is_taken_back(
+    stack: Stack, trained: TrainedModel
+) -> None:
+    # Given a key allowed two predictions a day
+    key = new_key(stack, daily_quota=2)
+    predictor = stack.predictor()
+    first = predictor.predict(key.key, "buyers", request(trained), NOW)
+    second = predictor.predict(key.key, "buyers", request(trained), NOW)
+    # When
+    with pytest.raises(QuotaExceeded, match="daily quota of 2"):
+        predictor.predict(key.key, "buyers", request(trained), NOW)
+    # Then
+    assert (first.headers, second.headers) == (
+        {"X-Service-Usage-Remaining": "1"},
+        {"X-Service-Usage-Remaining": "0"},
+    )
+    record = stack.models.get(ORG, "buyers")
+    assert record is not None
+    assert record.usageStats.total_predictions == 2
+    # And the next UTC day starts again
+    assert predictor.predict(key.key, "buyers", request(trained), NOW + timedelta(days=1)).headers == {
+        "X-Service-Usage-Remaining": "1"
+    }
+
+
+def test_a_retrained_model_answers_from_the_next_call(
+    stack: Stack, trained: TrainedModel, shop: SyntheticShop
+) -> None:
+    # Given a container that cached version 1
+    key = new_key(stack)
+    predictor = stack.predictor()
+    predictor.predict(key.key, "buyers", request(trained), NOW)
+    # When the model is retrained
+    retrained = train_model(
+        shop.data, name="buyers", model_type="purchase", now=TRAINED_AT + timedelta(hours=1)
+    )
+    register_trained_model(ORG, retrained, artifacts=stack.blobs, models=stack.models)
+    assert retrained.version != trained.version
+    outcome = predictor.predict(key.key, "buyers", request(trained), NOW)
+    # Then the answer comes from the new version and both calls are counted on the model
+    assert outcome.response.predictions[0].score == pytest.approx(
+        load_bundle(retrained.artifacts["bundle"].data).score_purchase(trained.training_user_ids[0], "p00001")
+    )
+    record = stack.models.get(ORG, "buyers")
+    assert record is not None
+    assert (record.version, record.usageStats.total_predictions) == (retrained.version, 2)
+
+
+def test_an_unknown_user_is_not_counted(stack: Stack, trained: TrainedModel) -> None:
+    key = new_key(stack)
+    unknown = PredictRequest.model_validate({"input": {"user_id": "nobody", "product_id": "p00001"}})
+    with pytest.raises(NotFound, match="nobody"):
+        stack.predictor().predict(key.key, "buyers", unknown, NOW)
+    assert stack.usage.days_for_key(ORG, key.stored.key_id) == []
+
+
+def test_a_purchase_model_without_a_product_answers_the_users_likeliest_products(
+    stack: Stack, trained: TrainedModel
+) -> None:
+    # When
+    outcome = stack.predictor().predict(new_key(stack).key, "buyers", request(trained, product=False), NOW)
+    # Then
+    predictions = outcome.response.predictions
+    assert len(predictions) == 10
+    assert [p.score for p in predictions] == sorted((p.score for p in predictions), reverse=True)
+    assert len({p.product_id for p in predictions}) == 10
+    assert all(p.reason for p in predictions)
+    best = predictions[0]
+    assert best.score == pytest.approx(
+        load_bundle(trained.artifacts["bundle"].data).score_purchase(
+            trained.training_user_ids[0], best.product_id
+        )
+    )
