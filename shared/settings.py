@@ -50,6 +50,9 @@ class Settings(BaseSettings):
     jwks_url: str | None = None
     jwks_cache_seconds: int = 3600
 
+    # Data source: the largest file a sync reads (bytes); a sync holds the files in memory.
+    data_source_max_file_bytes: int = 1_073_741_824
+
     # Advertising platform (Graph API)
     platform_graph_url: str = "https://graph.facebook.com"
     platform_dialog_url: str = "https://www.facebook.com"
@@ -93,3 +96,12 @@ class ActivationSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
     activation_state_machine_arn: Name
+
+
+class DataSourceSettings(BaseSettings):
+    """What only the function that starts syncs reads (not a global, for the reason
+    ``ActivationSettings`` gives: the data source state machine's tasks are functions)."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    data_source_state_machine_arn: Name

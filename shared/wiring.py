@@ -23,7 +23,7 @@ from shared.repositories.api_keys import DynamoApiKeyStore
 from shared.repositories.models import DynamoModelStore
 from shared.repositories.organizations import DynamoOrganizationStore
 from shared.repositories.usage import DynamoUsageStore
-from shared.settings import ActivationSettings, Settings
+from shared.settings import ActivationSettings, DataSourceSettings, Settings
 
 # The platform side (httpx, cryptography, pyjwt, the Graph client) and the idempotency utility are
 # imported inside their factories, so functions that never use them (predict, models) do not pay
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from shared.audiences.service import AudienceService
     from shared.auth.jwt import JwtVerifier
     from shared.connections.lifecycle import ConnectionService
+    from shared.datasources.service import DataSourceService
     from shared.platform.client import GraphClient
     from shared.predictions.predict import Predictor
     from shared.publishing.checkout import CheckoutLinks
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
     from shared.repositories.audiences import DynamoAudienceStore
     from shared.repositories.blobs import S3BlobStore
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
+    from shared.repositories.datasources import DynamoDatasetStore
     from shared.repositories.envelope import EnvelopeCipher
     from shared.repositories.prediction_path import DynamoKeyDayMeter
     from shared.repositories.secrets import PlatformSecrets, PlatformSecretsSource
@@ -91,6 +93,12 @@ def settings() -> Settings:
 def activation_settings() -> ActivationSettings:
     """The settings only the function that starts activations has."""
     return ActivationSettings()
+
+
+@collaborator
+def data_source_settings() -> DataSourceSettings:
+    """The settings only the function that starts data source syncs has."""
+    return DataSourceSettings()
 
 
 @collaborator
@@ -375,3 +383,29 @@ def activation_starter() -> StepFunctionsStarter:
     from shared.repositories.activations import StepFunctionsStarter
 
     return StepFunctionsStarter(stepfunctions_client(), activation_settings().activation_state_machine_arn)
+
+
+@collaborator
+def dataset_store() -> DynamoDatasetStore:
+    from shared.repositories.datasources import DynamoDatasetStore
+
+    return DynamoDatasetStore(table(settings().main_table), dynamodb_client())
+
+
+def data_source_service() -> DataSourceService:
+    from shared.clock import utc_now
+    from shared.datasources.service import DataSourceService
+
+    return DataSourceService(
+        datasets=dataset_store(),
+        blobs=data_blobs(),
+        clock=utc_now,
+        max_file_bytes=settings().data_source_max_file_bytes,
+    )
+
+
+def sync_starter() -> StepFunctionsStarter:
+    """Starts the data source state machine: validate and store a sync, then train both models."""
+    from shared.repositories.activations import StepFunctionsStarter
+
+    return StepFunctionsStarter(stepfunctions_client(), data_source_settings().data_source_state_machine_arn)

@@ -31,6 +31,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         data=wiring.data_blobs(),
         artifacts=wiring.artifact_blobs(),
         models=wiring.model_store(),
+        progress=wiring.dataset_store(),
     )
     return record.model_dump(
         mode="json", include={"name", "type", "version", "metrics", "training_user_count"}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -132,13 +132,31 @@ def _load_rows[R: _Record](
     else:
         path = Path(source)
         data, name = path.read_bytes(), file_name or path.name
+    records, errors = _parse_rows(data, name, model, file_format, strict=False)
+    if errors:
+        raise _validation_failed(name, errors)
+    return records
+
+
+def _parse_rows[R: _Record](
+    data: bytes, name: str, model: type[R], file_format: FileFormat | None, *, strict: bool
+) -> tuple[list[tuple[int, R]], list[dict[str, Any]]]:
+    """The good ``(row, record)`` pairs of one file and an error per bad row.
+
+    ``strict`` (sync) also refuses the whole file, with a ``ValidationFailed`` naming the header, for
+    an unknown column, a missing required column or no records at all: those are not row problems a
+    merchant could accept.
+    """
     text = _decode(data, name)
     fmt = file_format or _detect_format(name, text)
     records: list[tuple[int, R]] = []
     errors: list[dict[str, Any]] = []
     seen_keys: set[str] = set()
     key_field = _KEY_FIELD.get(model, "")
-    rows = _csv_rows(text, name, model, errors) if fmt == "csv" else _jsonl_rows(text, name, errors)
+    if fmt == "csv":
+        rows = _csv_rows(text, name, model, errors, strict=strict)
+    else:
+        rows = _jsonl_rows(text, name, errors, model if strict else None)
     for row, raw in rows:
         try:
             record = model.model_validate(raw)
@@ -151,9 +169,9 @@ def _load_rows[R: _Record](
             continue
         seen_keys.add(key)
         records.append((row, record))
-    if errors:
-        raise _validation_failed(name, errors)
-    return records
+    if strict and not records and not errors:
+        raise _file_problem(name, "file", "has no records", "Export the file again with its rows.")
+    return records, errors
 
 
 def load_shop_data(
@@ -181,6 +199,68 @@ def load_shop_data(
     )
     _check_references(order_rows, customer_records, product_records, _name(orders, "orders"))
     return ShopData(customers=customer_records, products=product_records, orders=order_records)
+
+
+@dataclass(frozen=True)
+class ShopValidation:
+    """A sync's verdict on a shop's three files: the good records, and every rejected row as
+    ``{"file", "row", "field", "reason"}`` (never the value)."""
+
+    data: ShopData
+    rejected: list[dict[str, Any]]
+    rows_read: dict[str, int]
+
+
+def validate_shop_files(
+    *, customers: bytes, products: bytes, orders: bytes, names: Mapping[str, str], now: datetime
+) -> ShopValidation:
+    """Validate all three files of a shop, keeping the good rows and naming each bad one.
+
+    ``names`` maps ``customers``/``products``/``orders`` to file names (their suffix tells CSV from
+    JSON Lines). A problem of a whole file (not UTF-8, empty, a missing or unknown column) raises
+    ``ValidationFailed`` naming the file and header. Rows are rejected for invalid values, a
+    duplicate ``user_id``/``product_id``, an order time after ``now``, or an order for a customer or
+    product that is not (validly) in its file.
+    """
+    customer_rows, customer_errors = _parse_rows(
+        customers, names["customers"], CustomerRecord, None, strict=True
+    )
+    product_rows, product_errors = _parse_rows(products, names["products"], ProductRecord, None, strict=True)
+    order_rows, order_errors = _parse_rows(orders, names["orders"], OrderRecord, None, strict=True)
+    rows_read = {
+        kind: len(rows) + len({e["row"] for e in errors})
+        for kind, rows, errors in (
+            ("customers", customer_rows, customer_errors),
+            ("products", product_rows, product_errors),
+            ("orders", order_rows, order_errors),
+        )
+    }
+    users = {record.user_id for _, record in customer_rows}
+    items = {record.product_id for _, record in product_rows}
+    good_orders: list[OrderRecord] = []
+    for row, order in order_rows:
+        problems = []
+        if order.timestamp > now:
+            problems.append(("timestamp", "is in the future"))
+        if order.user_id not in users:
+            problems.append(("user_id", "user is not in the customers file (or its row was rejected)"))
+        if order.product_id not in items:
+            problems.append(("product_id", "product is not in the products file (or its row was rejected)"))
+        order_errors.extend(_error(names["orders"], row, field, reason) for field, reason in problems)
+        if not problems:
+            good_orders.append(order)
+    rejected = sorted(
+        customer_errors + product_errors + order_errors, key=lambda e: (e["file"], e["row"], e["field"])
+    )
+    return ShopValidation(
+        data=ShopData(
+            customers=[record for _, record in customer_rows],
+            products=[record for _, record in product_rows],
+            orders=good_orders,
+        ),
+        rejected=rejected,
+        rows_read=rows_read,
+    )
 
 
 def dump_records(
@@ -224,7 +304,7 @@ def _detect_format(name: str, text: str) -> FileFormat:
 
 
 def _csv_rows(
-    text: str, name: str, model: type[_Record], errors: list[dict[str, Any]]
+    text: str, name: str, model: type[_Record], errors: list[dict[str, Any]], *, strict: bool = False
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     reader = csv.DictReader(io.StringIO(text))
     header = {h.strip() for h in reader.fieldnames or []}
@@ -233,6 +313,8 @@ def _csv_rows(
         for field_name, info in model.model_fields.items()
         if info.is_required() and not _column_present(field_name, info.validation_alias, header)
     ]
+    if strict:
+        _check_header(name, model, header, missing)
     for column in missing:
         errors.append(_error(name, 1, column, "required column is missing from the header"))
     if missing:
@@ -247,7 +329,10 @@ def _column_present(field_name: str, alias: object, header: set[str]) -> bool:
     return field_name in header or any(choice in header for choice in choices)
 
 
-def _jsonl_rows(text: str, name: str, errors: list[dict[str, Any]]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _jsonl_rows(
+    text: str, name: str, errors: list[dict[str, Any]], strict_model: type[_Record] | None = None
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    known = columns_of(strict_model) if strict_model is not None else None
     for row, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
@@ -259,7 +344,56 @@ def _jsonl_rows(text: str, name: str, errors: list[dict[str, Any]]) -> Iterator[
         if not isinstance(raw, dict):
             errors.append(_error(name, row, "line", "each line must be a JSON object"))
             continue
+        if known is not None and not known.issuperset(raw):
+            errors.extend(
+                _error(name, row, key, f"unknown column; the columns are {', '.join(sorted(known))}")
+                for key in sorted(set(raw) - known)
+            )
+            continue
         yield row, raw
+
+
+def columns_of(model: type[_Record]) -> set[str]:
+    """Every column name a record type accepts (field names and their aliases)."""
+    names: set[str] = set()
+    for field_name, info in model.model_fields.items():
+        alias = info.validation_alias
+        names.add(field_name)
+        names.update(str(c) for c in (alias.choices if isinstance(alias, AliasChoices) else []))
+    return names
+
+
+def _check_header(name: str, model: type[_Record], header: set[str], missing: list[str]) -> None:
+    """Refuse a CSV whose header lacks a required column or has one the file type does not define."""
+    if not header:
+        raise _file_problem(
+            name, "file", "is empty (no header row)", "Export the file again with its header."
+        )
+    if missing:
+        raise _file_problem(
+            name,
+            missing[0],
+            f"has no {', '.join(missing)} column in its header row",
+            f"Add the {', '.join(missing)} column (see the README's data source section).",
+        )
+    unknown = sorted(header - columns_of(model))
+    if unknown:
+        raise _file_problem(
+            name,
+            unknown[0],
+            f"has unknown column(s) {', '.join(unknown)} in its header row",
+            f"Rename or remove them; the columns are {', '.join(sorted(columns_of(model)))}.",
+        )
+
+
+def _file_problem(name: str, field: str, reason: str, remedy: str) -> ValidationFailed:
+    """A problem of the whole file (no row to accept or drop): nothing of the upload is loaded."""
+    return ValidationFailed(
+        f"{name} {reason}.",
+        field=field,
+        remedy=remedy,
+        details={"file": name, "errors": [_error(name, 1 if field != "file" else 0, field, reason)]},
+    )
 
 
 def _describe(exc: ValidationError, name: str, row: int, raw: dict[str, Any]) -> list[dict[str, Any]]:

@@ -31,7 +31,12 @@ class _OrgPrefixed:
 
 
 def register_trained_model(
-    org_id: str, model: TrainedModel, *, artifacts: ArtifactBlobs, models: ModelRecords
+    org_id: str,
+    model: TrainedModel,
+    *,
+    artifacts: ArtifactBlobs,
+    models: ModelRecords,
+    dataset_version: str | None = None,
 ) -> ModelRecord:
     """Store ``model``'s artifacts and training users, then (last) its record, so a model becomes
     visible only once everything it needs is in place. Returns the record."""
@@ -58,6 +63,7 @@ def register_trained_model(
         pipeline_sha256=pipeline.sha256 if pipeline else None,
         users_key=users_key,
         metadata_key=prefix + keys["metadata"],
+        dataset_version=dataset_version,
     )
     models.put(record)
     return record

@@ -11,12 +11,14 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from shared.errors import NotFound, PreconditionFailed
+from shared.clock import Clock, utc_now
+from shared.errors import NotFound, PreconditionFailed, ServiceError
 from shared.ml.datasets import ShopData, load_shop_data
 from shared.ml.drift import DriftReference, measure_drift
 from shared.ml.training import TrainingConfig, train_model
 from shared.observability import logger
 from shared.predictions.registry import ArtifactBlobs, ModelRecords, register_trained_model
+from shared.records.datasources import ModelTraining, TrainingState
 from shared.records.models import ModelRecord
 
 _MODEL_NAME = r"^[A-Za-z0-9_.-]+$"
@@ -33,6 +35,9 @@ class TrainingRequest(BaseModel):
     orders_key: str
     customers_key: str | None = None
     products_key: str | None = None
+    dataset_version: str | None = Field(
+        default=None, description="The synced dataset version the files are; progress is recorded on it."
+    )
 
 
 class DriftCheckRequest(BaseModel):
@@ -85,20 +90,59 @@ class DriftRecords(Protocol):
     ) -> None: ...
 
 
+class TrainingProgress(Protocol):
+    """Where a dataset version's training states are kept (``shared.repositories.datasources``)."""
+
+    def record_training(
+        self, org_id: str, version: str, model_type: str, training: ModelTraining
+    ) -> None: ...
+
+
 def run_training(
-    request: TrainingRequest, *, data: DataBlobs, artifacts: ArtifactBlobs, models: ModelRecords
+    request: TrainingRequest,
+    *,
+    data: DataBlobs,
+    artifacts: ArtifactBlobs,
+    models: ModelRecords,
+    progress: TrainingProgress | None = None,
+    clock: Clock = utc_now,
 ) -> ModelRecord:
     """Download the files (validated whole: one bad row rejects the file, naming file, row and field),
-    train with a time split, store artifacts with checksums and register the model."""
-    shop = _load_upload(data, request.orders_key, request.customers_key, request.products_key)
-    model = train_model(
-        shop,
-        name=request.name,
-        model_type=request.type,
-        config=TrainingConfig(algorithm=request.algorithm),
-        progress=lambda stage: logger.info("training", extra={"stage": stage, "model": request.name}),
-    )
-    record = register_trained_model(request.org_id, model, artifacts=artifacts, models=models)
+    train with a time split, store artifacts with checksums and register the model.
+
+    With a ``dataset_version`` each stage, the outcome and any failure are recorded on that version
+    through ``progress`` (the data source's GET shows them); a failure is re-raised after recording.
+    """
+
+    def report(state: TrainingState, **fields: str | None) -> None:
+        if progress is not None and request.dataset_version is not None:
+            training = ModelTraining(model_name=request.name, state=state, updated_at=clock(), **fields)
+            progress.record_training(request.org_id, request.dataset_version, request.type, training)
+
+    def stage(name: str) -> None:
+        logger.info("training", extra={"stage": name, "model": request.name})
+        report("running", stage=name)
+
+    try:
+        stage("loading data")
+        shop = _load_upload(data, request.orders_key, request.customers_key, request.products_key)
+        model = train_model(
+            shop,
+            name=request.name,
+            model_type=request.type,
+            config=TrainingConfig(algorithm=request.algorithm),
+            progress=stage,
+        )
+        stage("registering")
+        record = register_trained_model(
+            request.org_id, model, artifacts=artifacts, models=models, dataset_version=request.dataset_version
+        )
+    except Exception as exc:
+        report(
+            "failed", error=exc.message if isinstance(exc, ServiceError) else "training failed unexpectedly"
+        )
+        raise
+    report("succeeded", model_version=record.version)
     logger.info(
         "model registered", extra={"model": record.name, "version": record.version, "metrics": record.metrics}
     )

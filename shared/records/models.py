@@ -31,6 +31,9 @@ class ModelRecord(BaseModel):
     pipeline_sha256: str | None = None
     users_key: str | None = Field(default=None, description="S3 key of the training user ids (JSON list).")
     metadata_key: str | None = Field(default=None, description="S3 key of the full training metadata.")
+    dataset_version: str | None = Field(
+        default=None, description="The synced dataset version it was trained on (None: trained from files)."
+    )
     # Largest feature PSI measured on data synced after training (None: not measured yet), each
     # feature's PSI, and when; set by the drift check, reset when a new version is registered.
     max_feature_psi: float | None = None

@@ -39,6 +39,16 @@ class S3BlobStore:
             raise
         return True
 
+    def size(self, key: str) -> int | None:
+        """The object's size in bytes, or None when there is no such object."""
+        try:
+            head = self._s3.head_object(Bucket=self._bucket, Key=key)
+        except self._s3.exceptions.ClientError as exc:
+            if exc.response["Error"]["Code"] in {"404", "NoSuchKey", "NotFound"}:
+                return None
+            raise
+        return int(head["ContentLength"])
+
     def delete(self, key: str) -> None:
         self._s3.delete_object(Bucket=self._bucket, Key=key)
 

@@ -29,6 +29,7 @@ from local.stack import LocalStack
 from local.template import ROOT, functions, load_template, routes
 from shared import wiring
 from shared.audiences.models import CreateAudienceRequest
+from shared.datasources.models import SyncRequest
 from shared.ml.datasets import dump_records
 from tools.synthetic import SyntheticConfig, generate_shop
 
@@ -47,6 +48,7 @@ SAMPLE_ORG_ID = "demo-shop"
 SAMPLE_KEY_ID = "replace0me"
 SAMPLE_CODE = "AQD-example-code"
 SAMPLE_STATE = "nonce.1795312799.signature"
+SAMPLE_SYNC_ID = "20261122T000000Z-0a1b2c3d"
 
 
 def sample(path: Path) -> dict[str, Any]:
@@ -145,6 +147,30 @@ def with_shop_files(env: SampleContext, event: dict[str, Any]) -> Setting:
     return setting
 
 
+def _put_shop_files(keys: dict[str, str]) -> None:
+    shop = generate_shop(SyntheticConfig(n_users=300, n_products=40, seed=3))
+    wiring.data_blobs().put(keys["customers"], dump_records(shop.data.customers, "csv"))
+    wiring.data_blobs().put(keys["products"], dump_records(shop.data.products, "csv"))
+    wiring.data_blobs().put(keys["orders"], dump_records(shop.data.orders, "csv"))
+
+
+def with_files_to_sync(env: SampleContext, event: dict[str, Any]) -> Setting:
+    setting = Setting({SAMPLE_ORG_ID: env.org.org_id})
+    _put_shop_files(json.loads(setting.apply(event)["body"])["files"])
+    return setting
+
+
+def with_a_sync_to_run(env: SampleContext, event: dict[str, Any]) -> Setting:
+    # Accepted as POST /platform-ads/data-source/sync does, with no execution started, so this step
+    # is the one that validates and stores.
+    request = SyncRequest.model_validate_json(sample(ROOT / "events/sync_data_source.json")["body"])
+    files = {kind: key.replace(SAMPLE_ORG_ID, env.org.org_id) for kind, key in (request.files or {}).items()}
+    _put_shop_files(files)
+    request = request.model_copy(update={"files": files})
+    started = wiring.data_source_service().start_sync(env.org.org_id, request, lambda *_: None)
+    return Setting({SAMPLE_ORG_ID: env.org.org_id, SAMPLE_SYNC_ID: started.sync_id})
+
+
 def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Setting:
     """A user starts connecting and approves in the platform's dialog; the platform's redirect
     carries the code and state the callback event needs (and the event's caller is that user)."""
@@ -163,6 +189,8 @@ def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Set
 
 SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "activation_step": with_an_accepted_activation,
+    "data_source_sync_job": with_a_sync_to_run,
+    "sync_data_source": with_files_to_sync,
     "ads_manager_link": with_an_audience,
     "delete_advert": with_an_advert,
     "audience_snapshot": with_an_audience,
@@ -190,6 +218,12 @@ def direct(name: str) -> Callable[[Callable[[Any], None]], Callable[[Any], None]
 def _activated(result: Any) -> None:
     # The sample's list fits in one batch, so one step creates the audience, uploads and finishes.
     assert result == {"status": "active", "wait_seconds": 0, "batches_done": 1, "batches_total": 1}
+
+
+@direct("data_source_sync_job")
+def _synced(result: Any) -> None:
+    assert result["state"] == "synced"
+    assert set(result["keys"]) == {"customers", "products", "orders"}
 
 
 @direct("train_model")

@@ -24,12 +24,13 @@ from pydantic_settings import BaseSettings
 
 from local.template import ROOT, FunctionSpec
 from shared import wiring
-from shared.settings import ActivationSettings, Settings
+from shared.settings import ActivationSettings, DataSourceSettings, Settings
 from tests.unit.deployment import ENVIRONMENT, REGION
 
 SETTINGS_FACTORIES: dict[str, type[BaseSettings]] = {
     "settings": Settings,
     "activation_settings": ActivationSettings,
+    "data_source_settings": DataSourceSettings,
 }
 # Field -> environment variable.
 VARIABLES: dict[str, str] = {

@@ -5,7 +5,7 @@ below it, never from a layer above:
 
     entry      api, middleware, idempotency, wiring              what handlers call; wiring builds it all
     services   audiences, connections, predictions, auth,       the behaviour; collaborators come in
-               publishing                                        as Protocols
+               publishing, datasources                           as Protocols
     adapters   aws, repositories, platform, ml                   AWS, the Graph API, the models
     foundation clock, errors, settings, observability,           what everything needs
                wire_models
@@ -55,7 +55,14 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "services",
-        ("shared.audiences", "shared.connections", "shared.predictions", "shared.auth", "shared.publishing"),
+        (
+            "shared.audiences",
+            "shared.connections",
+            "shared.predictions",
+            "shared.auth",
+            "shared.publishing",
+            "shared.datasources",
+        ),
     ),
     Layer("entry", ("shared.api", "shared.middleware", "shared.idempotency", "shared.wiring")),
 )

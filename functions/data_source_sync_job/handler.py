@@ -1,0 +1,24 @@
+"""The data source state machine's first step: validate a sync's files and store the dataset version
+(invoked by Step Functions, not over HTTP)."""
+
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from shared import wiring
+from shared.observability import logger, metrics, tracer
+
+
+@logger.inject_lambda_context
+@tracer.capture_lambda_handler
+@metrics.log_metrics(capture_cold_start_metric=True)
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    org_id, sync_id = event["org_id"], event["sync_id"]
+    logger.append_keys(org_id=org_id, sync_id=sync_id)
+    sync = wiring.data_source_service().run_sync(org_id, sync_id)
+    keys = wiring.dataset_store().get(org_id, sync.dataset_version) if sync.dataset_version else None
+    return {
+        "state": sync.state,
+        "dataset_version": sync.dataset_version,
+        "keys": {kind: keys.keys[kind] for kind in ("customers", "products", "orders")} if keys else None,
+    }

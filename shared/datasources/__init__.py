@@ -1,0 +1,1 @@
+"""The merchant's data source: uploads, sync into immutable dataset versions, identifier coverage."""

@@ -1,0 +1,109 @@
+"""Request and response bodies of the data source endpoints (camelCase on the wire)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from shared.records.datasources import FileKind, ModelTraining, SyncState
+from shared.wire_models import CamelModel
+
+FileFormat = Literal["csv", "jsonl"]
+
+
+class UploadLinksRequest(CamelModel):
+    format: FileFormat = Field(default="csv", description="csv (header row) or jsonl (one object a line).")
+
+
+class FileUploadLink(CamelModel):
+    kind: FileKind
+    key: str
+    url: str
+    method: str = "PUT"
+    content_type: str
+    expires_in_seconds: int
+
+
+class UploadLinks(CamelModel):
+    upload_id: str
+    files: list[FileUploadLink]
+    columns: dict[str, list[str]] = Field(description="The columns each file may have (README: Data source).")
+    max_file_bytes: int
+
+
+class SyncRequest(CamelModel):
+    """Sync the three files of an upload (``uploadId``), or objects already in the data bucket under
+    ``data-sources/<organization>/`` (``files``)."""
+
+    upload_id: str | None = None
+    format: FileFormat = "csv"
+    files: dict[FileKind, str] | None = Field(default=None, description="customers, products, orders keys.")
+    accept_rejected_rows: bool = Field(
+        default=False,
+        description="Keep the good rows when some are rejected (after reviewing the report); "
+        "otherwise a sync with rejected rows stores nothing and waits in state review.",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SyncRequest:
+        if (self.upload_id is None) == (self.files is None):
+            raise ValueError("uploadId: send either an uploadId or files, not both or neither")
+        if self.files is not None and set(self.files) != {"customers", "products", "orders"}:
+            raise ValueError("files: name the customers, products and orders objects")
+        return self
+
+
+class RejectedRow(CamelModel):
+    file: str
+    row: int
+    field: str
+    reason: str
+
+
+class SyncView(CamelModel):
+    sync_id: str
+    state: SyncState
+    accept_rejected_rows: bool
+    rows_read: dict[str, int]
+    rejected_count: int
+    rejected_rows: list[RejectedRow] = Field(
+        description="The first rejected rows; rejectedCount has them all."
+    )
+    dataset_version: str | None
+    error: dict[str, str] | None
+    created_at: datetime
+    updated_at: datetime
+
+
+class ModelTrainingView(CamelModel):
+    model_name: str
+    state: str
+    stage: str | None
+    model_version: str | None
+    error: str | None
+    updated_at: datetime
+
+    @classmethod
+    def of(cls, training: ModelTraining) -> ModelTrainingView:
+        return cls.model_validate(training.model_dump())
+
+
+class DatasetVersionView(CamelModel):
+    version: str
+    created_at: datetime
+    row_counts: dict[str, int]
+    rows_read: dict[str, int]
+    rejected_count: int
+    rejected_rows_accepted: bool
+    orders_end: datetime | None
+    training: dict[str, ModelTrainingView]
+
+
+class DataSourceView(CamelModel):
+    current: DatasetVersionView | None = Field(
+        description="The dataset in force (None before the first sync)."
+    )
+    versions: list[DatasetVersionView] = Field(description="Every stored version, newest first.")
+    syncs: list[SyncView] = Field(description="The latest syncs, newest first.")

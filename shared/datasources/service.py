@@ -1,0 +1,312 @@
+"""The data source: a shop's customers, products and orders in, an immutable dataset version out, and
+both models retrained from it.
+
+1. ``upload_links``: three presigned PUT links (customers, products, orders) under the organization's
+   prefix of the data bucket (SSE-KMS by bucket default).
+2. ``start_sync``: checks the files exist and are under the size cap, records the sync as
+   ``validating`` and starts the sync state machine; returns at once.
+3. ``run_sync`` (the state machine's first step): validates every row of the three files
+   (:func:`shared.ml.datasets.validate_shop_files`). A problem of a whole file fails the sync with its
+   message; rejected rows put it in ``review`` unless the request accepted them. Otherwise the good
+   rows, the identifier coverage and the full rejection report are written under
+   ``datasets/<org>/<version>/`` and the version is published (atomically made current). Nothing is
+   half-loaded: until the publish the previous version stays in force, and a version's objects are
+   never rewritten.
+4. The state machine then trains both models from the version; each training job records its progress
+   on the version (``record_training``).
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from shared.clock import Clock
+from shared.datasources.coverage import build_coverage, write_coverage
+from shared.datasources.models import (
+    DatasetVersionView,
+    DataSourceView,
+    FileUploadLink,
+    ModelTrainingView,
+    RejectedRow,
+    SyncRequest,
+    SyncView,
+    UploadLinks,
+    UploadLinksRequest,
+)
+from shared.errors import NotFound, ValidationFailed
+from shared.ml.datasets import (
+    CustomerRecord,
+    OrderRecord,
+    ProductRecord,
+    ShopData,
+    columns_of,
+    dump_records,
+    validate_shop_files,
+)
+from shared.observability import logger
+from shared.records.datasources import FILE_KINDS, DatasetVersion, ModelTraining, SyncRecord
+
+UPLOAD_LINK_SECONDS = 900
+REJECTED_ROWS_SHOWN = 100
+SYNCS_SHOWN = 10
+# The models a sync trains, by type: the names they are registered (and predicted) under.
+MODEL_NAMES = {"purchase": "shop-purchase", "recommendation": "shop-recommendations"}
+_CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+_RECORD_TYPES: dict[str, type[CustomerRecord | ProductRecord | OrderRecord]] = {
+    "customers": CustomerRecord,
+    "products": ProductRecord,
+    "orders": OrderRecord,
+}
+
+StartExecution = Callable[[str, dict[str, str]], None]
+
+
+class DataBlobs(Protocol):
+    def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
+    def get(self, key: str) -> bytes: ...
+    def size(self, key: str) -> int | None: ...
+    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str: ...
+
+
+class DatasetStore(Protocol):
+    def publish(self, record: DatasetVersion) -> None: ...
+    def current(self, org_id: str) -> DatasetVersion | None: ...
+    def list_versions(self, org_id: str) -> list[DatasetVersion]: ...
+    def put_sync(self, record: SyncRecord) -> None: ...
+    def get_sync(self, org_id: str, sync_id: str) -> SyncRecord | None: ...
+    def list_syncs(self, org_id: str) -> list[SyncRecord]: ...
+
+
+def upload_prefix(org_id: str) -> str:
+    """Where an organization's own files may be named from (uploads and objects placed there)."""
+    return f"data-sources/{org_id}/"
+
+
+@dataclass(frozen=True)
+class DataSourceService:
+    datasets: DatasetStore
+    blobs: DataBlobs
+    clock: Clock
+    max_file_bytes: int
+
+    def upload_links(self, org_id: str, request: UploadLinksRequest) -> UploadLinks:
+        """Three 15-minute presigned PUT links, one per file, under a new upload id."""
+        upload_id = str(uuid.uuid4())
+        links = []
+        for kind in FILE_KINDS:
+            key = _upload_key(org_id, upload_id, kind, request.format)
+            content_type = _CONTENT_TYPES[request.format]
+            url = self.blobs.upload_url(key, content_type, UPLOAD_LINK_SECONDS)
+            links.append(
+                FileUploadLink(
+                    kind=kind,
+                    key=key,
+                    url=url,
+                    content_type=content_type,
+                    expires_in_seconds=UPLOAD_LINK_SECONDS,
+                )
+            )
+        return UploadLinks(
+            upload_id=upload_id,
+            files=links,
+            columns={kind: sorted(_columns(kind)) for kind in FILE_KINDS},
+            max_file_bytes=self.max_file_bytes,
+        )
+
+    def start_sync(self, org_id: str, request: SyncRequest, start: StartExecution) -> SyncView:
+        """Check the files are there and small enough, record the sync, and start validating it in
+        the background (the sync state machine, execution named after the sync)."""
+        keys = self._file_keys(org_id, request)
+        for kind, key in keys.items():
+            size = self.blobs.size(key)
+            if size is None:
+                raise NotFound(
+                    f"The {kind} file was not found ({key.rsplit('/', 1)[-1]}).",
+                    field=f"files.{kind}" if request.files else "uploadId",
+                    remedy=f"Upload the {kind} file to its link (links expire after 15 minutes), then sync.",
+                )
+            if size == 0:
+                raise ValidationFailed(
+                    f"The {kind} file is empty.",
+                    field=kind,
+                    remedy=f"Upload the {kind} file with its header and rows.",
+                )
+            if size > self.max_file_bytes:
+                raise ValidationFailed(
+                    f"The {kind} file is {size:,} bytes; the limit is {self.max_file_bytes:,}.",
+                    field=kind,
+                    remedy="Split the shop's history (keep the recent orders) or contact the operator.",
+                )
+        now = self.clock()
+        record = SyncRecord(
+            org_id=org_id,
+            sync_id=_time_ordered_id(now),
+            keys=keys,
+            accept_rejected_rows=request.accept_rejected_rows,
+            created_at=now,
+            updated_at=now,
+        )
+        self.datasets.put_sync(record)
+        start(record.sync_id, {"org_id": org_id, "sync_id": record.sync_id})
+        return _sync_view(record)
+
+    def run_sync(self, org_id: str, sync_id: str) -> SyncRecord:
+        """Validate a sync's files and, when it may, store and publish the dataset version (see the
+        module docstring). Returns the sync as it ended: ``synced``, ``review`` or ``failed``."""
+        record = self.datasets.get_sync(org_id, sync_id)
+        if record is None:
+            raise NotFound(f"Sync {sync_id} was not found.", field="syncId")
+        if record.state != "validating":
+            return record  # a repeated step: the outcome is already recorded
+        try:
+            validation = validate_shop_files(
+                customers=self.blobs.get(record.keys["customers"]),
+                products=self.blobs.get(record.keys["products"]),
+                orders=self.blobs.get(record.keys["orders"]),
+                names={kind: key.rsplit("/", 1)[-1] for kind, key in record.keys.items()},
+                now=self.clock(),
+            )
+        except ValidationFailed as exc:
+            error = {"message": exc.message, "field": exc.field or "", "remedy": exc.remedy or ""}
+            return self._save(record, state="failed", error=error)
+        report = {
+            "rows_read": validation.rows_read,
+            "rejected_count": len(validation.rejected),
+            "rejected_rows": validation.rejected[:REJECTED_ROWS_SHOWN],
+        }
+        if validation.rejected and not record.accept_rejected_rows:
+            return self._save(record, state="review", **report)
+        if not validation.data.orders:
+            error = {
+                "message": "No order is left to train on after the rejected rows.",
+                "field": "orders",
+                "remedy": "Fix the rejected rows and sync again.",
+            }
+            return self._save(record, state="failed", error=error, **report)
+        version = self._store_version(record, validation.data, validation.rejected, validation.rows_read)
+        logger.info(
+            "dataset synced",
+            extra={
+                "version": version.version,
+                "rows": version.row_counts,
+                "rejected": version.rejected_count,
+            },
+        )
+        return self._save(record, state="synced", dataset_version=version.version, **report)
+
+    def view(self, org_id: str) -> DataSourceView:
+        """The dataset in force, every version, and the latest syncs."""
+        current = self.datasets.current(org_id)
+        return DataSourceView(
+            current=_version_view(current) if current else None,
+            versions=[_version_view(v) for v in self.datasets.list_versions(org_id)],
+            syncs=[_sync_view(s) for s in self.datasets.list_syncs(org_id)[:SYNCS_SHOWN]],
+        )
+
+    def _file_keys(self, org_id: str, request: SyncRequest) -> dict[str, str]:
+        if request.upload_id is not None:
+            try:
+                uuid.UUID(request.upload_id)
+            except ValueError as exc:
+                raise ValidationFailed("uploadId is not an upload id.", field="uploadId") from exc
+            return {kind: _upload_key(org_id, request.upload_id, kind, request.format) for kind in FILE_KINDS}
+        assert request.files is not None
+        prefix = upload_prefix(org_id)
+        for kind, key in request.files.items():
+            if not key.startswith(prefix) or ".." in key:
+                raise ValidationFailed(
+                    f"files.{kind} must name an object under {prefix} in the data bucket.",
+                    field=f"files.{kind}",
+                    remedy=f"Copy the file under {prefix}, or upload it through "
+                    "POST /platform-ads/data-source/uploads.",
+                )
+        return {str(kind): key for kind, key in request.files.items()}
+
+    def _store_version(
+        self, record: SyncRecord, data: ShopData, rejected: list[dict[str, Any]], rows_read: dict[str, int]
+    ) -> DatasetVersion:
+        version = record.sync_id
+        prefix = f"datasets/{record.org_id}/{version}/"
+        keys: dict[str, str] = {kind: f"{prefix}{kind}.csv" for kind in FILE_KINDS}
+        keys["identifiers"] = f"{prefix}identifiers.npz"
+        keys["report"] = f"{prefix}rejected-rows.json"
+        self.blobs.put(keys["customers"], dump_records(data.customers, "csv"), "text/csv")
+        self.blobs.put(keys["products"], dump_records(data.products, "csv"), "text/csv")
+        self.blobs.put(keys["orders"], dump_records(data.orders, "csv"), "text/csv")
+        self.blobs.put(keys["identifiers"], write_coverage(build_coverage(data.customers)))
+        self.blobs.put(keys["report"], json.dumps(rejected).encode(), "application/json")
+        now = self.clock()
+        dataset = DatasetVersion(
+            org_id=record.org_id,
+            version=version,
+            created_at=now,
+            keys=keys,
+            row_counts={
+                "customers": len(data.customers),
+                "products": len(data.products),
+                "orders": len(data.orders),
+            },
+            rows_read=rows_read,
+            rejected_count=len(rejected),
+            rejected_rows_accepted=bool(rejected),
+            orders_end=max(order.timestamp for order in data.orders),
+            training={
+                model_type: ModelTraining(model_name=name, updated_at=now)
+                for model_type, name in MODEL_NAMES.items()
+            },
+        )
+        self.datasets.publish(dataset)
+        return dataset
+
+    def _save(self, record: SyncRecord, **changes: object) -> SyncRecord:
+        updated = record.model_copy(update={**changes, "updated_at": self.clock()})
+        updated = SyncRecord.model_validate(updated.model_dump())
+        self.datasets.put_sync(updated)
+        return updated
+
+
+def _columns(kind: str) -> set[str]:
+    return columns_of(_RECORD_TYPES[kind])
+
+
+def _upload_key(org_id: str, upload_id: str, kind: str, fmt: str) -> str:
+    return f"{upload_prefix(org_id)}uploads/{upload_id}/{kind}.{fmt}"
+
+
+def _time_ordered_id(now: datetime) -> str:
+    """An id that sorts by creation time: ``20261122T234501Z-1a2b3c4d``."""
+    return f"{now.strftime('%Y%m%dT%H%M%SZ')}-{secrets.token_hex(4)}"
+
+
+def _sync_view(record: SyncRecord) -> SyncView:
+    return SyncView(
+        sync_id=record.sync_id,
+        state=record.state,
+        accept_rejected_rows=record.accept_rejected_rows,
+        rows_read=record.rows_read,
+        rejected_count=record.rejected_count,
+        rejected_rows=[RejectedRow.model_validate(row) for row in record.rejected_rows],
+        dataset_version=record.dataset_version,
+        error=record.error,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+    )
+
+
+def _version_view(record: DatasetVersion) -> DatasetVersionView:
+    return DatasetVersionView(
+        version=record.version,
+        created_at=record.created_at,
+        row_counts=record.row_counts,
+        rows_read=record.rows_read,
+        rejected_count=record.rejected_count,
+        rejected_rows_accepted=record.rejected_rows_accepted,
+        orders_end=record.orders_end,
+        training={kind: ModelTrainingView.of(t) for kind, t in record.training.items()},
+    )

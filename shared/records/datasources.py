@@ -1,0 +1,66 @@
+"""A merchant's data source: the immutable dataset versions a sync stores, and their training state."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+FileKind = Literal["customers", "products", "orders"]
+TrainingState = Literal["pending", "running", "succeeded", "failed"]
+FILE_KINDS: tuple[FileKind, ...] = ("customers", "products", "orders")
+
+
+class ModelTraining(BaseModel):
+    """One model being trained from a dataset version: where it stands and what it produced."""
+
+    model_name: str
+    state: TrainingState = "pending"
+    stage: str | None = Field(default=None, description="The training step under way (running only).")
+    model_version: str | None = None
+    error: str | None = None
+    updated_at: datetime
+
+
+class DatasetVersion(BaseModel):
+    """One sync's result, never changed after it is stored except for its ``training`` progress.
+
+    ``keys`` name the stored objects (data bucket, SSE-KMS): the three validated files, the customers'
+    identifier coverage (``identifiers``) and the full rejection report (``report``).
+    """
+
+    org_id: str
+    version: str
+    created_at: datetime
+    keys: dict[str, str]
+    row_counts: dict[str, int] = Field(description="Rows stored per file (the good rows).")
+    rows_read: dict[str, int] = Field(description="Rows read per file, good and rejected.")
+    rejected_count: int
+    rejected_rows_accepted: bool
+    orders_end: datetime | None = Field(default=None, description="Time of the latest order stored.")
+    training: dict[str, ModelTraining] = Field(default_factory=dict)
+
+
+SyncState = Literal["validating", "review", "synced", "failed"]
+
+
+class SyncRecord(BaseModel):
+    """One sync request: validating in the background, then ``review`` (rows were rejected and the
+    user has not accepted that), ``synced`` (a version was stored) or ``failed`` (a file-level problem,
+    described by ``error``; the previous dataset stays in force)."""
+
+    org_id: str
+    sync_id: str
+    state: SyncState = "validating"
+    keys: dict[str, str] = Field(description="The uploaded files, by kind.")
+    accept_rejected_rows: bool = False
+    rows_read: dict[str, int] = Field(default_factory=dict)
+    rejected_count: int = 0
+    rejected_rows: list[dict[str, str | int]] = Field(
+        default_factory=list, description="The first rejected rows (file, row, field, reason)."
+    )
+    dataset_version: str | None = None
+    error: dict[str, str] | None = Field(default=None, description="message, field and remedy.")
+    created_at: datetime
+    updated_at: datetime

@@ -1,0 +1,125 @@
+"""The data source through the local stack: three files uploaded by presigned link, synced in the
+data source state machine (moto executes it), and both models trained from the stored version."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import httpx
+
+from local.connected import ConnectedOrg
+from local.stack import LocalStack
+from shared.ml.datasets import dump_records
+from tools.synthetic import SyntheticConfig, generate_shop
+
+
+def upload_shop(api: httpx.Client, org: ConnectedOrg, files: dict[str, bytes]) -> str:
+    """PUT the files to fresh upload links, as the dashboard does; returns the upload id."""
+    links = api.post("/platform-ads/data-source/uploads", json={"format": "csv"}, headers=org.headers)
+    assert links.status_code == 201, links.text
+    for link in links.json()["files"]:
+        put = httpx.put(
+            link["url"], content=files[link["kind"]], headers={"Content-Type": link["contentType"]}
+        )
+        assert put.is_success, put.text
+    upload_id: str = links.json()["uploadId"]
+    return upload_id
+
+
+def shop_files(n_users: int = 400, seed: int = 5) -> dict[str, bytes]:
+    shop = generate_shop(SyntheticConfig(n_users=n_users, n_products=40, seed=seed))
+    return {
+        "customers": dump_records(shop.data.customers, "csv"),
+        "products": dump_records(shop.data.products, "csv"),
+        "orders": dump_records(shop.data.orders, "csv"),
+    }
+
+
+def wait_for_sync(api: httpx.Client, org: ConnectedOrg, sync_id: str, *, trained: bool) -> dict[str, Any]:
+    """Poll GET /platform-ads/data-source (as the dashboard does) until the sync has an outcome and,
+    when ``trained``, both models of its version have finished training."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        source = api.get("/platform-ads/data-source", headers=org.headers).json()
+        [sync] = [s for s in source["syncs"] if s["syncId"] == sync_id]
+        if sync["state"] in {"review", "failed"}:
+            return dict(source)
+        version = next((v for v in source["versions"] if v["version"] == sync["datasetVersion"]), None)
+        if sync["state"] == "synced" and (
+            not trained or all(t["state"] in {"succeeded", "failed"} for t in version["training"].values())
+        ):
+            return dict(source)
+        time.sleep(0.3)
+    raise AssertionError(f"sync {sync_id} did not finish")
+
+
+def test_uploaded_files_are_synced_and_both_models_trained_in_the_background(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg
+) -> None:
+    # Given: a shop's three files uploaded through presigned links
+    upload_id = upload_shop(api, org, shop_files())
+
+    # When: they are synced
+    started = api.post("/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=org.headers)
+
+    # Then: 202 at once, and the version it stored trains both models, each naming the version
+    assert started.status_code == 202, started.text
+    assert started.json()["state"] == "validating"
+    source = wait_for_sync(api, org, started.json()["syncId"], trained=True)
+    current = source["current"]
+    assert current["version"] == started.json()["syncId"]
+    assert current["rowCounts"]["customers"] == 400
+    assert {kind: t["state"] for kind, t in current["training"].items()} == {
+        "purchase": "succeeded",
+        "recommendation": "succeeded",
+    }
+    models = {m.name: m for m in _models(org.org_id)}
+    assert models["shop-purchase"].dataset_version == current["version"]
+    assert models["shop-recommendations"].dataset_version == current["version"]
+    assert models["shop-purchase"].version == current["training"]["purchase"]["modelVersion"]
+
+
+def test_rejected_rows_are_reported_then_accepted(api: httpx.Client, org: ConnectedOrg) -> None:
+    # Given: orders with a line for a customer who is not in the customers file
+    files = shop_files(n_users=200, seed=9)
+    files["orders"] += b"bad-1,nobody,p00000,1,5.0,2024-06-01T10:00:00\n"
+    upload_id = upload_shop(api, org, files)
+
+    # When: synced, the report names the line; synced again accepting it, the good rows are kept
+    first = api.post("/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=org.headers)
+    review = wait_for_sync(api, org, first.json()["syncId"], trained=False)
+    [sync] = review["syncs"]
+    assert sync["state"] == "review"
+    assert sync["rejectedCount"] == 1
+    [row] = sync["rejectedRows"]
+    assert row["file"] == "orders.csv"
+    assert row["field"] == "user_id"
+    assert row["row"] == files["orders"].count(b"\n")
+    assert review["current"] is None
+
+    accepted = api.post(
+        "/platform-ads/data-source/sync",
+        json={"uploadId": upload_id, "acceptRejectedRows": True},
+        headers=org.headers,
+    )
+    done = wait_for_sync(api, org, accepted.json()["syncId"], trained=False)
+    assert done["current"]["rejectedCount"] == 1
+    assert done["current"]["rejectedRowsAccepted"] is True
+
+
+def test_a_missing_header_column_is_named(api: httpx.Client, org: ConnectedOrg) -> None:
+    files = shop_files(n_users=50, seed=2)
+    files["customers"] = files["customers"].replace(b"user_id,", b"customer,", 1)
+    upload_id = upload_shop(api, org, files)
+    started = api.post("/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=org.headers)
+    source = wait_for_sync(api, org, started.json()["syncId"], trained=False)
+    [sync] = source["syncs"]
+    assert sync["state"] == "failed"
+    assert sync["error"]["message"] == "customers.csv has no user_id column in its header row."
+
+
+def _models(org_id: str) -> list[Any]:
+    from shared import wiring
+
+    return wiring.model_store().list_for_org(org_id)

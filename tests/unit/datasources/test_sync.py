@@ -1,0 +1,221 @@
+"""Sync: a shop's three files are validated whole, every bad row is named by file, line, column and
+reason (never by value), and a dataset version is stored only when nothing is left to decide."""
+
+from __future__ import annotations
+
+import json
+
+import boto3
+import pytest
+
+from shared.datasources.coverage import read_coverage
+from shared.datasources.models import SyncRequest, UploadLinksRequest
+from shared.errors import NotFound, ValidationFailed
+from tests.unit.datasources.conftest import ORG, DataSourceWorld
+
+CUSTOMERS = (
+    b"user_id,email,first_name,last_name,phone,country\n"
+    b"u1,ann@example.com,Ann,Lee,+44 7700 900123,GB\n"
+    b"u2,,,,,US\n"
+    b"u3,bob@example.com,Bob,Ray,,US\n"
+)
+PRODUCTS = b"product_id,name,category,price\np1,Mug,Kitchen,9.5\np2,Tea,Food,4\n"
+ORDERS = (
+    b"order_id,user_id,product_id,quantity,amount,timestamp\n"
+    b"o1,u1,p1,1,9.5,2026-10-01T10:00:00\n"
+    b"o2,u3,p2,2,8,2026-10-03T10:00:00\n"
+    b"o3,u2,p2,1,4,2026-11-01T09:00:00\n"
+)
+
+
+def sync(world: DataSourceWorld, keys: dict[str, str], *, accept: bool = False) -> str:
+    request = SyncRequest.model_validate({"files": keys, "acceptRejectedRows": accept})
+    started = world.service.start_sync(ORG, request, world.start)
+    world.service.run_sync(ORG, started.sync_id)
+    return started.sync_id
+
+
+def test_a_clean_shop_becomes_the_current_dataset_and_training_is_pending(world: DataSourceWorld) -> None:
+    # Given three valid files
+    keys = world.put_files(CUSTOMERS, PRODUCTS, ORDERS)
+
+    # When they are synced
+    sync_id = sync(world, keys)
+
+    # Then the background run was started, and a version is in force with the good rows counted
+    assert world.started == [(sync_id, {"org_id": ORG, "sync_id": sync_id})]
+    view = world.service.view(ORG)
+    assert view.current is not None
+    assert view.current.version == sync_id
+    assert view.current.row_counts == {"customers": 3, "products": 2, "orders": 3}
+    assert view.current.rejected_count == 0
+    assert {kind: t.state for kind, t in view.current.training.items()} == {
+        "purchase": "pending",
+        "recommendation": "pending",
+    }
+    assert view.syncs[0].state == "synced"
+
+
+def test_the_stored_dataset_is_encrypted_with_the_service_key(world: DataSourceWorld) -> None:
+    # Given a synced shop
+    sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
+    version = world.datasets.current(ORG)
+    assert version is not None
+
+    # Then each stored object is SSE-KMS
+    s3 = boto3.client("s3", region_name="eu-west-1")
+    for key in version.keys.values():
+        assert s3.head_object(Bucket="data", Key=key)["ServerSideEncryption"] == "aws:kms"
+
+
+def test_identifier_coverage_is_stored_after_normalisation(world: DataSourceWorld) -> None:
+    # Given a synced shop where u2 has no identifier and u3 only an e-mail
+    sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
+    version = world.datasets.current(ORG)
+    assert version is not None
+
+    # When its coverage is read
+    coverage = read_coverage(world.blobs.get(version.keys["identifiers"]))
+
+    # Then each flag says what survives normalisation, by sorted user id
+    assert coverage.user_ids.tolist() == ["u1", "u2", "u3"]
+    assert coverage.flags["usable"].tolist() == [True, False, True]
+    assert coverage.flags["usable_phone"].tolist() == [True, False, False]
+    assert coverage.flags["usable_name"].tolist() == [True, False, True]
+    assert coverage.countries.tolist() == ["GB", "US", "US"]
+
+
+def test_rejected_rows_wait_for_review_and_store_nothing(world: DataSourceWorld) -> None:
+    # Given orders with a future date, an unknown customer and a bad quantity
+    orders = ORDERS + (
+        b"o4,u1,p1,1,9.5,2027-01-01T00:00:00\no5,u9,p1,1,9.5,2026-10-01T00:00:00\no6,u1,p1,0,1,2026-10-01T00:00:00\n"
+    )
+    keys = world.put_files(CUSTOMERS, PRODUCTS, orders)
+
+    # When they are synced without accepting rejections
+    sync(world, keys)
+
+    # Then the sync waits in review, naming each bad row by file, line, column and reason
+    view = world.service.view(ORG)
+    assert view.current is None
+    [review] = view.syncs
+    assert review.state == "review"
+    assert [(r.file, r.row, r.field, r.reason) for r in review.rejected_rows] == [
+        ("orders.csv", 5, "timestamp", "is in the future"),
+        ("orders.csv", 6, "user_id", "user is not in the customers file (or its row was rejected)"),
+        ("orders.csv", 7, "quantity", "Input should be greater than or equal to 1"),
+    ]
+    assert review.rows_read == {"customers": 3, "products": 2, "orders": 6}
+
+
+def test_accepting_the_report_keeps_the_good_rows(world: DataSourceWorld) -> None:
+    # Given orders with one unknown customer, and a previous clean version in force
+    sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
+    orders = ORDERS + b"o5,u9,p1,1,9.5,2026-10-01T00:00:00\n"
+
+    # When the user syncs again accepting rejected rows
+    sync_id = sync(world, world.put_files(CUSTOMERS, PRODUCTS, orders), accept=True)
+
+    # Then the new version holds the good rows, counts the rejected one, and the full report is stored
+    view = world.service.view(ORG)
+    assert view.current is not None
+    assert view.current.version == sync_id
+    assert view.current.row_counts["orders"] == 3
+    assert view.current.rejected_count == 1
+    assert view.current.rejected_rows_accepted
+    assert len(view.versions) == 2
+    version = world.datasets.current(ORG)
+    assert version is not None
+    report = json.loads(world.blobs.get(version.keys["report"]))
+    assert report == [
+        {
+            "file": "orders.csv",
+            "row": 5,
+            "field": "user_id",
+            "reason": "user is not in the customers file (or its row was rejected)",
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("customers", "field", "words"),
+    [
+        (b"email,country\nann@example.com,GB\n", "user_id", "has no user_id column in its header row"),
+        (
+            b"user_id,email,loyalty_tier\nu1,a@example.com,gold\n",
+            "loyalty_tier",
+            "unknown column(s) loyalty_tier",
+        ),
+        (b"user_id,email\n", "file", "has no records"),
+        ("user_id,first_name\nu1,Zoë\n".encode("latin-1"), "file", "is not UTF-8 text"),
+    ],
+    ids=["missing column", "unknown column", "no records", "wrong encoding"],
+)
+def test_a_file_level_problem_fails_the_sync_and_the_previous_dataset_stays(
+    world: DataSourceWorld, customers: bytes, field: str, words: str
+) -> None:
+    # Given a dataset in force
+    first = sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
+
+    # When a customers file with a whole-file problem is synced
+    sync(world, world.put_files(customers, PRODUCTS, ORDERS))
+
+    # Then the sync failed naming the file and the header, and the old version is still current
+    view = world.service.view(ORG)
+    latest = view.syncs[0]
+    assert latest.state == "failed"
+    assert latest.error is not None
+    assert latest.error["field"] == field
+    assert words in latest.error["message"]
+    assert "customers.csv" in latest.error["message"]
+    assert view.current is not None
+    assert view.current.version == first
+
+
+def test_duplicate_customers_are_rejected_rows(world: DataSourceWorld) -> None:
+    # Given a customers file naming u1 twice
+    customers = CUSTOMERS + b"u1,other@example.com,,,,GB\n"
+
+    # When synced
+    sync(world, world.put_files(customers, PRODUCTS, ORDERS))
+
+    # Then the second u1 is rejected by line
+    [review] = world.service.view(ORG).syncs
+    assert [(r.row, r.field) for r in review.rejected_rows] == [(5, "user_id")]
+    assert "duplicate" in review.rejected_rows[0].reason
+
+
+def test_a_file_over_the_size_cap_is_refused_before_anything_starts(world: DataSourceWorld) -> None:
+    # Given an orders file larger than the cap
+    keys = world.put_files(CUSTOMERS, PRODUCTS, ORDERS)
+    world.blobs.put(keys["orders"], ORDERS + b"x" * 10_000_001)
+
+    # When a sync is requested, then it is refused with the size and the limit, and nothing started
+    with pytest.raises(ValidationFailed, match="limit is 10,000,000") as raised:
+        world.service.start_sync(ORG, SyncRequest.model_validate({"files": keys}), world.start)
+    assert raised.value.field == "orders"
+    assert world.started == []
+
+
+def test_a_missing_upload_is_named(world: DataSourceWorld) -> None:
+    # Given upload links whose files were never PUT
+    links = world.service.upload_links(ORG, UploadLinksRequest())
+
+    # When the upload is synced, then the missing file is named
+    with pytest.raises(NotFound, match="customers file was not found"):
+        world.service.start_sync(ORG, SyncRequest(upload_id=links.upload_id), world.start)
+
+
+def test_files_outside_the_organizations_prefix_are_refused(world: DataSourceWorld) -> None:
+    keys = {kind: f"data-sources/other-shop/{kind}.csv" for kind in ("customers", "products", "orders")}
+    with pytest.raises(ValidationFailed, match="must name an object under data-sources/shop-1/"):
+        world.service.start_sync(ORG, SyncRequest.model_validate({"files": keys}), world.start)
+
+
+def test_values_never_appear_in_the_report(world: DataSourceWorld) -> None:
+    # Given a customer with an invalid country beside a real e-mail
+    customers = CUSTOMERS + b"u4,zed@example.com,,,,Narnia\n"
+    sync(world, world.put_files(customers, PRODUCTS, ORDERS))
+    [review] = world.service.view(ORG).syncs
+    assert "zed@" not in review.model_dump_json()
+    assert "Narnia" not in review.model_dump_json()
