@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from shared.connections.lifecycle import ConnectionService
     from shared.datasources.service import DataSourceService
     from shared.platform.client import GraphClient
-    from shared.predictions.predict import Predictor
+    from shared.predictions.predict import BundleCache, Predictor
     from shared.publishing.checkout import CheckoutLinks
     from shared.publishing.service import PublishingService
     from shared.repositories.activations import StepFunctionsStarter
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from shared.repositories.envelope import EnvelopeCipher
     from shared.repositories.prediction_path import DynamoKeyDayMeter
     from shared.repositories.secrets import PlatformSecrets, PlatformSecretsSource
+    from shared.targeting.service import CoverageCache, TargetingService
 
 # Every cached factory, in the order they were declared; reset() clears each.
 _REGISTRY: list[Any] = []
@@ -311,7 +312,11 @@ def audience_service() -> AudienceService:
     from shared.clock import utc_now
 
     return AudienceService(
-        audiences=audience_store(), blobs=data_blobs(), connections=connection_service(), clock=utc_now
+        audiences=audience_store(),
+        blobs=data_blobs(),
+        connections=connection_service(),
+        clock=utc_now,
+        segments=targeting_service,
     )
 
 
@@ -409,3 +414,35 @@ def sync_starter() -> StepFunctionsStarter:
     from shared.repositories.activations import StepFunctionsStarter
 
     return StepFunctionsStarter(stepfunctions_client(), data_source_settings().data_source_state_machine_arn)
+
+
+@collaborator
+def coverage_cache() -> CoverageCache:
+    """Identifier coverage per dataset version and each model's join to it, kept per container."""
+    from shared.targeting.service import CoverageCache
+
+    return CoverageCache(data_blobs())
+
+
+@collaborator
+def bundle_cache() -> BundleCache:
+    """Scoring bundles for targeting, kept per container (the predictor keeps its own)."""
+    from shared.predictions.predict import BundleCache
+
+    return BundleCache(artifact_blobs())
+
+
+def targeting_service() -> TargetingService:
+    from shared.clock import utc_now
+    from shared.ml.freshness import FreshnessRules
+    from shared.targeting.service import TargetingService
+
+    return TargetingService(
+        models=model_store(),
+        datasets=dataset_store(),
+        bundles=bundle_cache(),
+        coverages=coverage_cache(),
+        blobs=data_blobs(),
+        rules=FreshnessRules.from_settings(settings()),
+        clock=utc_now,
+    )

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from shared.audiences.identifiers import AudienceUser
 from shared.records.audiences import FailureRecord
+from shared.targeting.models import SegmentSpec
 from shared.wire_models import CamelModel
 
 
@@ -29,6 +30,11 @@ class CreateAudienceRequest(CamelModel):
     upload_id: str | None = Field(
         default=None, description="An uploaded CSV (POST /platform-ads/uploads) instead of users."
     )
+    segment: SegmentSpec | None = Field(
+        default=None,
+        description="A predictive segment instead of users: the users a model's scores for a product keep "
+        "(top_n, top_percent or threshold), with their identifiers from the synced data source.",
+    )
     objective: Literal["retargeting", "prospecting"] = "retargeting"
     model_id: str | None = Field(default=None, max_length=200)
     daily_budget: float | None = Field(default=None, gt=0)
@@ -44,10 +50,11 @@ class CreateAudienceRequest(CamelModel):
 
     @model_validator(mode="after")
     def _users_from_one_place(self) -> CreateAudienceRequest:
-        if not self.users and not self.upload_id:
-            raise ValueError("users: send at least one user, or an uploadId")
-        if self.users and self.upload_id:
-            raise ValueError("users: send either users or an uploadId, not both")
+        given = sum((bool(self.users), self.upload_id is not None, self.segment is not None))
+        if given == 0:
+            raise ValueError("users: send at least one user, an uploadId or a segment")
+        if given > 1:
+            raise ValueError("users: send one of users, an uploadId or a segment, not several")
         return self
 
     @model_validator(mode="after")
@@ -88,6 +95,19 @@ class AdvertView(CamelModel):
     failure: FailureRecord | None = None
 
 
+class SegmentView(CamelModel):
+    """What a segment audience was built from."""
+
+    model_name: str
+    model_version: str
+    dataset_version: str
+    product_id: str
+    rule: str
+    value: float
+    users_selected: int
+    users_without_customer_row: int
+
+
 class AudienceView(CamelModel):
     """What the service shows of an audience."""
 
@@ -105,6 +125,10 @@ class AudienceView(CamelModel):
     progress: dict[str, int] | None
     failure: FailureRecord | None = None
     advert: AdvertView | None = None
+    segment: SegmentView | None = Field(
+        default=None,
+        description="The model version, dataset version and rule a segment audience was built from.",
+    )
 
 
 class AudienceList(CamelModel):

@@ -16,7 +16,7 @@ import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from shared.audiences.batching import iter_batches, new_upload_session
 from shared.audiences.identifiers import AudienceUser
@@ -46,6 +46,10 @@ from shared.records.audiences import (
     UploadProgress,
 )
 from shared.records.connections import Connection
+from shared.targeting.models import SegmentSpec
+
+if TYPE_CHECKING:
+    from shared.targeting.service import SegmentUsers
 
 # platform.add_users or platform.replace_users
 SendBatch = Callable[[GraphClient, str, Sequence[str], platform.UploadBatch], platform.UploadResult]
@@ -73,6 +77,12 @@ class PlatformConnections(Protocol):
     def record_usage(self, org_id: str, graph: GraphClient) -> None: ...
 
 
+class SegmentSource(Protocol):
+    """Turns a predictive segment into users (``shared.targeting.service.TargetingService``)."""
+
+    def users_for(self, org_id: str, spec: SegmentSpec) -> SegmentUsers: ...
+
+
 class BlobStore(UploadBlobs, Protocol):
     def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
     def get(self, key: str) -> bytes: ...
@@ -87,6 +97,8 @@ class AudienceService:
     connections: PlatformConnections
     clock: Clock
     batch_size: int = platform.MAX_ROWS_PER_CALL
+    # Built on first use (it loads numpy and the scoring bundles): only segment audiences need it.
+    segments: Callable[[], SegmentSource] | None = None
 
     # --- create --------------------------------------------------------------------------------
 
@@ -116,6 +128,20 @@ class AudienceService:
         if request.upload_id:
             users = users_from_upload(org_id, request.upload_id, self.blobs)
             request = request.model_copy(update={"users": users, "upload_id": None})
+        provenance = None
+        if request.segment is not None:
+            if self.segments is None:
+                raise ServiceError("Segments are not available in this function.")
+            chosen = self.segments().users_for(org_id, request.segment)
+            provenance = chosen.provenance
+            request = request.model_copy(
+                update={
+                    "users": chosen.users,
+                    "segment": None,
+                    "model_id": request.model_id or request.segment.model_name,
+                    "product_id": request.product_id or request.segment.product_id,
+                }
+            )
         audience_id = str(uuid.uuid4())
         if idempotency_key:
             audience_id = self.audiences.claim_key(org_id, idempotency_key, audience_id)
@@ -145,6 +171,7 @@ class AudienceService:
             idempotency_key=idempotency_key,
             created_at=now,
             updated_at=now,
+            segment=provenance,
         )
         self.blobs.put(source_key, request.model_dump_json(by_alias=True).encode(), "application/json")
         self.blobs.put(snapshot_key, snapshot_csv(request.users), "text/csv")

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from shared.audiences.models import AdvertObjectView, AdvertView, AudienceCreated, AudienceView, LookalikeView
+from shared.audiences.models import (
+    AdvertObjectView,
+    AdvertView,
+    AudienceCreated,
+    AudienceView,
+    LookalikeView,
+    SegmentView,
+)
 from shared.records.audiences import AudienceRecord, LookalikeRecord, PublicationRecord
 
 
@@ -31,6 +38,7 @@ def audience_view(record: AudienceRecord) -> AudienceView:
         progress=progress,
         failure=record.failure,
         advert=advert_view(record.publication),
+        segment=SegmentView.model_validate(record.segment.model_dump()) if record.segment else None,
     )
 
 

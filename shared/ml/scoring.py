@@ -121,6 +121,13 @@ class ScoringBundle:
         """Whether ``user_id`` was in the training data."""
         return _position(self._user_ids, user_id) >= 0
 
+    @property
+    def user_ids(self) -> NDArray[np.str_]:
+        """Every training user's id, sorted, in :meth:`score_all_users` order (read-only)."""
+        view = self._user_ids.view()
+        view.flags.writeable = False
+        return view
+
     def user_ids_at(self, indices: NDArray[np.int64]) -> list[str]:
         """The user ids at positions returned by :meth:`score_all_users` / :func:`top_k`."""
         return [str(u) for u in self._user_ids[indices]]

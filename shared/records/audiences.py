@@ -79,6 +79,19 @@ class PublicationRecord(BaseModel):
     updated_at: datetime
 
 
+class SegmentProvenance(BaseModel):
+    """What an audience built from a predictive segment was built from."""
+
+    model_name: str
+    model_version: str
+    dataset_version: str
+    product_id: str
+    rule: str
+    value: float
+    users_selected: int
+    users_without_customer_row: int
+
+
 class AudienceRecord(BaseModel):
     org_id: str
     audience_id: str
@@ -102,3 +115,5 @@ class AudienceRecord(BaseModel):
     updated_at: datetime
     failure: FailureRecord | None = None
     publication: PublicationRecord | None = None
+    # Set when the users came from a segment (model, product, rule) instead of a list.
+    segment: SegmentProvenance | None = None

@@ -171,6 +171,14 @@ def with_a_sync_to_run(env: SampleContext, event: dict[str, Any]) -> Setting:
     return Setting({SAMPLE_ORG_ID: env.org.org_id, SAMPLE_SYNC_ID: started.sync_id})
 
 
+def with_a_trained_data_source(env: SampleContext, event: dict[str, Any]) -> Setting:
+    """The organization's shop synced through the API and both models trained (as the wizard does)."""
+    from tests.integration.test_wizard import synced_and_trained
+
+    synced_and_trained(env.api, env.org)
+    return Setting()
+
+
 def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Setting:
     """A user starts connecting and approves in the platform's dialog; the platform's redirect
     carries the code and state the callback event needs (and the event's caller is that user)."""
@@ -191,6 +199,7 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "activation_step": with_an_accepted_activation,
     "data_source_sync_job": with_a_sync_to_run,
     "sync_data_source": with_files_to_sync,
+    "targeting_preview": with_a_trained_data_source,
     "ads_manager_link": with_an_audience,
     "delete_advert": with_an_advert,
     "audience_snapshot": with_an_audience,

@@ -5,7 +5,7 @@ below it, never from a layer above:
 
     entry      api, middleware, idempotency, wiring              what handlers call; wiring builds it all
     services   audiences, connections, predictions, auth,       the behaviour; collaborators come in
-               publishing, datasources                           as Protocols
+               publishing, datasources, targeting                as Protocols
     adapters   aws, repositories, platform, ml                   AWS, the Graph API, the models
     foundation clock, errors, settings, observability,           what everything needs
                wire_models
@@ -62,6 +62,7 @@ LAYERS: tuple[Layer, ...] = (
             "shared.auth",
             "shared.publishing",
             "shared.datasources",
+            "shared.targeting",
         ),
     ),
     Layer("entry", ("shared.api", "shared.middleware", "shared.idempotency", "shared.wiring")),

@@ -1,0 +1,99 @@
+"""Request and response bodies of targeting (camelCase on the wire)."""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from shared.wire_models import CamelModel
+
+MIN_SEED_USERS = 100  # docs/platform-notes.md: a lookalike's seed needs 100 people in its country
+
+
+class SegmentRule(CamelModel):
+    """``top_n`` (a count), ``top_percent`` (0-100] or ``threshold`` (a score, keep those >= it)."""
+
+    rule: Literal["top_n", "top_percent", "threshold"]
+    value: float = Field(description="N users, X percent, or the minimum score.")
+
+    @model_validator(mode="after")
+    def _value_fits_the_rule(self) -> SegmentRule:
+        if self.rule == "top_n" and (self.value < 1 or self.value != int(self.value)):
+            raise ValueError("value: top_n needs a whole number of users, at least 1")
+        if self.rule == "top_percent" and not 0 < self.value <= 100:
+            raise ValueError("value: top_percent needs a percentage above 0 and at most 100")
+        if self.rule == "threshold" and not math.isfinite(self.value):
+            raise ValueError("value: threshold needs a finite score")
+        return self
+
+
+class SegmentSpec(SegmentRule):
+    """A predictive segment: the users of ``modelName``'s scores for ``productId`` that the rule keeps."""
+
+    model_name: str = Field(min_length=1, max_length=128)
+    product_id: str = Field(min_length=1, max_length=200)
+
+
+class PreviewRequest(SegmentSpec):
+    objective: Literal["retargeting", "prospecting"] = "retargeting"
+    lookalike_country: Literal["GB", "US", "CA", "AU"] | None = Field(
+        default=None, description="Prospecting: the country whose seed users are counted."
+    )
+
+    @model_validator(mode="after")
+    def _prospecting_names_a_country(self) -> PreviewRequest:
+        if self.objective == "prospecting" and self.lookalike_country is None:
+            raise ValueError("lookalikeCountry is required for prospecting (GB, US, CA or AU)")
+        return self
+
+
+class HistogramView(CamelModel):
+    edges: list[float] = Field(description="Bin edges, one more than the counts.")
+    all_users: list[int] = Field(description="Users per bin, everyone scored.")
+    segment: list[int] = Field(description="Users per bin, the segment only.")
+
+
+class CoverageView(CamelModel):
+    """How many of the segment have each identifier, as given and after normalisation."""
+
+    without_customer_row: int = Field(description="Scored users missing from the synced customers file.")
+    email: int
+    phone: int
+    name: int = Field(description="First and last name both given.")
+    usable_email: int
+    usable_phone: int
+    usable_name: int
+    usable: int = Field(
+        description="Users with an e-mail or phone the platform can match: what would upload."
+    )
+
+
+class SeedView(CamelModel):
+    country: str
+    usable_in_country: int
+    minimum: int = MIN_SEED_USERS
+    reached: bool
+
+
+class TargetingWarning(CamelModel):
+    code: Literal["model_stale", "model_retrain", "model_outdated", "segment_empty", "seed_too_small"]
+    message: str
+
+
+class PreviewView(CamelModel):
+    model_name: str
+    model_version: str
+    dataset_version: str = Field(description="The synced dataset the identifiers come from.")
+    product_id: str
+    rule: str
+    value: float
+    scored_users: int
+    size: int = Field(description="Users the segment keeps.")
+    cut_score: float | None = Field(description="The lowest score kept (None for an empty segment).")
+    cut_rank: int = Field(description="Rank of the last user kept, 1 the best (0 for an empty segment).")
+    histogram: HistogramView
+    coverage: CoverageView
+    seed: SeedView | None
+    warnings: list[TargetingWarning]

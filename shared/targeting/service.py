@@ -1,0 +1,279 @@
+"""Targeting preview, and the users of a segment for an audience.
+
+The preview scores every training user for the product on the numpy bundle (no scikit-learn in the
+request path), cuts by the rule, and joins the segment to the synced customers' identifier coverage
+(:mod:`shared.datasources.coverage`). The join from the bundle's users to the coverage rows is built
+once per (model version, dataset version) and kept by :class:`CoverageCache`, so a warm preview is
+scoring, one selection and integer indexing.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from datetime import datetime
+from threading import Lock
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from shared.audiences.identifiers import AudienceUser
+from shared.clock import Clock
+from shared.datasources.coverage import Coverage, read_coverage
+from shared.errors import NotFound, PreconditionFailed
+from shared.ml.datasets import CustomerRecord, load_records
+from shared.ml.freshness import FreshnessRules, freshness
+from shared.ml.scoring import ScoringBundle
+from shared.records.audiences import SegmentProvenance
+from shared.records.datasources import DatasetVersion
+from shared.records.models import ModelRecord
+from shared.targeting.models import (
+    MIN_SEED_USERS,
+    CoverageView,
+    HistogramView,
+    PreviewRequest,
+    PreviewView,
+    SeedView,
+    SegmentSpec,
+    TargetingWarning,
+)
+from shared.targeting.segments import Cut, histogram, select
+
+_CACHED_DATASETS = 4
+
+
+class ModelReader(Protocol):
+    def get(self, org_id: str, name: str) -> ModelRecord | None: ...
+
+
+class DatasetReader(Protocol):
+    def current(self, org_id: str) -> DatasetVersion | None: ...
+    def get(self, org_id: str, version: str) -> DatasetVersion | None: ...
+
+
+class BundleSource(Protocol):
+    def bundle_for(self, record: ModelRecord) -> ScoringBundle: ...
+
+
+class BlobReader(Protocol):
+    def get(self, key: str) -> bytes: ...
+
+
+class CoverageCache:
+    """Identifier coverage per dataset version, and each model's join to it, kept per container."""
+
+    def __init__(self, blobs: BlobReader, size: int = _CACHED_DATASETS) -> None:
+        self._blobs = blobs
+        self._size = size
+        self._coverages: OrderedDict[str, Coverage] = OrderedDict()
+        self._joins: OrderedDict[tuple[str, str], NDArray[np.int64]] = OrderedDict()
+        self._lock = Lock()
+
+    def coverage(self, dataset: DatasetVersion) -> Coverage:
+        key = dataset.keys["identifiers"]
+        with self._lock:
+            found = self._coverages.get(key)
+        if found is None:
+            found = read_coverage(self._blobs.get(key))
+            self._remember(self._coverages, key, found)
+        return found
+
+    def positions(
+        self, model: ModelRecord, bundle: ScoringBundle, dataset: DatasetVersion
+    ) -> NDArray[np.int64]:
+        """For each of the bundle's users, its row in the dataset's coverage (-1: no customer row)."""
+        key = (model.bundle_sha256, dataset.keys["identifiers"])
+        with self._lock:
+            found = self._joins.get(key)
+        if found is None:
+            found = self.coverage(dataset).positions(bundle.user_ids)
+            self._remember(self._joins, key, found)
+        return found
+
+    def _remember[K, V](self, cache: OrderedDict[K, V], key: K, value: V) -> None:
+        with self._lock:
+            cache[key] = value
+            cache.move_to_end(key)
+            while len(cache) > self._size:
+                cache.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class SegmentUsers:
+    """The users of a segment with their identifiers and scores, and where they came from."""
+
+    users: list[AudienceUser]
+    provenance: SegmentProvenance
+
+
+@dataclass(frozen=True)
+class TargetingService:
+    models: ModelReader
+    datasets: DatasetReader
+    bundles: BundleSource
+    coverages: CoverageCache
+    blobs: BlobReader
+    rules: FreshnessRules
+    clock: Clock
+
+    def preview(self, org_id: str, request: PreviewRequest) -> PreviewView:
+        """Size, score histogram and cut, identifier coverage, seed per country, and warnings."""
+        model, bundle, dataset = self._sources(org_id, request)
+        scores = bundle.score_all_users(request.product_id)
+        cut = select(scores, request)
+        rows = self.coverages.positions(model, bundle, dataset)[cut.indices]
+        coverage = self.coverages.coverage(dataset)
+        view = _coverage_view(coverage, rows)
+        seed = None
+        if request.objective == "prospecting" and request.lookalike_country:
+            known = rows[rows >= 0]
+            in_country = int(
+                np.count_nonzero(
+                    coverage.flags["usable"][known] & (coverage.countries[known] == request.lookalike_country)
+                )
+            )
+            seed = SeedView(
+                country=request.lookalike_country,
+                usable_in_country=in_country,
+                reached=in_country >= MIN_SEED_USERS,
+            )
+        bins = histogram(scores, cut.indices, probabilities=bundle.model_type == "purchase")
+        return PreviewView(
+            model_name=model.name,
+            model_version=model.version,
+            dataset_version=dataset.version,
+            product_id=request.product_id,
+            rule=request.rule,
+            value=request.value,
+            scored_users=int(scores.size),
+            size=int(cut.indices.size),
+            cut_score=cut.cut_score,
+            cut_rank=int(cut.indices.size),
+            histogram=HistogramView(edges=bins.edges, all_users=bins.all_users, segment=bins.segment),
+            coverage=view,
+            seed=seed,
+            warnings=self._warnings(org_id, model, dataset, cut, view, seed),
+        )
+
+    def users_for(self, org_id: str, spec: SegmentSpec) -> SegmentUsers:
+        """The segment's users, best first, joined to their identifiers in the synced customers file
+        (users without a customer row are left out and counted)."""
+        model, bundle, dataset = self._sources(org_id, spec)
+        scores = bundle.score_all_users(spec.product_id)
+        cut = select(scores, spec)
+        chosen = dict(zip(bundle.user_ids[cut.indices].tolist(), scores[cut.indices].tolist(), strict=True))
+        customers = load_records(
+            self.blobs.get(dataset.keys["customers"]), CustomerRecord, file_name="customers.csv"
+        )
+        users = [
+            AudienceUser(
+                user_id=c.user_id,
+                email=c.email,
+                first_name=c.first_name,
+                last_name=c.last_name,
+                phone=c.phone,
+                country=c.country,
+                score=chosen[c.user_id],
+            )
+            for c in customers
+            if c.user_id in chosen
+        ]
+        users.sort(key=lambda user: -(user.score or 0.0))
+        if not users:
+            raise PreconditionFailed(
+                "The segment has no user with a customer row to upload.",
+                field="segment",
+                remedy="Widen the segment (a larger N or percentage, a lower threshold); preview it first.",
+            )
+        return SegmentUsers(
+            users=users,
+            provenance=SegmentProvenance(
+                model_name=model.name,
+                model_version=model.version,
+                dataset_version=dataset.version,
+                product_id=spec.product_id,
+                rule=spec.rule,
+                value=spec.value,
+                users_selected=len(chosen),
+                users_without_customer_row=len(chosen) - len(users),
+            ),
+        )
+
+    def _sources(self, org_id: str, spec: SegmentSpec) -> tuple[ModelRecord, ScoringBundle, DatasetVersion]:
+        model = self.models.get(org_id, spec.model_name)
+        if model is None:
+            raise NotFound(
+                f"Model '{spec.model_name}' was not found.",
+                field="modelName",
+                remedy="Sync a data source (it trains shop-purchase and shop-recommendations).",
+            )
+        dataset = (
+            self.datasets.get(org_id, model.dataset_version)
+            if model.dataset_version
+            else self.datasets.current(org_id)
+        )
+        if dataset is None:
+            raise PreconditionFailed(
+                "No synced data source holds the customers' identifiers.",
+                field="modelName",
+                remedy="Sync the shop's customers, products and orders: POST /platform-ads/data-source/sync.",
+            )
+        return model, self.bundles.bundle_for(model), dataset
+
+    def _warnings(
+        self,
+        org_id: str,
+        model: ModelRecord,
+        dataset: DatasetVersion,
+        cut: Cut,
+        coverage: CoverageView,
+        seed: SeedView | None,
+    ) -> list[TargetingWarning]:
+        warnings = []
+        now: datetime = self.clock()
+        status = freshness(model.trained_at, now, {}, None, self.rules)
+        if status.recommended_retrain:
+            warnings.append(TargetingWarning(code="model_retrain", message="; ".join(status.reasons)))
+        elif status.is_stale:
+            warnings.append(TargetingWarning(code="model_stale", message="; ".join(status.reasons)))
+        current = self.datasets.current(org_id)
+        if current is not None and current.version != dataset.version:
+            warnings.append(
+                TargetingWarning(
+                    code="model_outdated",
+                    message=f"The model was trained on dataset {dataset.version}; {current.version} is "
+                    "newer. "
+                    "Its training shows on GET /platform-ads/data-source.",
+                )
+            )
+        if cut.indices.size == 0 or coverage.usable == 0:
+            warnings.append(
+                TargetingWarning(
+                    code="segment_empty", message="No user of the segment has a usable e-mail or phone."
+                )
+            )
+        if seed is not None and not seed.reached:
+            warnings.append(
+                TargetingWarning(
+                    code="seed_too_small",
+                    message=f"{seed.usable_in_country} usable users in {seed.country}; a lookalike seed "
+                    f"needs at least {MIN_SEED_USERS} there. Widen the segment or choose another country.",
+                )
+            )
+        return warnings
+
+
+def _coverage_view(coverage: Coverage, rows: NDArray[np.int64]) -> CoverageView:
+    known = rows[rows >= 0]
+    counts = {name: int(np.count_nonzero(flags[known])) for name, flags in coverage.flags.items()}
+    return CoverageView(
+        without_customer_row=int(rows.size - known.size),
+        email=counts["has_email"],
+        phone=counts["has_phone"],
+        name=counts["has_name"],
+        usable_email=counts["usable_email"],
+        usable_phone=counts["usable_phone"],
+        usable_name=counts["usable_name"],
+        usable=counts["usable"],
+    )
