@@ -194,6 +194,20 @@ def change_ad_account(account_id: str) -> Response | tuple[Response, int]:
         return jsonify(_summary(state))
 
 
+@blueprint.delete("/users/<user_id>/permissions/<permission>")
+def remove_permission(user_id: str, permission: str) -> Response | tuple[Response, int]:
+    """The user removes one permission from the app in the platform's settings: every token of the
+    user loses it (``debug_token`` no longer lists it; calls that need it fail)."""
+    state = current_state()
+    with state.lock:
+        if user_id not in state.world.users:
+            return jsonify({"error": f"unknown user {user_id}"}), 404
+        for token in state.world.tokens.values():
+            if token.user_id == user_id and permission in token.scopes:
+                token.scopes.remove(permission)
+        return jsonify(_summary(state))
+
+
 @blueprint.delete("/pixels/<pixel_id>")
 def unlink_pixel(pixel_id: str) -> Response | tuple[Response, int]:
     """Unlink a pixel from its ad account, as an advertiser can in the platform's settings."""

@@ -102,6 +102,12 @@ def user_not_tester(world: World) -> None:
     world.app.roles.clear()
 
 
+def analyst_role_only(world: World) -> None:
+    # The marketer can see the business account (and connect) but not advertise on it: the Analyst
+    # role grants the ANALYZE task only (docs/platform-notes.md §1.7).
+    world.accounts[BUSINESS_ACCOUNT_ID].roles[USER_ID] = AccountRole.ANALYST
+
+
 def no_ad_accounts(world: World) -> None:
     world.accounts.clear()
     world.pixels.clear()
@@ -120,6 +126,7 @@ SCENARIOS: dict[str, Callable[[World], None]] = {
     "no_payment_method": no_payment_method,
     "app_in_development_mode": app_in_development_mode,
     "user_not_tester": user_not_tester,
+    "analyst_role_only": analyst_role_only,
     "no_ad_accounts": no_ad_accounts,
     "app_domain_missing": app_domain_missing,
 }

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from shared.predictions.predict import BundleCache, Predictor
     from shared.publishing.checkout import CheckoutLinks
     from shared.publishing.service import PublishingService
+    from shared.readiness.service import ReadinessService
     from shared.repositories.activations import StepFunctionsStarter
     from shared.repositories.audiences import DynamoAudienceStore
     from shared.repositories.blobs import S3BlobStore
@@ -443,6 +444,21 @@ def targeting_service() -> TargetingService:
         bundles=bundle_cache(),
         coverages=coverage_cache(),
         blobs=data_blobs(),
+        rules=FreshnessRules.from_settings(settings()),
+        clock=utc_now,
+    )
+
+
+def readiness_service() -> ReadinessService:
+    from shared.clock import utc_now
+    from shared.ml.freshness import FreshnessRules
+    from shared.readiness.service import ReadinessService
+
+    return ReadinessService(
+        connections=connection_service(),
+        models=model_store(),
+        datasets=dataset_store(),
+        coverages=coverage_cache(),
         rules=FreshnessRules.from_settings(settings()),
         clock=utc_now,
     )

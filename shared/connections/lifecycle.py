@@ -219,6 +219,21 @@ class ConnectionService:
         if connection.token is None:
             return connection
         token = token or self.cipher.decrypt(connection.token, connection.token_context())
+        self._check(connection, token)
+        return connection
+
+    def inspect(self, org_id: str) -> tuple[Connection, TokenInfo, GraphClient]:
+        """The active connection, what ``debug_token`` says of its token now (recorded on the
+        connection, as ``validate`` does) and a Graph client with the token, whatever its health: the
+        readiness checklist reports each problem instead of stopping at the first."""
+        connection = self._require(org_id)
+        if connection.status != "active" or connection.token is None:
+            raise NotFound(NOT_CONNECTED, remedy=CONNECT_REMEDY)
+        token = self.cipher.decrypt(connection.token, connection.token_context())
+        info = self._check(connection, token)
+        return connection, info, self.graph.with_access_token(token)
+
+    def _check(self, connection: Connection, token: str) -> TokenInfo:
         now = self.clock()
         info = debug_token(self.graph, token)
         connection.last_validated_at = now
@@ -227,7 +242,7 @@ class ConnectionService:
         if info.expires_at is not None:
             connection.token_expires_at = info.expires_at
         self.connections.put(connection)
-        return connection
+        return info
 
     def record_usage(self, org_id: str, graph: GraphClient) -> None:
         """Keep the latest usage headers the platform sent on ``graph``'s calls."""

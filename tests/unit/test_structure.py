@@ -63,6 +63,7 @@ LAYERS: tuple[Layer, ...] = (
             "shared.publishing",
             "shared.datasources",
             "shared.targeting",
+            "shared.readiness",
         ),
     ),
     Layer("entry", ("shared.api", "shared.middleware", "shared.idempotency", "shared.wiring")),

@@ -1,0 +1,1 @@
+"""The readiness checklist: the causes of the platform's refusals, found before anything is sent."""

@@ -1,0 +1,359 @@
+"""The readiness checklist (wizard step 3): each cause the platform would refuse an audience or an
+advert for (docs/service-contract.md §7.2), checked before anything is created.
+
+Every item says ``pass``, ``fail`` or ``unknown`` (a check that could not be made because an earlier
+one failed, e.g. the ad account cannot be read without a valid token), with its evidence and, when it
+does not pass, the remedy. Reading the checklist creates nothing on the platform: it makes three
+reads (``debug_token``, the ad account, its pixels) and, for Publish advert, the application node.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import numpy as np
+from pydantic import Field
+
+from shared.clock import Clock
+from shared.datasources.coverage import Coverage
+from shared.errors import NotFound, ServiceError
+from shared.ml.freshness import FreshnessRules, freshness
+from shared.platform.accounts import list_pixels
+from shared.platform.client import GraphClient
+from shared.platform.oauth import DEFAULT_SCOPES, TokenInfo
+from shared.platform.preflight import AccountFacts, app_is_live, read_account_facts
+from shared.records.connections import Connection
+from shared.records.datasources import DatasetVersion
+from shared.records.models import ModelRecord
+from shared.targeting.models import MIN_SEED_USERS
+from shared.wire_models import CamelModel
+
+Status = Literal["pass", "fail", "unknown"]
+# Countries whose ads need a beneficiary and payer (DSA and similar rules): the EU, the UK, Australia
+# (docs/service-contract.md §7.2; docs/platform-notes.md §6.3).
+BENEFICIARY_COUNTRIES = frozenset(
+    [
+        "AT",
+        "BE",
+        "BG",
+        "HR",
+        "CY",
+        "CZ",
+        "DK",
+        "EE",
+        "FI",
+        "FR",
+        "DE",
+        "GR",
+        "HU",
+        "IE",
+        "IT",
+        "LV",
+        "LT",
+        "LU",
+        "MT",
+        "NL",
+        "PL",
+        "PT",
+        "RO",
+        "SK",
+        "SI",
+        "ES",
+        "SE",
+        "GB",
+        "AU",
+    ]
+)
+
+
+class ReadinessItem(CamelModel):
+    id: str
+    group: Literal["connection", "ad_account", "data", "publish_advert"]
+    status: Status
+    evidence: str
+    remedy: str | None = None
+
+
+class Readiness(CamelModel):
+    ready: bool = Field(description="Every item passes.")
+    items: list[ReadinessItem]
+
+
+class Connections(Protocol):
+    def inspect(self, org_id: str) -> tuple[Connection, TokenInfo, GraphClient]: ...
+
+
+class ModelReader(Protocol):
+    def get(self, org_id: str, name: str) -> ModelRecord | None: ...
+
+
+class DatasetReader(Protocol):
+    def current(self, org_id: str) -> DatasetVersion | None: ...
+
+
+class CoverageSource(Protocol):
+    def coverage(self, dataset: DatasetVersion) -> Coverage: ...
+
+
+@dataclass(frozen=True)
+class ReadinessQuery:
+    objective: Literal["retargeting", "prospecting"] = "retargeting"
+    lookalike_country: str | None = None
+    model_name: str = "shop-purchase"
+    publish: bool = False
+    countries: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReadinessService:
+    connections: Connections
+    models: ModelReader
+    datasets: DatasetReader
+    coverages: CoverageSource
+    rules: FreshnessRules
+    clock: Clock
+
+    def check(self, org_id: str, query: ReadinessQuery) -> Readiness:
+        items = [*self._platform_items(org_id, query), *self._data_items(org_id, query)]
+        return Readiness(ready=all(item.status == "pass" for item in items), items=items)
+
+    # --- the connection and the ad account ---------------------------------------------------------
+
+    def _platform_items(self, org_id: str, query: ReadinessQuery) -> list[ReadinessItem]:
+        try:
+            connection, info, graph = self.connections.inspect(org_id)
+        except NotFound as exc:
+            failed = _item("connection_active", "connection", "fail", exc.message, exc.remedy)
+            return [failed, *_unknown_after(failed, query)]
+        items = [
+            _item("connection_active", "connection", "pass", f"Connected to {connection.ad_account_id}.")
+        ]
+        if info.is_valid:
+            items.append(_item("token_valid", "connection", "pass", "The platform reports the token valid."))
+        else:
+            reason = connection.validation_error or "the platform reports the token invalid"
+            items.append(
+                _item("token_valid", "connection", "fail", _sentence(reason), "Reconnect the ad account.")
+            )
+        missing = info.missing_scopes()
+        items.append(
+            _item("scopes_granted", "connection", "pass", f"Granted: {', '.join(DEFAULT_SCOPES)}.")
+            if not missing
+            else _item(
+                "scopes_granted",
+                "connection",
+                "fail",
+                f"Not granted: {', '.join(missing)}.",
+                "Reconnect and grant every requested permission.",
+            )
+        )
+        if not info.is_valid or connection.ad_account_id is None:
+            return [*items, *_unknown_after(items[1], query)]
+        try:
+            facts = read_account_facts(graph, connection.ad_account_id)
+            pixels = list_pixels(graph, connection.ad_account_id) if query.publish else []
+            live = app_is_live(graph) if query.publish else True
+        except ServiceError as exc:
+            failed = _item("ad_account_readable", "ad_account", "fail", exc.message, exc.remedy)
+            return [*items, failed, *_unknown_after(failed, query)]
+        items.extend(_account_items(facts))
+        if query.publish:
+            items.extend(_publish_items(facts, pixels, live, query.countries))
+        return items
+
+    # --- the data ------------------------------------------------------------------------------------
+
+    def _data_items(self, org_id: str, query: ReadinessQuery) -> list[ReadinessItem]:
+        dataset = self.datasets.current(org_id)
+        model = self.models.get(org_id, query.model_name)
+        items = [self._model_item(model, dataset)]
+        if dataset is None:
+            items.append(
+                _item(
+                    "enough_users",
+                    "data",
+                    "fail",
+                    "No data source is synced, so no customer identifiers are known.",
+                    "Sync the shop's files: POST /platform-ads/data-source/sync.",
+                )
+            )
+            return items
+        coverage = self.coverages.coverage(dataset)
+        usable = coverage.flags["usable"]
+        if query.objective == "prospecting" and query.lookalike_country:
+            count = int(np.count_nonzero(usable & (coverage.countries == query.lookalike_country)))
+            where, minimum = f" in {query.lookalike_country}", MIN_SEED_USERS
+        else:
+            count, where, minimum = int(np.count_nonzero(usable)), "", 1
+        evidence = f"{count:,} customers{where} have an e-mail or phone the platform can match."
+        items.append(
+            _item("enough_users", "data", "pass", evidence)
+            if count >= minimum
+            else _item(
+                "enough_users",
+                "data",
+                "fail",
+                evidence + (f" A lookalike seed needs at least {minimum}{where}." if minimum > 1 else ""),
+                "Add customers with e-mail addresses or phone numbers (and their country), then sync again"
+                + (", or choose another lookalike country." if minimum > 1 else "."),
+            )
+        )
+        return items
+
+    def _model_item(self, model: ModelRecord | None, dataset: DatasetVersion | None) -> ReadinessItem:
+        if model is None:
+            return _item(
+                "model_fresh",
+                "data",
+                "fail",
+                "No model is trained yet.",
+                "Sync the shop's files; both models train from them.",
+            )
+        if dataset is not None and model.dataset_version != dataset.version:
+            training = dataset.training.get(model.type)
+            state = f" (its training is {training.state})" if training else ""
+            return _item(
+                "model_fresh",
+                "data",
+                "fail",
+                f"{model.name} was trained on {model.dataset_version or 'uploaded files'}, not on the "
+                f"current dataset {dataset.version}{state}.",
+                "Wait for the training of the current dataset to finish (GET /platform-ads/data-source).",
+            )
+        status = freshness(model.trained_at, self.clock(), {}, None, self.rules)
+        if status.is_stale or status.recommended_retrain:
+            return _item(
+                "model_fresh",
+                "data",
+                "fail",
+                _sentence("; ".join(status.reasons)),
+                "Sync the shop's latest files to retrain.",
+            )
+        return _item(
+            "model_fresh", "data", "pass", f"{model.name} {model.version} was trained on the current dataset."
+        )
+
+
+def _account_items(facts: AccountFacts) -> list[ReadinessItem]:
+    return [
+        _item("business_owned", "ad_account", "pass", f"Owned by {facts.business_name}.")
+        if facts.business_name
+        else _item(
+            "business_owned",
+            "ad_account",
+            "fail",
+            "The ad account is not owned by a business.",
+            "Use a business-owned ad account: move it into your business, then disconnect and reconnect.",
+        ),
+        _item("advertiser_role", "ad_account", "pass", "Your tasks include ADVERTISE (Admin or Advertiser).")
+        if facts.can_advertise
+        else _item(
+            "advertiser_role",
+            "ad_account",
+            "fail",
+            f"Your tasks on the ad account are {', '.join(facts.user_tasks) or 'none'}.",
+            "Ask the business admin for the Admin or Advertiser role on the ad account, wait 5-10 minutes, "
+            "reconnect.",
+        ),
+        _item("custom_audience_terms", "ad_account", "pass", "Custom Audience terms accepted.")
+        if facts.custom_audience_terms
+        else _item(
+            "custom_audience_terms",
+            "ad_account",
+            "fail",
+            "The Custom Audience terms are not accepted for this ad account.",
+            "Accept the platform's Custom Audience terms for the ad account, then retry.",
+        ),
+    ]
+
+
+def _publish_items(
+    facts: AccountFacts, pixels: Sequence[object], live: bool, countries: tuple[str, ...]
+) -> list[ReadinessItem]:
+    regulated = sorted(set(countries) & BENEFICIARY_COUNTRIES)
+    beneficiary = facts.default_dsa_beneficiary or facts.business_name
+    payor = facts.default_dsa_payor or facts.business_name
+    return [
+        _item("pixel_linked", "publish_advert", "pass", f"{len(pixels)} pixel(s) linked to the ad account.")
+        if pixels
+        else _item(
+            "pixel_linked",
+            "publish_advert",
+            "fail",
+            "No pixel is linked to the ad account.",
+            "Link a pixel (dataset) to the same ad account used in the service.",
+        ),
+        _item("payment_method", "publish_advert", "pass", "The ad account has a payment method.")
+        if facts.has_funding
+        else _item(
+            "payment_method",
+            "publish_advert",
+            "fail",
+            "The ad account has no valid payment method.",
+            "Add one in the platform's billing settings, then publish.",
+        ),
+        _item(
+            "beneficiary_payer",
+            "publish_advert",
+            "pass",
+            "Beneficiary and payer are known."
+            if regulated
+            else "No targeted country needs a beneficiary and payer.",
+        )
+        if not regulated or (beneficiary and payor)
+        else _item(
+            "beneficiary_payer",
+            "publish_advert",
+            "fail",
+            f"Ads in {', '.join(regulated)} need a beneficiary and payer; none is known for this ad account.",
+            "Ensure business ownership or set a default beneficiary and payer in the ad account's "
+            "advertising settings.",
+        ),
+        _item("app_live", "publish_advert", "pass", "The service's application is live.")
+        if live
+        else _item(
+            "app_live",
+            "publish_advert",
+            "fail",
+            "The service's application is in development mode, so adverts cannot be published.",
+            "Use Generate campaign with audience and build the ad in the ads manager.",
+        ),
+    ]
+
+
+_LATER_ITEMS = {
+    "connection": ["token_valid", "scopes_granted"],
+    "ad_account": ["business_owned", "advertiser_role", "custom_audience_terms"],
+    "publish_advert": ["pixel_linked", "payment_method", "beneficiary_payer", "app_live"],
+}
+
+
+def _unknown_after(failed: ReadinessItem, query: ReadinessQuery) -> list[ReadinessItem]:
+    """The platform items that cannot be checked once ``failed`` failed (they come after it)."""
+    groups: list[Literal["connection", "ad_account", "publish_advert"]] = ["ad_account"]
+    if failed.id == "connection_active":
+        groups.insert(0, "connection")
+    if query.publish:
+        groups.append("publish_advert")
+    return [
+        _item(item_id, group, "unknown", f"Not checked: {failed.id} failed.")
+        for group in groups
+        for item_id in _LATER_ITEMS[group]
+    ]
+
+
+def _item(
+    item_id: str,
+    group: Literal["connection", "ad_account", "data", "publish_advert"],
+    status: Status,
+    evidence: str,
+    remedy: str | None = None,
+) -> ReadinessItem:
+    return ReadinessItem(id=item_id, group=group, status=status, evidence=evidence, remedy=remedy)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
