@@ -5,9 +5,10 @@
 with the seconds each phase took. ``SPAWNED_AT`` is the parent's ``time.perf_counter()`` just before
 spawning (CLOCK_MONOTONIC is system-wide on Linux), so ``startup`` is interpreter start-up.
 
-* ``service``: what ``functions/predict/handler.py`` does at module level (it is imported, so the
-  resolver and the route are built), then the service's own S3 blob store (settings, boto3 client),
-  ``load_bundle`` with its checksum and ``predict_purchase``.
+* ``service`` / ``service_1m``: what ``functions/predict/handler.py`` does at module level (it is
+  imported, so the resolver and the route are built), then the service's own S3 blob store (settings,
+  botocore client) reading the user's shard of the serving layout, ``load_bundle`` with its checksum
+  and ``predict_purchase`` (``BENCH_BUNDLE_KEY`` names the shard of the 2k- or the 1M-user model).
 * ``naive``: boto3, joblib, scikit-learn and the same Powertools imports and objects, then a plain
   boto3 S3 get of the pipeline, ``joblib.load`` and ``predict_proba`` on the same feature row.
 * ``floor``: what neither path can avoid with these dependencies: the same Powertools imports and
@@ -85,7 +86,7 @@ def _floor() -> dict[str, float]:
 
     _powertools()
     marks.append(time.perf_counter())
-    body = _s3_get(boto3, os.environ["BENCH_BUNDLE_KEY"])
+    body = _s3_get(boto3, os.environ["BENCH_WHOLE_BUNDLE_KEY"])
     marks.append(time.perf_counter())
     with np.load(io.BytesIO(body), allow_pickle=False) as npz:
         arrays = {name: npz[name] for name in npz.files}
@@ -120,5 +121,5 @@ def _phases(marks: list[float], score: float) -> dict[str, float]:
 
 if __name__ == "__main__":
     mode, spawned_at = sys.argv[1], float(sys.argv[2])
-    phases = {"service": _service, "naive": _naive, "floor": _floor}[mode]()
+    phases = {"service": _service, "service_1m": _service, "naive": _naive, "floor": _floor}[mode]()
     print(json.dumps({"startup": STARTED - spawned_at, "total": time.perf_counter() - spawned_at, **phases}))

@@ -15,10 +15,6 @@ from typing import TYPE_CHECKING, Any, cast
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.logging import correlation_paths
-from aws_lambda_powertools.utilities.idempotency.exceptions import (
-    IdempotencyAlreadyInProgressError,
-    IdempotencyValidationError,
-)
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
@@ -119,28 +115,6 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
             extra=error_extra,
         )
 
-    @app.exception_handler(IdempotencyValidationError)
-    def _idempotency_mismatch(_: IdempotencyValidationError) -> Response[str]:
-        return error_response(
-            HTTPStatus.UNPROCESSABLE_ENTITY,
-            "idempotency_key_reused",
-            "This Idempotency-Key was already used with a different request body.",
-            field="Idempotency-Key",
-            remedy="Use a new key for a new request; repeat a request only with its original body.",
-            extra=error_extra,
-        )
-
-    @app.exception_handler(IdempotencyAlreadyInProgressError)
-    def _idempotency_in_progress(_: IdempotencyAlreadyInProgressError) -> Response[str]:
-        return error_response(
-            HTTPStatus.CONFLICT,
-            "request_in_progress",
-            "A request with this Idempotency-Key is still being processed.",
-            field="Idempotency-Key",
-            remedy="Wait a moment and repeat the request to get its result.",
-            extra=error_extra,
-        )
-
     @app.not_found
     def _not_found(_: Exception) -> Response[str]:
         event = app.current_event
@@ -153,6 +127,9 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
 
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response[str]:
+        idempotency = _idempotency_response(exc, error_extra)
+        if idempotency is not None:
+            return idempotency
         logger.exception("unhandled error")
         return error_response(
             HTTPStatus.INTERNAL_SERVER_ERROR,
@@ -163,6 +140,44 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
         )
 
     return app
+
+
+_IDEMPOTENCY_ERRORS = "aws_lambda_powertools.utilities.idempotency.exceptions"
+
+
+def _idempotency_response(exc: Exception, error_extra: dict[str, Any] | None) -> Response[str] | None:
+    """The answer to an Idempotency-Key error, or None for any other exception.
+
+    Recognised by module rather than registered by class: importing the idempotency utility's
+    exceptions imports the utility and boto3 (tens of ms), which functions without Idempotency-Key
+    (predict above all) must not pay at cold start. A function that raises these has imported them.
+    """
+    if type(exc).__module__ != _IDEMPOTENCY_ERRORS:
+        return None
+    from aws_lambda_powertools.utilities.idempotency.exceptions import (
+        IdempotencyAlreadyInProgressError,
+        IdempotencyValidationError,
+    )
+
+    if isinstance(exc, IdempotencyValidationError):
+        return error_response(
+            HTTPStatus.UNPROCESSABLE_ENTITY,
+            "idempotency_key_reused",
+            "This Idempotency-Key was already used with a different request body.",
+            field="Idempotency-Key",
+            remedy="Use a new key for a new request; repeat a request only with its original body.",
+            extra=error_extra,
+        )
+    if isinstance(exc, IdempotencyAlreadyInProgressError):
+        return error_response(
+            HTTPStatus.CONFLICT,
+            "request_in_progress",
+            "A request with this Idempotency-Key is still being processed.",
+            field="Idempotency-Key",
+            remedy="Wait a moment and repeat the request to get its result.",
+            extra=error_extra,
+        )
+    return None
 
 
 def http_entry_point(

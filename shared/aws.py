@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, overload
 
-import boto3
+import botocore.session
 from botocore.client import BaseClient
 from botocore.config import Config
 
@@ -26,18 +26,33 @@ _CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeou
 
 
 @overload
-def client(service: Literal["dynamodb"], settings: Settings) -> DynamoDBClient: ...
+def client(
+    service: Literal["dynamodb"], settings: Settings, from_session: botocore.session.Session
+) -> DynamoDBClient: ...
 @overload
-def client(service: Literal["kms"], settings: Settings) -> KMSClient: ...
+def client(
+    service: Literal["kms"], settings: Settings, from_session: botocore.session.Session
+) -> KMSClient: ...
 @overload
-def client(service: Literal["s3"], settings: Settings) -> S3Client: ...
+def client(
+    service: Literal["s3"], settings: Settings, from_session: botocore.session.Session
+) -> S3Client: ...
 @overload
-def client(service: Literal["secretsmanager"], settings: Settings) -> SecretsManagerClient: ...
+def client(
+    service: Literal["secretsmanager"], settings: Settings, from_session: botocore.session.Session
+) -> SecretsManagerClient: ...
 @overload
-def client(service: Literal["stepfunctions"], settings: Settings) -> SFNClient: ...
-def client(service: str, settings: Settings) -> BaseClient:
-    """A boto3 client for ``service`` in the configured region and endpoint."""
-    built: BaseClient = boto3.client(
+def client(
+    service: Literal["stepfunctions"], settings: Settings, from_session: botocore.session.Session
+) -> SFNClient: ...
+def client(service: str, settings: Settings, from_session: botocore.session.Session) -> BaseClient:
+    """A client for ``service`` in the configured region and endpoint, from ``from_session``.
+
+    Built by botocore directly: the same client boto3 would build, without boto3's import of its
+    resource and S3-transfer layers (``upload_file`` and friends), which no function uses; that
+    import is a large share of a cold start. Credentials come from the usual chain.
+    """
+    built: BaseClient = from_session.create_client(
         service,
         region_name=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,
@@ -46,8 +61,15 @@ def client(service: str, settings: Settings) -> BaseClient:
     return built
 
 
+def session() -> botocore.session.Session:
+    """A botocore session (credentials chain, loaded service data); ``shared.wiring`` keeps one."""
+    return botocore.session.get_session()
+
+
 def dynamodb_resource(settings: Settings) -> DynamoDBServiceResource:
-    """The DynamoDB resource, for ``Table`` objects."""
+    """The DynamoDB resource, for ``Table`` objects (functions that query; predict does not)."""
+    import boto3
+
     resource: DynamoDBServiceResource = boto3.resource(
         "dynamodb", region_name=settings.aws_region, endpoint_url=settings.aws_endpoint_url, config=_CONFIG
     )

@@ -80,6 +80,9 @@ class Settings(BaseSettings):
 
     # Prediction freshness rules
     model_stale_after_days: int = 30
+    # Models the predict function loads before its SnapStart snapshot: "org_id/model_name,..."
+    # (empty: none; the snapshot then holds the imports and clients only).
+    predict_warm_models: str = ""
     model_retrain_after_days: int = 60
     drift_psi_threshold: float = 0.2
 

@@ -13,16 +13,12 @@ ask this module for what they need; the library's functions take their collabora
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import timedelta
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 from shared import aws
-from shared.repositories.api_keys import DynamoApiKeyStore
-from shared.repositories.models import DynamoModelStore
-from shared.repositories.organizations import DynamoOrganizationStore
-from shared.repositories.usage import DynamoUsageStore
 from shared.settings import ActivationSettings, DataSourceSettings, Settings
 
 # The platform side (httpx, cryptography, pyjwt, the Graph client) and the idempotency utility are
@@ -31,6 +27,7 @@ from shared.settings import ActivationSettings, DataSourceSettings, Settings
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
+    import botocore.session
     import httpx
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig
     from mypy_boto3_dynamodb import DynamoDBClient, DynamoDBServiceResource
@@ -50,13 +47,17 @@ if TYPE_CHECKING:
     from shared.publishing.service import PublishingService
     from shared.readiness.service import ReadinessService
     from shared.repositories.activations import StepFunctionsStarter
+    from shared.repositories.api_keys import DynamoApiKeyStore
     from shared.repositories.audiences import DynamoAudienceStore
     from shared.repositories.blobs import S3BlobStore
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
     from shared.repositories.datasources import DynamoDatasetStore
     from shared.repositories.envelope import EnvelopeCipher
+    from shared.repositories.models import DynamoModelStore
+    from shared.repositories.organizations import DynamoOrganizationStore
     from shared.repositories.prediction_path import DynamoKeyDayMeter
     from shared.repositories.secrets import PlatformSecrets, PlatformSecretsSource
+    from shared.repositories.usage import DynamoUsageStore
     from shared.targeting.service import CoverageCache, TargetingService
 
 # Every cached factory, in the order they were declared; reset() clears each.
@@ -71,10 +72,14 @@ def collaborator[**P, T](factory: Callable[P, T]) -> Callable[P, T]:
     return cast("Callable[P, T]", cached)
 
 
-def reset() -> None:
-    """Forget every cached collaborator, the settings included (after the environment changed)."""
+def reset(*, keep: Iterable[Callable[..., Any]] = ()) -> None:
+    """Forget every cached collaborator, the settings included (after the environment changed),
+    except the factories in ``keep`` (a SnapStart restore keeps the loaded bundles and renews
+    everything that holds credentials or connections)."""
+    kept = {id(factory) for factory in keep}
     for cached in _REGISTRY:
-        cached.cache_clear()
+        if id(cached) not in kept:
+            cached.cache_clear()
 
 
 def registered() -> tuple[Callable[..., Any], ...]:
@@ -104,8 +109,14 @@ def data_source_settings() -> DataSourceSettings:
 
 
 @collaborator
+def aws_session() -> botocore.session.Session:
+    """The botocore session every client comes from (its credentials are refreshed by ``reset()``)."""
+    return aws.session()
+
+
+@collaborator
 def dynamodb_client() -> DynamoDBClient:
-    return aws.client("dynamodb", settings())
+    return aws.client("dynamodb", settings(), aws_session())
 
 
 @collaborator
@@ -121,22 +132,22 @@ def table(name: str) -> Table:
 
 @collaborator
 def s3_client() -> S3Client:
-    return aws.client("s3", settings())
+    return aws.client("s3", settings(), aws_session())
 
 
 @collaborator
 def kms_client() -> KMSClient:
-    return aws.client("kms", settings())
+    return aws.client("kms", settings(), aws_session())
 
 
 @collaborator
 def secretsmanager_client() -> SecretsManagerClient:
-    return aws.client("secretsmanager", settings())
+    return aws.client("secretsmanager", settings(), aws_session())
 
 
 @collaborator
 def stepfunctions_client() -> SFNClient:
-    return aws.client("stepfunctions", settings())
+    return aws.client("stepfunctions", settings(), aws_session())
 
 
 # Stores
@@ -144,21 +155,29 @@ def stepfunctions_client() -> SFNClient:
 
 @collaborator
 def api_key_store() -> DynamoApiKeyStore:
+    from shared.repositories.api_keys import DynamoApiKeyStore
+
     return DynamoApiKeyStore(table(settings().main_table))
 
 
 @collaborator
 def organization_store() -> DynamoOrganizationStore:
+    from shared.repositories.organizations import DynamoOrganizationStore
+
     return DynamoOrganizationStore(table(settings().main_table))
 
 
 @collaborator
 def model_store() -> DynamoModelStore:
+    from shared.repositories.models import DynamoModelStore
+
     return DynamoModelStore(table(settings().main_table))
 
 
 @collaborator
 def usage_store() -> DynamoUsageStore:
+    from shared.repositories.usage import DynamoUsageStore
+
     return DynamoUsageStore(table(settings().usage_table))
 
 
@@ -367,11 +386,19 @@ def background() -> ThreadPoolExecutor:
 
 
 @collaborator
+def bundle_cache() -> BundleCache:
+    """Scoring bundles in memory (no AWS client inside: kept across a SnapStart restore)."""
+    from shared.predictions.predict import BundleCache
+
+    return BundleCache()
+
+
+@collaborator
 def predictor() -> Predictor:
     """The predictor with its key, model and bundle caches: one per container, so a warm prediction
     makes only its two writes."""
     from shared.ml.freshness import FreshnessRules
-    from shared.predictions.predict import BundleCache, CachedKeys, Predictor
+    from shared.predictions.predict import CachedKeys, Predictor
     from shared.repositories.prediction_path import DynamoKeyReader, DynamoModelCounter
 
     config = settings()
@@ -379,7 +406,8 @@ def predictor() -> Predictor:
         keys=CachedKeys(DynamoKeyReader(dynamodb_client(), config.main_table)),
         meter=key_day_meter(),
         models=DynamoModelCounter(dynamodb_client(), config.main_table),
-        bundles=BundleCache(artifact_blobs()),
+        blobs=artifact_blobs(),
+        bundles=bundle_cache(),
         rules=FreshnessRules.from_settings(config),
         background=background(),
     )

@@ -1,5 +1,6 @@
 """POST /client/predict/{modelName}: score a user with a trained model (API key)."""
 
+from collections.abc import Callable
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response, content_types
@@ -11,7 +12,7 @@ from shared.api import API_KEY_AUTH, create_app, http_entry_point
 from shared.auth.api_keys import extract_key
 from shared.clock import utc_now
 from shared.observability import logger, metrics, tracer
-from shared.predictions.predict import PredictRequest, PredictResponse
+from shared.predictions.predict import PredictRequest, PredictResponse, warm_models
 
 # docs/service-contract.md §4.1: every failure body also carries an empty predictions list.
 app = create_app(error_extra={"predictions": []})
@@ -40,3 +41,30 @@ def predict(
 
 
 lambda_handler = http_entry_point(app)
+
+
+# Lambda SnapStart (template.yaml: SnapStart on published versions). The runtime provides
+# snapshot_restore_py; elsewhere (tests, the local stack) the hooks are plain functions.
+try:
+    from snapshot_restore_py import register_after_restore, register_before_snapshot
+except ImportError:  # not in the Lambda runtime
+
+    def register_before_snapshot(hook: Callable[[], None]) -> Callable[[], None]:
+        return hook
+
+    register_after_restore = register_before_snapshot
+
+
+@register_before_snapshot
+def before_snapshot() -> None:
+    """Imports are done; build the predictor and load the configured models' bundles."""
+    loaded = wiring.predictor().warm_up(warm_models(wiring.settings().predict_warm_models))
+    logger.info("warmed up before snapshot", extra={"bundles_loaded": loaded})
+
+
+@register_after_restore
+def after_restore() -> None:
+    """A restored snapshot may run for many containers, long after it was taken: renew everything
+    holding credentials or connections (session, clients, stores, caches of records), keep the
+    loaded bundles (immutable, checked by checksum)."""
+    wiring.reset(keep=[wiring.bundle_cache])

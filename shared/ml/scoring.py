@@ -28,6 +28,7 @@ import hashlib
 import io
 import json
 import math
+import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +40,16 @@ from shared.errors import NotFound, ServiceError
 from shared.ml.features import FEATURE_NAMES, FeatureState, log1p_columns, pair_features
 
 BUNDLE_FORMAT = 1
+# Users per shard of the serving layout (see ``shard_bundle``): a shard of a purchase model is about
+# 1 MB, so a cold start reads the same few bytes whether the shop has 2,000 users or 1M.
+SHARD_USERS = 16_384
+# Artifact roles of the shards of a trained model (``shard-0000``, ...).
+SHARD_ROLE_PREFIX = "shard-"
+# Arrays keyed by ``row * n_users + user`` and the value arrays aligned with them.
+_USER_KEYED = {
+    "state__pair_keys": ("state__pair_units", "state__pair_days_since_last"),
+    "state__category_keys": ("state__category_units_total", "state__category_units_90d"),
+}
 # Rows scored per vectorised step: bounds memory (rows x trees x 8 bytes per step) on 1M-user scoring.
 _CHUNK_ROWS = 65_536
 _TREE_CHUNK_ROWS = 8_192
@@ -53,12 +64,125 @@ class Prediction:
     reason: str
 
 
-def write_bundle(header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> bytes:
-    """Serialise a bundle (a JSON-able ``header`` and named numpy arrays) to ``.npz`` bytes."""
+def write_bundle(
+    header: Mapping[str, Any], arrays: Mapping[str, np.ndarray], *, compress: bool = False
+) -> bytes:
+    """Serialise a bundle (a JSON-able ``header`` and named numpy arrays) to ``.npz`` bytes
+    (deflated when ``compress``: the serving shards, read once per container)."""
     buffer = io.BytesIO()
     encoded = np.frombuffer(json.dumps({"format": BUNDLE_FORMAT, **header}).encode(), dtype=np.uint8)
-    np.savez(buffer, allow_pickle=False, header=encoded, **dict(arrays))
+    save = np.savez_compressed if compress else np.savez
+    save(buffer, allow_pickle=False, header=encoded, **dict(arrays))
     return buffer.getvalue()
+
+
+def shard_count(n_users: int) -> int:
+    """How many shards the serving layout of a model with ``n_users`` users has."""
+    return max(1, math.ceil(n_users / SHARD_USERS))
+
+
+def shard_of(user_id: str, shards: int) -> int:
+    """The shard holding ``user_id`` (CRC-32 of its UTF-8 bytes: stable across processes)."""
+    return zlib.crc32(user_id.encode()) % shards
+
+
+def shard_bundle(data: bytes) -> list[bytes]:
+    """The serving layout of a bundle: ``shard_count`` self-contained, compact bundles, shard ``s``
+    holding the users with ``shard_of(user) == s`` and every product.
+
+    Each shard scores its users exactly as the whole bundle does (same arrays, restricted and
+    re-keyed to its users), so the predict function loads only the shard of the user it is asked
+    about. Compact: per-user and per-pair state as float32, ids as bytes when ASCII, keys and indices
+    in the smallest integer type that holds them.
+    """
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    header = json.loads(arrays.pop("header").tobytes().decode())
+    user_ids = arrays["user_ids"]
+    n_users = int(user_ids.size)
+    shards = shard_count(n_users)
+    assignment = np.array([shard_of(str(u), shards) for u in user_ids.tolist()], dtype=np.int64)
+    out = []
+    for shard in range(shards):
+        members = np.flatnonzero(assignment == shard)
+        sub = _restrict_to_users(arrays, members, n_users)
+        compact = {name: _compact(name, value) for name, value in sub.items()}
+        for keys_name in _USER_KEYED:
+            if keys_name in compact:  # sorted keys as gaps: small numbers that compress well
+                compact[keys_name] = _narrow(np.diff(sub[keys_name].astype(np.int64), prepend=0))
+        shard_header = {k: v for k, v in header.items() if k != "format"}
+        shard_header |= {
+            "shard": shard,
+            "shards": shards,
+            "delta_keys": sorted(set(_USER_KEYED) & set(compact)),
+        }
+        out.append(write_bundle(shard_header, compact, compress=True))
+    return out
+
+
+def _restrict_to_users(
+    arrays: dict[str, np.ndarray], members: np.ndarray, n_users: int
+) -> dict[str, np.ndarray]:
+    """The arrays of a bundle for the users at sorted positions ``members`` only."""
+    new_position = np.full(n_users, -1, dtype=np.int64)
+    new_position[members] = np.arange(members.size)
+    out = dict(arrays)
+    out["user_ids"] = arrays["user_ids"][members]
+    for name, value in arrays.items():
+        if name.startswith("state__user_"):
+            out[name] = value[members]
+    for keys_name, value_names in _USER_KEYED.items():
+        if keys_name not in arrays:
+            continue
+        keys = arrays[keys_name].astype(np.int64)
+        rows, users = np.divmod(keys, n_users)
+        keep = new_position[users] >= 0
+        out[keys_name] = rows[keep] * members.size + new_position[users[keep]]
+        for value_name in value_names:
+            out[value_name] = arrays[value_name][keep]
+    if "model__history_indptr" in arrays:
+        indptr = arrays["model__history_indptr"]
+        starts, ends = indptr[members], indptr[members + 1]
+        take = np.concatenate(
+            [np.arange(a, b) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+            or [np.zeros(0, np.int64)]
+        ).astype(np.int64)
+        out["model__history_items"] = arrays["model__history_items"][take]
+        out["model__history_weights"] = arrays["model__history_weights"][take]
+        out["model__history_indptr"] = np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int64)
+    return out
+
+
+def _compact(name: str, value: np.ndarray) -> np.ndarray:
+    """``value`` in the smallest type that serves it: ids as bytes when ASCII, state and history
+    floats as float32 (model coefficients keep float64), integer arrays narrowed when they fit."""
+    if value.dtype.kind == "U":
+        try:
+            return value.astype(np.bytes_)
+        except UnicodeEncodeError:
+            return value
+    if value.dtype.kind == "f" and (name.startswith("state__") or name.startswith("model__history")):
+        whole = (
+            value.size and bool(np.all(value == np.round(value))) and value.min() >= 0 and value.max() < 2**16
+        )
+        return value.astype(np.uint16) if whole else value.astype(np.float32)
+    if value.dtype.kind in "iu" and not name.startswith("model__") and value.size:
+        return _narrow(value, (np.int32, np.uint32))
+    return value
+
+
+def _narrow(
+    value: np.ndarray, types: tuple[type[np.integer[Any]], ...] = (np.uint16, np.int32, np.uint32)
+) -> np.ndarray:
+    """An integer array in the first of ``types`` that holds it (else as it is)."""
+    if value.size == 0:
+        return value
+    low, high = int(value.min()), int(value.max())
+    for narrow in types:
+        info = np.iinfo(narrow)
+        if info.min <= low and high <= info.max:
+            return value.astype(narrow)
+    return value
 
 
 def load_bundle(data: bytes, expected_sha256: str | None = None) -> ScoringBundle:
@@ -74,6 +198,12 @@ def load_bundle(data: bytes, expected_sha256: str | None = None) -> ScoringBundl
         raise ServiceError(
             f"Unsupported model bundle format {header.get('format')}.", remedy="Retrain the model."
         )
+    delta_keys = set(header.get("delta_keys", []))
+    for name, value in arrays.items():
+        if name in delta_keys:
+            arrays[name] = np.cumsum(value, dtype=np.int64)
+        elif value.dtype == np.uint16:  # whole-number state stored narrow; computed on as float32
+            arrays[name] = value.astype(np.float32)
     return ScoringBundle(header, arrays)
 
 
@@ -130,7 +260,8 @@ class ScoringBundle:
 
     def user_ids_at(self, indices: NDArray[np.int64]) -> list[str]:
         """The user ids at positions returned by :meth:`score_all_users` / :func:`top_k`."""
-        return [str(u) for u in self._user_ids[indices]]
+        ids = self._user_ids[indices]
+        return [u.decode() if isinstance(u, bytes) else str(u) for u in ids.tolist()]
 
     def ignored_features(self, extra_features: Mapping[str, float]) -> list[str]:
         """Names in ``extra_features`` the model does not use (callers may warn about them)."""
@@ -172,9 +303,9 @@ class ScoringBundle:
         scores = self.predict_matrix(rows)
         return [
             Prediction(
-                product_id=str(self._product_ids[i]),
+                product_id=self._product_id(i),
                 score=float(scores[i]),
-                reason=self._purchase_reason(rows[i], str(self._product_ids[i])),
+                reason=self._purchase_reason(rows[i], self._product_id(i)),
             )
             for i in top_k(scores, k)
         ]
@@ -262,7 +393,7 @@ class ScoringBundle:
         """The ``k`` best products for ``user_id`` as ``(product_id, score)``, best first."""
         scores = self._recommendation_scores_for_user(self._require_user(user_id))
         best = top_k(scores, k)
-        return [(str(self._product_ids[i]), float(scores[i])) for i in best]
+        return [(self._product_id(i), float(scores[i])) for i in best]
 
     def predict_recommendations(self, user_id: str, k: int = 10) -> list[Prediction]:
         """:meth:`recommend` with a reason per item, shaped for the API response."""
@@ -314,6 +445,10 @@ class ScoringBundle:
 
     # Shared -----------------------------------------------------------------------------------------
 
+    def _product_id(self, index: int | np.integer[Any]) -> str:
+        value = self._product_ids[index]
+        return value.decode() if isinstance(value, bytes) else str(value)
+
     def _purchase_state(self) -> FeatureState:
         if self._state is None:
             raise ServiceError("This model recommends products; it does not score purchases.")
@@ -332,9 +467,15 @@ class ScoringBundle:
 
 
 def _position(sorted_ids: np.ndarray, key: str) -> int:
-    """Index of ``key`` in a sorted string array, or -1."""
-    position = int(np.searchsorted(sorted_ids, key))
-    return position if position < sorted_ids.size and sorted_ids[position] == key else -1
+    """Index of ``key`` in a sorted string array (unicode, or bytes in a compact bundle), or -1."""
+    probe: str | bytes = key
+    if sorted_ids.dtype.kind == "S":
+        try:
+            probe = key.encode("ascii")
+        except UnicodeEncodeError:
+            return -1
+    position = int(np.searchsorted(sorted_ids, probe))
+    return position if position < sorted_ids.size and sorted_ids[position] == probe else -1
 
 
 def _rows_containing(indptr: np.ndarray, items: np.ndarray, product: int, n_rows: int) -> NDArray[np.float64]:

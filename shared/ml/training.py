@@ -62,7 +62,7 @@ from shared.ml.features import (
     pair_features,
 )
 from shared.ml.freshness import FeatureDistribution, reference_distribution
-from shared.ml.scoring import top_k, write_bundle
+from shared.ml.scoring import SHARD_ROLE_PREFIX, shard_bundle, top_k, write_bundle
 
 ModelType = Literal["purchase", "recommendation"]
 Algorithm = Literal["logistic", "gradient_boosting"]
@@ -642,5 +642,10 @@ def _trained_model(
         artifacts={
             "pipeline": Artifact.of("pipeline.joblib", buffer.getvalue()),
             "bundle": Artifact.of("bundle.npz", bundle),
+            # The serving layout: compact shards by user, the predict function reads one.
+            **{
+                f"{SHARD_ROLE_PREFIX}{index:04d}": Artifact.of(f"shards/{index:04d}.npz", shard)
+                for index, shard in enumerate(shard_bundle(bundle))
+            },
         },
     )

@@ -20,12 +20,13 @@ from datetime import date, datetime
 from threading import Lock
 from typing import Protocol
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from shared.auth.api_keys import REVOKED_KEY_MESSAGE, verify_key
+from shared.auth.api_keys import REVOKED_KEY_MESSAGE, key_id_of, verify_key
 from shared.errors import Conflict, NotFound, ServiceError, Unauthorized, ValidationFailed
 from shared.ml.freshness import FreshnessRules, freshness
-from shared.ml.scoring import Prediction, ScoringBundle, load_bundle
+from shared.ml.scoring import Prediction, ScoringBundle, load_bundle, shard_of
 from shared.predictions.usage import UsageOutcome, next_reset, quota_exceeded, utc_day
 from shared.records.api_keys import StoredApiKey
 from shared.records.models import ModelRecord
@@ -33,7 +34,7 @@ from shared.records.principals import ApiKeyPrincipal
 from shared.records.usage import DayCount
 
 RECOMMENDATIONS = 10
-BUNDLE_CACHE_SIZE = 8
+BUNDLE_CACHE_SIZE = 32  # shards of a few MB in memory: several models, or one big model's busiest shards
 KEY_CACHE_SIZE = 1024
 MODEL_CACHE_SIZE = 64
 
@@ -99,6 +100,13 @@ class PredictOutcome:
     principal: ApiKeyPrincipal
 
 
+def warm_models(setting: str) -> list[tuple[str, str]]:
+    """The ``PREDICT_WARM_MODELS`` setting ("org_id/model_name,...") as ``(org_id, model_name)``
+    pairs; malformed items are skipped."""
+    pairs = (item.strip().partition("/") for item in setting.split(","))
+    return [(org, name) for org, _, name in pairs if org and name]
+
+
 class KeyReader(Protocol):
     def get(self, key_id: str) -> StoredApiKey | None: ...
 
@@ -112,9 +120,7 @@ class DayMeter(Protocol):
 class ModelCounter(Protocol):
     def get(self, org_id: str, name: str) -> ModelRecord | None: ...
 
-    def count(
-        self, org_id: str, name: str, version: str, now: datetime, *, add: int = 1
-    ) -> ModelRecord | None: ...
+    def count(self, cached: ModelRecord, now: datetime, *, add: int = 1) -> ModelRecord | None: ...
 
 
 class BlobReader(Protocol):
@@ -150,17 +156,37 @@ class _Lru[K, V]:
 
 class BundleCache:
     """Scoring bundles kept in memory across invocations, keyed by S3 key and checksum, so a warm
-    function reads S3 once per model version."""
+    function reads S3 once per shard of a model version. Holds no AWS client, so it survives a
+    SnapStart restore (``functions/predict/handler.py``) with what was loaded before the snapshot."""
 
-    def __init__(self, blobs: BlobReader, size: int = BUNDLE_CACHE_SIZE) -> None:
-        self._blobs = blobs
+    def __init__(self, size: int = BUNDLE_CACHE_SIZE) -> None:
         self._bundles: _Lru[tuple[str, str], ScoringBundle] = _Lru(size)
 
-    def bundle_for(self, record: ModelRecord) -> ScoringBundle:
-        key = (record.bundle_key, record.bundle_sha256)
+    def bundle_for(self, record: ModelRecord, user_id: str, blobs: BlobReader) -> ScoringBundle:
+        """The bundle that scores ``user_id``: its shard of the serving layout (a model trained
+        before shards existed: the whole bundle)."""
+        if record.bundle_shards and record.bundle_shards_prefix:
+            return self._shard(record, shard_of(user_id, len(record.bundle_shards)), blobs)
+        return self._load((record.bundle_key, record.bundle_sha256), blobs)
+
+    def load_all(self, record: ModelRecord, blobs: BlobReader) -> int:
+        """Load every shard of ``record`` (warm-up); returns how many bundles were loaded."""
+        if not (record.bundle_shards and record.bundle_shards_prefix):
+            self._load((record.bundle_key, record.bundle_sha256), blobs)
+            return 1
+        for shard in range(len(record.bundle_shards)):
+            self._shard(record, shard, blobs)
+        return len(record.bundle_shards)
+
+    def _shard(self, record: ModelRecord, shard: int, blobs: BlobReader) -> ScoringBundle:
+        return self._load(
+            (f"{record.bundle_shards_prefix}{shard:04d}.npz", record.bundle_shards[shard]), blobs
+        )
+
+    def _load(self, key: tuple[str, str], blobs: BlobReader) -> ScoringBundle:
         bundle = self._bundles.get(key)
         if bundle is None:
-            bundle = load_bundle(self._blobs.get(record.bundle_key), record.bundle_sha256)
+            bundle = load_bundle(blobs.get(key[0]), key[1])
             self._bundles.put(key, bundle)
         return bundle
 
@@ -181,6 +207,9 @@ class CachedKeys:
             if stored is not None:
                 self._keys.put(key_id, stored)
         return stored
+
+    def is_cached(self, key_id: str) -> bool:
+        return self._keys.get(key_id) is not None
 
     def fresh(self, key_id: str) -> StoredApiKey | None:
         """The record read again (strongly consistent), replacing the cached one."""
@@ -206,6 +235,7 @@ class Predictor:
     keys: CachedKeys
     meter: DayMeter
     models: ModelCounter
+    blobs: BlobReader
     bundles: BundleCache
     rules: FreshnessRules
     background: Executor
@@ -222,25 +252,27 @@ class Predictor:
         ``ValidationFailed`` for bad input, ``QuotaExceeded`` when the key's daily quota is spent. A
         refused call is counted nowhere.
         """
+        key_id = key_id_of(presented_key) if presented_key else None
+        just_read = key_id is not None and not self.keys.is_cached(key_id)
         principal = verify_key(presented_key, self.keys)
         record = self._record(principal.org_id, model_name)
         predictions = self._score(record, request.input)
         # The model's count goes out beside the key's: the request waits on one round trip.
-        model_write = self.background.submit(
-            self.models.count, principal.org_id, model_name, record.version, now
-        )
+        model_write = self.background.submit(self.models.count, record, now)
         try:
-            usage = self._count_use(principal, model_name, now)
+            usage = self._count_use(principal, model_name, now, just_read=just_read)
         except ServiceError:
-            self._take_back(model_write, principal.org_id, model_name, record.version, now)
+            self._take_back(model_write, record, now)
             raise
         newer = self._model_write_result(model_write, principal.org_id, model_name)
         if newer is not None:
-            # The model was retrained since this container cached it: answer with the new version.
+            # Retrained or drift-checked since this container cached it: answer with the record as
+            # it is now (rescored when the version changed), counted on it.
             self._records.put((principal.org_id, model_name), newer)
+            if newer.version != record.version:
+                predictions = self._score(newer, request.input)
             record = newer
-            predictions = self._score(record, request.input)
-            if self.models.count(principal.org_id, model_name, record.version, now) is not None:
+            if self.models.count(record, now) is not None:
                 raise Conflict(
                     f"Model '{model_name}' is being replaced by a new version right now.",
                     remedy="Retry in a moment.",
@@ -261,6 +293,23 @@ class Predictor:
             principal=principal,
         )
 
+    def warm_up(self, models: list[tuple[str, str]]) -> int:
+        """Before a SnapStart snapshot: read each ``(org_id, model_name)``'s record, load all its
+        shards and answer one prediction from them, so restored containers answer without S3 or a
+        first-call cost. Unknown models are skipped. Returns how many bundles were loaded."""
+        loaded = 0
+        for org_id, model_name in models:
+            record = self.models.get(org_id, model_name)
+            if record is None:
+                continue
+            self._records.put((org_id, model_name), record)
+            loaded += self.bundles.load_all(record, self.blobs)
+            bundle = self.bundles.bundle_for(record, "", self.blobs)
+            if bundle.user_count:
+                [user] = bundle.user_ids_at(np.zeros(1, dtype=np.int64))
+                self._score(record, PredictInput(user_id=user))
+        return loaded
+
     def _record(self, org_id: str, model_name: str) -> ModelRecord:
         record = self._records.get((org_id, model_name))
         if record is None:
@@ -270,9 +319,16 @@ class Predictor:
             self._records.put((org_id, model_name), record)
         return record
 
-    def _count_use(self, principal: ApiKeyPrincipal, model_name: str, now: datetime) -> UsageOutcome:
+    def _count_use(
+        self, principal: ApiKeyPrincipal, model_name: str, now: datetime, *, just_read: bool
+    ) -> UsageOutcome:
+        """Count the call on the key's day item. A key record read (strongly consistent) for this
+        very call is fresh enough to seed the day with, which saves a refused write."""
         day = utc_day(now)
-        counted = self.meter.count(principal, model_name, day, now)
+        if just_read:
+            counted = self.meter.seed_and_count(principal, model_name, day, now)
+        else:
+            counted = self.meter.count(principal, model_name, day, now)
         if counted.unseeded:
             # The key's first prediction of the day: read the key again, seed the day with it.
             fresh = self.keys.fresh(principal.key_id)
@@ -301,25 +357,23 @@ class Predictor:
             self._records.pop((org_id, model_name))
             raise _model_not_found(model_name) from None
 
-    def _take_back(
-        self, write: Future[ModelRecord | None], org_id: str, model_name: str, version: str, now: datetime
-    ) -> None:
+    def _take_back(self, write: Future[ModelRecord | None], record: ModelRecord, now: datetime) -> None:
         """Undo the model count of a call the key's write refused (only if it was made)."""
         try:
             counted = write.result() is None
         except LookupError:
             return
         if counted:
-            self.models.count(org_id, model_name, version, now, add=-1)
+            self.models.count(record, now, add=-1)
 
     def _score(self, record: ModelRecord, given: PredictInput) -> list[Prediction]:
         """The answer for ``given``; ``NotFound`` for a user the model was not trained on and
         ``ValidationFailed`` for bad extra features, both before anything is counted."""
-        bundle = self.bundles.bundle_for(record)
+        bundle = self.bundles.bundle_for(record, given.user_id, self.blobs)
         if not bundle.has_user(given.user_id):
             raise NotFound(
                 f"User '{given.user_id}' was not in the training dataset of model '{record.name}' "
-                f"({bundle.user_count} users available).",
+                f"({record.training_user_count} users available).",
                 field="input.user_id",
                 remedy="Use a user_id from the model's training users (GET /client/models).",
             )

@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 from typing import Protocol
 
-from shared.ml.artifacts import save_trained_model
+from shared.ml.artifacts import model_prefix, save_trained_model
+from shared.ml.scoring import SHARD_ROLE_PREFIX
 from shared.ml.training import TrainedModel
 from shared.records.models import ModelRecord
 
@@ -45,6 +46,7 @@ def register_trained_model(
     users_key = f"{prefix}models/{model.name}/{model.version}/users.json"
     artifacts.put(users_key, json.dumps(model.training_user_ids).encode(), "application/json")
     bundle = model.artifacts["bundle"]
+    shards = sorted((role, a) for role, a in model.artifacts.items() if role.startswith(SHARD_ROLE_PREFIX))
     pipeline = model.artifacts.get("pipeline")
     record = ModelRecord(
         org_id=org_id,
@@ -59,6 +61,8 @@ def register_trained_model(
         metrics=model.metrics,
         bundle_key=prefix + keys["bundle"],
         bundle_sha256=bundle.sha256,
+        bundle_shards=[shard.sha256 for _, shard in shards],
+        bundle_shards_prefix=prefix + model_prefix(model.name, model.version) + "shards/" if shards else None,
         pipeline_key=prefix + keys["pipeline"] if pipeline else None,
         pipeline_sha256=pipeline.sha256 if pipeline else None,
         users_key=users_key,

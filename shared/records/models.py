@@ -27,6 +27,11 @@ class ModelRecord(BaseModel):
     metrics: dict[str, float] = Field(default_factory=dict)
     bundle_key: str = Field(description="S3 key of the numpy scoring bundle.")
     bundle_sha256: str
+    bundle_shards: list[str] = Field(
+        default_factory=list,
+        description="SHA-256 of each serving shard (shard_of(user_id) picks one); empty: serve the bundle.",
+    )
+    bundle_shards_prefix: str | None = Field(default=None, description="S3 key prefix of the serving shards.")
     pipeline_key: str | None = Field(default=None, description="S3 key of the joblib scikit-learn pipeline.")
     pipeline_sha256: str | None = None
     users_key: str | None = Field(default=None, description="S3 key of the training user ids (JSON list).")

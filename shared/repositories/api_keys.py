@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Key
-
 from shared.clock import iso
 from shared.records.api_keys import StoredApiKey
 from shared.repositories.items import parse_time, query_all
@@ -46,6 +44,9 @@ class DynamoApiKeyStore:
 
     def list_for_org(self, org_id: str) -> list[StoredApiKey]:
         """All keys of an organization, oldest first."""
+        # boto3 is imported where a query needs it, not by the predict function (botocore only).
+        from boto3.dynamodb.conditions import Key
+
         items = query_all(
             self._table, IndexName="gsi1", KeyConditionExpression=Key("gsi1pk").eq(f"ORG#{org_id}#APIKEYS")
         )

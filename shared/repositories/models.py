@@ -5,8 +5,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Key
-
 from shared.clock import iso
 from shared.errors import Conflict
 from shared.records.models import ModelRecord
@@ -58,6 +56,9 @@ class DynamoModelStore:
 
     def list_for_org(self, org_id: str) -> list[ModelRecord]:
         """All models of an organization, by name."""
+        # boto3 is imported where a query needs it, not by the predict function (botocore only).
+        from boto3.dynamodb.conditions import Key
+
         condition = Key("pk").eq(f"ORG#{org_id}") & Key("sk").begins_with("MODEL#")
         return [_to_record(i) for i in query_all(self._table, KeyConditionExpression=condition)]
 

@@ -9,8 +9,9 @@ resource layer on its cold path). A warm prediction makes exactly two calls, bot
    between check and count. The key's secret hash never changes, so it is verified against the key
    record cached per container; only revocation can change a key, and it is checked on this write.
 2. **The model's counters** (main table, the model record): one UpdateItem that adds the prediction
-   and is conditional on the model version the container has cached, so it also *revalidates* the
-   cached record: on a new version DynamoDB hands the current item back and the caller reloads.
+   and is conditional on the model version and drift check the container has cached, so it also
+   *revalidates* the cached record: after a retraining or a drift check DynamoDB hands the current
+   item back (the record changes in no other way a prediction depends on).
 
 Both are single-item UpdateItems: atomic under concurrency, and no transaction to conflict on a busy
 key or model. The reads (the key record, the model record) happen once per container, and again only
@@ -20,6 +21,7 @@ when a write says the cached copy is out of date.
 from __future__ import annotations
 
 from datetime import date, datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from shared.clock import iso
@@ -156,26 +158,31 @@ class DynamoModelCounter:
         item = self._client.get_item(TableName=self._table, Key=_model_key(org_id, name)).get("Item")
         return model_record_from_item(from_item(_plain(item))) if item else None
 
-    def count(
-        self, org_id: str, name: str, version: str, now: datetime, *, add: int = 1
-    ) -> ModelRecord | None:
-        """Add ``add`` predictions (a negative number takes back a refused call's count) to version
-        ``version`` of the model and set its ``last_prediction_date`` (only when adding).
+    def count(self, cached: ModelRecord, now: datetime, *, add: int = 1) -> ModelRecord | None:
+        """Add ``add`` predictions (a negative number takes back a refused call's count) to the
+        model, if it is still as ``cached`` (same version, same drift check), and set its
+        ``last_prediction_date`` (only when adding).
 
         Out: None when counted; otherwise nothing was counted and the model's current record is
         returned, or ``LookupError`` is raised when the model no longer exists.
         """
         update = "ADD usageStats.total_predictions :n"
-        values: dict[str, Any] = {":n": {"N": str(add)}, ":version": {"S": version}}
+        values: dict[str, Any] = {":n": {"N": str(add)}, ":version": {"S": cached.version}}
+        condition = "#version = :version AND "
+        if cached.drift_checked_at is None:
+            condition += "attribute_not_exists(drift_checked_at)"
+        else:
+            condition += "drift_checked_at = :checked"
+            values[":checked"] = {"S": iso(cached.drift_checked_at)}
         if add > 0:
             update += " SET last_prediction_date = :now"
             values[":now"] = {"S": iso(now)}
         try:
             self._client.update_item(
                 TableName=self._table,
-                Key=_model_key(org_id, name),
+                Key=_model_key(cached.org_id, cached.name),
                 UpdateExpression=update,
-                ConditionExpression="#version = :version",
+                ConditionExpression=condition,
                 ExpressionAttributeNames={"#version": "version"},
                 ExpressionAttributeValues=values,
                 ReturnValuesOnConditionCheckFailure="ALL_OLD",
@@ -183,7 +190,7 @@ class DynamoModelCounter:
         except self._client.exceptions.ConditionalCheckFailedException as refused:
             current = refused.response.get("Item")
             if not current:
-                raise LookupError(name) from None
+                raise LookupError(cached.name) from None
             return model_record_from_item(from_item(_plain(current)))
         return None
 
@@ -198,8 +205,27 @@ def _day_key(key: ApiKeyPrincipal | StoredApiKey, day: date) -> dict[str, Any]:
 
 
 def _plain(item: dict[str, Any]) -> dict[str, Any]:
-    """A low-level item as the resource layer would return it (numbers as Decimal)."""
-    from boto3.dynamodb.types import TypeDeserializer
+    """A low-level item as the resource layer would return it (numbers as Decimal), without
+    importing boto3 (the predict function loads botocore only)."""
+    return {name: _value(value) for name, value in item.items()}
 
-    deserializer = TypeDeserializer()
-    return {name: deserializer.deserialize(value) for name, value in item.items()}
+
+def _value(attribute: dict[str, Any]) -> Any:
+    [(kind, value)] = attribute.items()
+    if kind == "S" or kind == "B":
+        return value
+    if kind == "N":
+        return Decimal(value)
+    if kind == "BOOL":
+        return bool(value)
+    if kind == "NULL":
+        return None
+    if kind == "M":
+        return {k: _value(v) for k, v in value.items()}
+    if kind == "L":
+        return [_value(v) for v in value]
+    if kind == "SS" or kind == "BS":
+        return set(value)
+    if kind == "NS":
+        return {Decimal(v) for v in value}
+    raise ValueError(f"unknown DynamoDB attribute type {kind}")

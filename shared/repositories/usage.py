@@ -19,8 +19,6 @@ from __future__ import annotations
 from datetime import date, datetime
 from typing import TYPE_CHECKING, Any
 
-from boto3.dynamodb.conditions import Key
-
 from shared.clock import iso
 from shared.records.principals import ApiKeyPrincipal
 from shared.records.usage import KeyUsageDay
@@ -78,6 +76,9 @@ class DynamoUsageStore:
     ) -> list[KeyUsageDay]:
         """A key's usage per day, oldest first: every day it was used, or only the days of ``period``
         (first and last day, both inclusive)."""
+        # boto3 is imported where a query needs it, not by the predict function (botocore only).
+        from boto3.dynamodb.conditions import Key
+
         days = Key("sk").between(_sk(period[0]), _sk(period[1])) if period else Key("sk").begins_with("DAY#")
         items = query_all(self._table, KeyConditionExpression=Key("pk").eq(_pk(org_id, key_id)) & days)
         # A day the key was revoked on before any use has an item and no predictions: not a day of use.

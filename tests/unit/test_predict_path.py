@@ -20,7 +20,7 @@ from shared.ml.freshness import FreshnessRules
 from shared.ml.scoring import load_bundle
 from shared.ml.training import TrainedModel, train_model
 from shared.predictions.key_management import revoke_api_key
-from shared.predictions.predict import BundleCache, CachedKeys, Predictor, PredictRequest
+from shared.predictions.predict import BundleCache, CachedKeys, Predictor, PredictRequest, warm_models
 from shared.predictions.registry import register_trained_model
 from shared.repositories.api_keys import DynamoApiKeyStore
 from shared.repositories.models import DynamoModelStore
@@ -75,7 +75,8 @@ class Stack:
             keys=CachedKeys(DynamoKeyReader(self.client, "main")),
             meter=self.meter,
             models=DynamoModelCounter(self.client, "main"),
-            bundles=BundleCache(self.blobs),
+            blobs=self.blobs,
+            bundles=BundleCache(),
             rules=FreshnessRules(),
             background=ThreadPoolExecutor(max_workers=2),
         )
@@ -286,3 +287,22 @@ def test_a_purchase_model_without_a_product_answers_the_users_likeliest_products
             trained.training_user_ids[0], best.product_id
         )
     )
+
+
+def test_warming_up_loads_the_models_so_the_first_call_reads_no_bundle(
+    stack: Stack, trained: TrainedModel
+) -> None:
+    # Given a predictor warmed up before a snapshot (an unknown model is skipped)
+    key = new_key(stack)
+    predictor = stack.predictor()
+    loaded = predictor.warm_up([(ORG, "buyers"), (ORG, "no-such-model")])
+    stack.calls.clear()
+    # When the first request arrives
+    predictor.predict(key.key, "buyers", request(trained), NOW)
+    # Then no bundle is read, and only the key's record is (the model record was cached)
+    assert (loaded, stack.blobs.reads) == (1, 1)
+    assert sorted(stack.calls) == ["GetItem", "UpdateItem", "UpdateItem"]
+
+
+def test_the_warm_models_setting_is_read_as_org_and_model_pairs() -> None:
+    assert warm_models(" org-1/buyers, org-2/picks,,broken ") == [("org-1", "buyers"), ("org-2", "picks")]

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from shared.errors import NotFound, ServiceError
+from shared.ml import scoring
 from shared.ml.scoring import ScoringBundle, load_bundle, top_k
 from shared.ml.training import TrainedModel
 
@@ -183,3 +184,29 @@ def test_a_corrupted_bundle_is_refused(purchase_model: TrainedModel) -> None:
     # Then loading fails instead of serving garbage
     with pytest.raises(ServiceError, match="checksum"):
         load_bundle(data, purchase_model.artifacts["bundle"].sha256)
+
+
+def test_the_serving_shards_partition_the_users_and_score_as_the_whole_bundle(
+    purchase_model: TrainedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a shard size that splits the 600-user shop into six shards
+    monkeypatch.setattr(scoring, "SHARD_USERS", 100)
+    whole = load_bundle(purchase_model.artifacts["bundle"].data)
+    # When
+    shards = [load_bundle(data) for data in scoring.shard_bundle(purchase_model.artifacts["bundle"].data)]
+    # Then every user is in exactly the shard shard_of names, scored as by the whole bundle
+    assert len(shards) == 6
+    assert sum(shard.user_count for shard in shards) == whole.user_count
+    for user in purchase_model.training_user_ids[::7]:
+        shard = shards[scoring.shard_of(user, len(shards))]
+        assert [s.has_user(user) for s in shards].count(True) == 1
+        for product in ("p00001", "p00042", "not-a-product"):
+            assert shard.score_purchase(user, product) == pytest.approx(
+                whole.score_purchase(user, product), rel=1e-5
+            )
+
+
+def test_the_serving_shards_are_compact(purchase_model: TrainedModel) -> None:
+    data = purchase_model.artifacts["bundle"].data
+    [shard] = scoring.shard_bundle(data)
+    assert len(shard) < len(data) / 3
