@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from shared.connections.lifecycle import ConnectionService
     from shared.datasources.service import DataSourceService
     from shared.platform.client import GraphClient
-    from shared.predictions.predict import BundleCache, Predictor
+    from shared.predictions.predict import BundleCache, Predictor, WholeBundles
     from shared.publishing.checkout import CheckoutLinks
     from shared.publishing.service import PublishingService
     from shared.readiness.service import ReadinessService
@@ -454,11 +454,11 @@ def coverage_cache() -> CoverageCache:
 
 
 @collaborator
-def bundle_cache() -> BundleCache:
-    """Scoring bundles for targeting, kept per container (the predictor keeps its own)."""
-    from shared.predictions.predict import BundleCache
+def whole_bundles() -> WholeBundles:
+    """Whole scoring bundles for targeting, kept per container (the predictor reads shards)."""
+    from shared.predictions.predict import WholeBundles
 
-    return BundleCache(artifact_blobs())
+    return WholeBundles(artifact_blobs())
 
 
 def targeting_service() -> TargetingService:
@@ -469,7 +469,7 @@ def targeting_service() -> TargetingService:
     return TargetingService(
         models=model_store(),
         datasets=dataset_store(),
-        bundles=bundle_cache(),
+        bundles=whole_bundles(),
         coverages=coverage_cache(),
         blobs=data_blobs(),
         rules=FreshnessRules.from_settings(settings()),

@@ -169,6 +169,10 @@ class BundleCache:
             return self._shard(record, shard_of(user_id, len(record.bundle_shards)), blobs)
         return self._load((record.bundle_key, record.bundle_sha256), blobs)
 
+    def whole(self, record: ModelRecord, blobs: BlobReader) -> ScoringBundle:
+        """The whole bundle of ``record`` (every user, in one file)."""
+        return self._load((record.bundle_key, record.bundle_sha256), blobs)
+
     def load_all(self, record: ModelRecord, blobs: BlobReader) -> int:
         """Load every shard of ``record`` (warm-up); returns how many bundles were loaded."""
         if not (record.bundle_shards and record.bundle_shards_prefix):
@@ -189,6 +193,18 @@ class BundleCache:
             bundle = load_bundle(blobs.get(key[0]), key[1])
             self._bundles.put(key, bundle)
         return bundle
+
+
+class WholeBundles:
+    """The whole bundle of a model version, for scoring every user (targeting), cached per
+    container. Whole bundles are large (every user, float64); keep few."""
+
+    def __init__(self, blobs: BlobReader, size: int = 2) -> None:
+        self._blobs = blobs
+        self._cache = BundleCache(size)
+
+    def bundle_for(self, record: ModelRecord) -> ScoringBundle:
+        return self._cache.whole(record, self._blobs)
 
 
 class CachedKeys:
