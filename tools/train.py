@@ -22,7 +22,14 @@ from tqdm import tqdm
 from shared.errors import ValidationFailed
 from shared.ml.artifacts import save_trained_model
 from shared.ml.datasets import load_shop_data
-from shared.ml.training import PurchaseOracle, TrainingConfig, train_model
+from shared.ml.training import (
+    MAX_HORIZON_DAYS,
+    MIN_HORIZON_DAYS,
+    PurchaseOracle,
+    TrainingConfig,
+    baseline_shortfall,
+    train_model,
+)
 from tools.synthetic import SyntheticConfig, generate_shop
 
 _STAGES = {
@@ -60,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             data, oracle = shop.data, shop
         else:
             data = load_shop_data(orders=args.orders, customers=args.customers, products=args.products)
-        config = TrainingConfig(holdout_days=args.holdout_days, algorithm=args.algorithm, seed=args.seed)
+        config = TrainingConfig(holdout_days=args.horizon_days, algorithm=args.algorithm, seed=args.seed)
         with tqdm(total=len(_STAGES[args.type]), desc=f"training {args.name}", unit="stage") as bar:
 
             def advance(stage: str) -> None:
@@ -72,6 +79,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 data, name=args.name, model_type=args.type, config=config, oracle=oracle, progress=advance
             )
             bar.update(len(_STAGES[args.type]) - bar.n)
+        shortfall = baseline_shortfall(args.type, model.metrics)
+        if shortfall is not None:
+            print(f"warning: not fit to serve: {shortfall}", file=sys.stderr)
     except ValidationFailed as error:
         print(f"error: {error.message}", file=sys.stderr)
         if error.remedy:
@@ -97,7 +107,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--name", required=True, help="model name (the API's modelName)")
     parser.add_argument("--type", choices=["purchase", "recommendation"], default="purchase")
     parser.add_argument("--algorithm", choices=["logistic", "gradient_boosting"], default="logistic")
-    parser.add_argument("--holdout-days", type=int, default=30)
+    parser.add_argument(
+        "--horizon-days",
+        "--holdout-days",
+        type=int,
+        default=None,
+        help=f"prediction horizon in days ({MIN_HORIZON_DAYS}-{MAX_HORIZON_DAYS}; default 30, or the longest "
+        "the history allows); the holdout has the same length",
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, required=True, help="directory to write artifacts into")
     return parser

@@ -32,7 +32,7 @@ from __future__ import annotations
 import hashlib
 import io
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
@@ -84,9 +84,13 @@ class PurchaseOracle(Protocol):
 
 @dataclass(frozen=True)
 class TrainingConfig:
-    """Knobs of a training run; the defaults suit shops of 1k-100k users."""
+    """Knobs of a training run; the defaults suit shops of 1k-100k users.
 
-    holdout_days: int = 30
+    ``holdout_days`` is the prediction horizon H: a purchase model predicts "buys in the next H days"
+    (``MIN_HORIZON_DAYS``..``MAX_HORIZON_DAYS``). None picks ``DEFAULT_HORIZON_DAYS``, or the longest
+    safe horizon when the history is too short for it (see ``longest_safe_horizon``)."""
+
+    holdout_days: int | None = None
     algorithm: Algorithm = "logistic"
     negatives_per_positive: int = 20
     max_eval_pairs: int = 500_000
@@ -132,6 +136,44 @@ class TrainedModel(BaseModel):
     artifacts: dict[str, Artifact]
 
 
+DEFAULT_HORIZON_DAYS = 30
+MIN_HORIZON_DAYS = 7
+MAX_HORIZON_DAYS = 180
+# The features look back 90 days: the training window's features need that much history before it.
+FEATURE_HISTORY_DAYS = 90
+# A purchase model must beat both to be served (see ``baseline_shortfall``).
+MIN_ROC_AUC = 0.55
+
+
+def longest_safe_horizon(span_days: float) -> int:
+    """The longest horizon H a history of ``span_days`` allows: the holdout (H), the training labels
+    (H) and the feature history before them (``FEATURE_HISTORY_DAYS``) must all fall inside it, so the
+    training window never reaches back into a period with no history."""
+    return int((span_days - FEATURE_HISTORY_DAYS) // 2)
+
+
+def baseline_shortfall(model_type: ModelType, metrics: dict[str, float]) -> str | None:
+    """Why a model is no better than a trivial baseline on its holdout, or None when it is: a purchase
+    model needs ROC-AUC above 0.55 and at least the recency-only ranking's; a recommendation model at
+    least popularity's NDCG@10."""
+    if model_type == "purchase":
+        auc, recency = metrics.get("roc_auc", 0.0), metrics.get("recency_baseline_roc_auc", 0.0)
+        if auc <= MIN_ROC_AUC:
+            return f"its holdout ROC-AUC is {auc:.3f}, not above {MIN_ROC_AUC} (a coin flip is 0.5)"
+        if auc < recency:
+            return (
+                f"its holdout ROC-AUC {auc:.3f} is below the {recency:.3f} of ranking customers by "
+                "how recently they last ordered"
+            )
+        return None
+    ndcg, popularity = metrics.get("ndcg_at_10", 0.0), metrics.get("popularity_ndcg_at_10", 0.0)
+    if ndcg < popularity:
+        return (
+            f"its holdout NDCG@10 {ndcg:.3f} is below the {popularity:.3f} of recommending the best sellers"
+        )
+    return None
+
+
 def train_model(
     data: ShopData,
     *,
@@ -153,6 +195,7 @@ def train_model(
     trained_at = now or datetime.now(UTC)
     report("encode")
     shop = _encode(data, config.holdout_days)
+    config = replace(config, holdout_days=shop.horizon_days)
     if model_type == "purchase":
         return _train_purchase(shop, name, config, oracle, trained_at, report)
     return _train_recommendation(shop, name, config, trained_at, report)
@@ -193,6 +236,7 @@ class _Shop(EncodedShop):
 
     cutoff_day: float
     train_day: float
+    horizon_days: int
 
 
 def encode_shop(data: ShopData) -> EncodedShop:
@@ -221,7 +265,7 @@ def encode_shop(data: ShopData) -> EncodedShop:
     return EncodedShop(user_ids, product_ids, categories, product_category, product_price, history)
 
 
-def _encode(data: ShopData, holdout_days: int) -> _Shop:
+def _encode(data: ShopData, requested: int | None) -> _Shop:
     if len(data.orders) < _MIN_ORDERS:
         raise ValidationFailed(
             f"Training needs at least {_MIN_ORDERS} order lines; got {len(data.orders)}.",
@@ -230,19 +274,48 @@ def _encode(data: ShopData, holdout_days: int) -> _Shop:
         )
     encoded = encode_shop(data)
     history = encoded.history
-    # The end is just after the last order, so the last order belongs to the holdout.
-    cutoff_day = encoded.end_day - holdout_days
-    train_day = cutoff_day - holdout_days
-    if history.before(train_day).day.size == 0 or history.between(cutoff_day, encoded.end_day).day.size == 0:
-        span = float(history.day.max() - history.day.min())
+    span = float(encoded.end_day - history.day.min())
+    safe = longest_safe_horizon(span)
+    if requested is not None and not MIN_HORIZON_DAYS <= requested <= MAX_HORIZON_DAYS:
         raise ValidationFailed(
-            f"Order history spans {span:.0f} days; a {holdout_days}-day time split needs more than "
-            f"{2 * holdout_days} days with orders before, inside and after the training window.",
+            f"horizon_days is {requested}; it must be between {MIN_HORIZON_DAYS} and {MAX_HORIZON_DAYS}.",
+            field="horizon_days",
+            remedy=f"Ask for a horizon of {MIN_HORIZON_DAYS} to {MAX_HORIZON_DAYS} days.",
+        )
+    if requested is not None and requested > safe:
+        raise ValidationFailed(
+            f"Order history spans {span:.0f} days; a {requested}-day horizon needs "
+            f"{2 * requested + FEATURE_HISTORY_DAYS} (the holdout and the training labels, {requested} days "
+            f"each, and {FEATURE_HISTORY_DAYS} days of history before them), or the model would learn from "
+            "a period with no history.",
+            field="horizon_days",
+            remedy=(
+                f"Use a horizon of at most {safe} days, or upload a longer order history."
+                if safe >= MIN_HORIZON_DAYS
+                else "Upload a longer order history."
+            ),
+        )
+    horizon = requested if requested is not None else min(DEFAULT_HORIZON_DAYS, safe)
+    if horizon < MIN_HORIZON_DAYS:
+        raise ValidationFailed(
+            f"Order history spans {span:.0f} days; training needs at least "
+            f"{2 * MIN_HORIZON_DAYS + FEATURE_HISTORY_DAYS} days ({FEATURE_HISTORY_DAYS} days of history, "
+            f"then {MIN_HORIZON_DAYS} days of training labels and {MIN_HORIZON_DAYS} of holdout).",
             field="orders",
-            remedy="Upload a longer order history or lower holdout_days.",
+            remedy="Upload a longer order history.",
+        )
+    # The end is just after the last order, so the last order belongs to the holdout.
+    cutoff_day = encoded.end_day - horizon
+    train_day = cutoff_day - horizon
+    if history.before(train_day).day.size == 0 or history.between(cutoff_day, encoded.end_day).day.size == 0:
+        raise ValidationFailed(
+            f"Order history spans {span:.0f} days but has no orders before or inside the {horizon}-day "
+            "holdout; the time split needs orders on both sides.",
+            field="orders",
+            remedy="Upload a longer order history or a shorter horizon_days.",
         )
     fields = {f.name: getattr(encoded, f.name) for f in dataclass_fields(EncodedShop)}
-    return _Shop(**fields, cutoff_day=cutoff_day, train_day=train_day)
+    return _Shop(**fields, cutoff_day=cutoff_day, train_day=train_day, horizon_days=horizon)
 
 
 def to_day(moment: datetime) -> float:
@@ -283,6 +356,9 @@ def _train_purchase(
     eval_labels = _bought(shop.history.between(shop.cutoff_day, shop.end_day), eval_users, eval_products)
     eval_scores = pipeline.predict_proba(eval_features)[:, 1]
     metrics = _classification_metrics(eval_labels, eval_scores)
+    # The trivial baseline a model must beat: customers ranked by how recently they last ordered.
+    recency = -eval_features[:, FEATURE_NAMES.index("user_days_since_last_order")]
+    metrics["recency_baseline_roc_auc"] = float(roc_auc_score(eval_labels, recency))
     cold = eval_features[:, FEATURE_NAMES.index("user_orders_total")] == 0
     if 0 < eval_labels[cold].sum() < cold.sum():
         metrics["cold_start_roc_auc"] = float(roc_auc_score(eval_labels[cold], eval_scores[cold]))
@@ -393,7 +469,7 @@ def _classification_metrics(labels: NDArray[np.int64], scores: NDArray[np.float6
         raise ValidationFailed(
             "The holdout window has no purchases to evaluate against.",
             field="orders",
-            remedy="Upload more recent orders or lower holdout_days.",
+            remedy="Upload more recent orders or a shorter horizon_days.",
         )
     decile = top_k(scores, max(1, labels.size // 10))
     return {
@@ -634,7 +710,7 @@ def _trained_model(
         trained_at=trained_at,
         training_cutoff=from_day(shop.cutoff_day),
         data_end=from_day(shop.end_day),
-        holdout_days=config.holdout_days,
+        holdout_days=shop.horizon_days,
         feature_names=list(feature_names),
         training_user_ids=shop.user_ids.tolist(),
         metrics=metrics,

@@ -7,15 +7,21 @@ import tempfile
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared.clock import Clock, utc_now
-from shared.errors import NotFound, PreconditionFailed, ServiceError
+from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
 from shared.ml.datasets import ShopData, load_shop_data
 from shared.ml.drift import DriftReference, measure_drift
-from shared.ml.training import TrainingConfig, train_model
+from shared.ml.training import (
+    MAX_HORIZON_DAYS,
+    MIN_HORIZON_DAYS,
+    TrainingConfig,
+    baseline_shortfall,
+    train_model,
+)
 from shared.observability import logger
 from shared.predictions.registry import ArtifactBlobs, ModelRecords, register_trained_model
 from shared.records.datasources import ModelTraining, TrainingState
@@ -25,13 +31,31 @@ _MODEL_NAME = r"^[A-Za-z0-9_.-]+$"
 
 
 class TrainingRequest(BaseModel):
-    """What to train: S3 keys (data bucket) of CSV or JSON Lines files, and the model to produce."""
+    """What to train: S3 keys (data bucket) of CSV or JSON Lines files, and the model to produce.
+
+    The job as the training function receives it (the data source sync's state machine, the CLI's
+    equivalent ``python -m tools.train``). Unknown fields are refused, so a misspelt option is an
+    error rather than silently ignored.
+    """
+
+    model_config = ConfigDict(extra="forbid")
 
     action: Literal["train"] = "train"
     org_id: str = Field(min_length=1)
     name: str = Field(min_length=1, max_length=128, pattern=_MODEL_NAME)
     type: Literal["purchase", "recommendation"] = "purchase"
     algorithm: Literal["logistic", "gradient_boosting"] = "logistic"
+    horizon_days: int | None = Field(
+        default=None,
+        ge=MIN_HORIZON_DAYS,
+        le=MAX_HORIZON_DAYS,
+        description=(
+            "Prediction horizon in days: a purchase model predicts who buys in the next horizon_days "
+            "(the holdout it is evaluated on has the same length). Default 30, or the longest the "
+            "history allows when it is shorter; a horizon the history cannot support is refused "
+            "naming the longest that it can."
+        ),
+    )
     orders_key: str
     customers_key: str | None = None
     products_key: str | None = None
@@ -64,11 +88,29 @@ class DriftCheckResult(BaseModel):
     new_order_lines: int
 
 
+class ModelRejected(ValidationFailed):
+    """A trained model no better than a trivial baseline: not registered, the reason said."""
+
+    code: ClassVar[str] = "model_rejected"
+
+
 def parse_job(event: Mapping[str, Any]) -> TrainingRequest | DriftCheckRequest:
     """The job an event asks for: ``check_drift`` when ``action`` says so, otherwise training."""
-    if event.get("action") == "check_drift":
-        return DriftCheckRequest.model_validate(event)
-    return TrainingRequest.model_validate(event)
+    job: type[TrainingRequest | DriftCheckRequest] = (
+        DriftCheckRequest if event.get("action") == "check_drift" else TrainingRequest
+    )
+    try:
+        return job.model_validate(event)
+    except ValidationError as invalid:
+        first = invalid.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or "job"
+        reason = "is not a field of the job" if first["type"] == "extra_forbidden" else first["msg"]
+        raise ValidationFailed(
+            f"{field}: {reason}.",
+            field=field,
+            remedy=f"Send only the job's fields: {', '.join(job.model_fields)} "
+            "(the prediction horizon is horizon_days).",
+        ) from None
 
 
 class DataBlobs(Protocol):
@@ -130,9 +172,20 @@ def run_training(
             shop,
             name=request.name,
             model_type=request.type,
-            config=TrainingConfig(algorithm=request.algorithm),
+            config=TrainingConfig(algorithm=request.algorithm, holdout_days=request.horizon_days),
             progress=stage,
         )
+        shortfall = baseline_shortfall(request.type, model.metrics)
+        if shortfall is not None:
+            raise ModelRejected(
+                f"Model '{request.name}' was trained but not made current: {shortfall}. The current "
+                "model, if any, stays in service.",
+                remedy=(
+                    "Check that the orders file covers the customers and products it should, upload a "
+                    "longer history, or try another horizon_days."
+                ),
+                details={"metrics": model.metrics},
+            )
         stage("registering")
         record = register_trained_model(
             request.org_id, model, artifacts=artifacts, models=models, dataset_version=request.dataset_version

@@ -44,5 +44,8 @@ class ModelRecord(BaseModel):
     max_feature_psi: float | None = None
     feature_psi: dict[str, float] | None = None
     drift_checked_at: datetime | None = None
+    # Incremented by every change of the record (a new version, a drift check): what a cached copy is
+    # revalidated against (``shared.repositories.prediction_path``).
+    revision: int = 0
     usageStats: UsageStats = Field(default_factory=UsageStats)  # noqa: N815 - spec field name
     last_prediction_date: datetime | None = None

@@ -29,7 +29,7 @@ class DynamoModelStore:
         touches the counters only to create them on a new model, so predictions counted while a new
         version is registered are never overwritten, as a read-then-put would overwrite them.
         """
-        fields = record.model_dump(exclude={"usageStats", "last_prediction_date"})
+        fields = record.model_dump(exclude={"usageStats", "last_prediction_date", "revision"})
         kept = [name for name, value in fields.items() if value is not None]
         cleared = [name for name, value in fields.items() if value is None]
         alias = {name: f"#f{i}" for i, name in enumerate(kept + cleared)}
@@ -43,6 +43,8 @@ class DynamoModelStore:
         expression = "SET " + ", ".join(assignments)
         if cleared:
             expression += " REMOVE " + ", ".join(alias[name] for name in cleared)
+        expression += " ADD revision :one"
+        values[":one"] = 1
         self._table.update_item(
             Key=_key(record.org_id, record.name),
             UpdateExpression=expression,
@@ -95,11 +97,19 @@ class DynamoModelStore:
         try:
             self._table.update_item(
                 Key=_key(org_id, name),
-                UpdateExpression="SET max_feature_psi = :max, feature_psi = :psi, drift_checked_at = :at",
+                UpdateExpression=(
+                    "SET max_feature_psi = :max, feature_psi = :psi, drift_checked_at = :at ADD revision :one"
+                ),
                 ConditionExpression="attribute_exists(pk) AND #version = :version",
                 ExpressionAttributeNames={"#version": "version"},
                 ExpressionAttributeValues=to_item(
-                    {":max": max_feature_psi, ":psi": feature_psi, ":at": checked_at, ":version": version}
+                    {
+                        ":max": max_feature_psi,
+                        ":psi": feature_psi,
+                        ":at": checked_at,
+                        ":version": version,
+                        ":one": 1,
+                    }
                 ),
             )
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:

@@ -9,9 +9,9 @@ resource layer on its cold path). A warm prediction makes exactly two calls, bot
    between check and count. The key's secret hash never changes, so it is verified against the key
    record cached per container; only revocation can change a key, and it is checked on this write.
 2. **The model's counters** (main table, the model record): one UpdateItem that adds the prediction
-   and is conditional on the model version and drift check the container has cached, so it also
-   *revalidates* the cached record: after a retraining or a drift check DynamoDB hands the current
-   item back (the record changes in no other way a prediction depends on).
+   and is conditional on the model version and revision the container has cached (every change of
+   the record, a new version or a drift check, adds one to ``revision``), so it also *revalidates*
+   the cached record: after a change DynamoDB hands the current item back.
 
 Both are single-item UpdateItems: atomic under concurrency, and no transaction to conflict on a busy
 key or model. The reads (the key record, the model record) happen once per container, and again only
@@ -160,7 +160,7 @@ class DynamoModelCounter:
 
     def count(self, cached: ModelRecord, now: datetime, *, add: int = 1) -> ModelRecord | None:
         """Add ``add`` predictions (a negative number takes back a refused call's count) to the
-        model, if it is still as ``cached`` (same version, same drift check), and set its
+        model, if it is still as ``cached`` (same version and revision), and set its
         ``last_prediction_date`` (only when adding).
 
         Out: None when counted; otherwise nothing was counted and the model's current record is
@@ -169,11 +169,11 @@ class DynamoModelCounter:
         update = "ADD usageStats.total_predictions :n"
         values: dict[str, Any] = {":n": {"N": str(add)}, ":version": {"S": cached.version}}
         condition = "#version = :version AND "
-        if cached.drift_checked_at is None:
-            condition += "attribute_not_exists(drift_checked_at)"
+        if cached.revision == 0:  # a record stored before revisions were counted
+            condition += "attribute_not_exists(revision)"
         else:
-            condition += "drift_checked_at = :checked"
-            values[":checked"] = {"S": iso(cached.drift_checked_at)}
+            condition += "revision = :revision"
+            values[":revision"] = {"N": str(cached.revision)}
         if add > 0:
             update += " SET last_prediction_date = :now"
             values[":now"] = {"S": iso(now)}

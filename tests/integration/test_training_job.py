@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import httpx
 import pytest
 
@@ -64,3 +66,38 @@ def test_a_bad_file_is_rejected_whole_naming_file_row_and_field(
         ("bad-orders.csv", 2, "quantity")
     ]
     assert wiring.model_store().get(demo.org_id, "bad") is None
+
+
+def test_the_horizon_is_a_parameter_of_the_job(stack: LocalStack, demo: DemoCredentials) -> None:
+    # Given a shop's orders uploaded
+    shop = generate_shop(SyntheticConfig(n_users=300, n_products=40, seed=4))
+    wiring.data_blobs().put(f"uploads/{demo.org_id}/h-orders.csv", dump_records(shop.data.orders, "csv"))
+    event = {
+        "org_id": demo.org_id,
+        "name": "two-weeks",
+        "horizon_days": 14,
+        "orders_key": f"uploads/{demo.org_id}/h-orders.csv",
+    }
+    # When
+    assert stack.gateway is not None
+    result = stack.gateway.invoke("TrainModelFunction", event)
+    # Then the model predicts the next 14 days, evaluated on the last 14
+    record = wiring.model_store().get(demo.org_id, "two-weeks")
+    assert record is not None
+    assert result["version"] == record.version
+    last_order = max(order.timestamp for order in shop.data.orders)
+    assert timedelta(days=13.9) < last_order - record.training_cutoff < timedelta(days=14.1)
+
+
+def test_an_unknown_job_field_is_refused_not_ignored(stack: LocalStack, demo: DemoCredentials) -> None:
+    event = {
+        "org_id": demo.org_id,
+        "name": "typo",
+        "holdout_days": 14,
+        "orders_key": f"uploads/{demo.org_id}/h-orders.csv",
+    }
+    assert stack.gateway is not None
+    with pytest.raises(ValidationFailed) as raised:
+        stack.gateway.invoke("TrainModelFunction", event)
+    assert raised.value.field == "holdout_days"
+    assert "horizon_days" in (raised.value.remedy or "")

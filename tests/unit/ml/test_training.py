@@ -8,7 +8,7 @@ import pytest
 
 from shared.errors import ValidationFailed
 from shared.ml.datasets import OrderRecord, ShopData
-from shared.ml.training import TrainedModel, train_model
+from shared.ml.training import TrainedModel, TrainingConfig, baseline_shortfall, train_model
 
 
 def test_purchase_model_approaches_the_oracle(purchase_model: TrainedModel) -> None:
@@ -60,9 +60,67 @@ def test_a_history_too_short_to_split_is_rejected() -> None:
         for k in range(40)
     ]  # fmt: skip
 
-    # When training with a 30-day holdout
+    # When training with the default horizon
     with pytest.raises(ValidationFailed) as raised:
         train_model(ShopData([], [], orders), name="m", model_type="purchase")
 
     # Then the error says what is missing
-    assert "time split" in raised.value.message
+    assert "spans 20 days" in raised.value.message
+    assert "at least 104 days" in raised.value.message
+
+
+def _daily_orders(days: int) -> ShopData:
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    orders = [
+        OrderRecord(
+            order_id=f"o{k}", user_id=f"u{k % 40}", product_id=f"p{k % 7}", quantity=1, amount=1.0,
+            timestamp=start + timedelta(hours=6 * k),
+        )
+        for k in range(days * 4)
+    ]  # fmt: skip
+    return ShopData([], [], orders)
+
+
+def test_a_horizon_the_history_cannot_support_is_refused_naming_the_longest_it_can() -> None:
+    # Given 200 days of orders: 90 days of feature history leave 110, so at most 55 days each
+    data = _daily_orders(200)
+    # When
+    with pytest.raises(ValidationFailed) as raised:
+        train_model(data, name="m", model_type="purchase", config=TrainingConfig(holdout_days=90))
+    # Then
+    assert raised.value.field == "horizon_days"
+    assert "at most 54 days" in (raised.value.remedy or "")
+
+
+def test_without_a_horizon_a_short_history_gets_the_longest_safe_one() -> None:
+    # Given 130 days of orders, too short for the default 30-day horizon after 90 days of history
+    model = train_model(_daily_orders(130), name="m", model_type="purchase")
+    # Then the horizon is the longest that keeps the training window inside the history
+    assert model.holdout_days == 19
+    assert model.training_cutoff == model.data_end - timedelta(days=19)
+
+
+def test_a_horizon_out_of_range_is_refused() -> None:
+    with pytest.raises(ValidationFailed, match="between 7 and 180"):
+        train_model(
+            _daily_orders(400), name="m", model_type="purchase", config=TrainingConfig(holdout_days=3)
+        )
+
+
+@pytest.mark.parametrize(
+    ("metrics", "reason"),
+    [
+        ({"roc_auc": 0.52, "recency_baseline_roc_auc": 0.5}, "not above 0.55"),
+        ({"roc_auc": 0.70, "recency_baseline_roc_auc": 0.75}, "below the 0.750 of ranking customers"),
+        ({"roc_auc": 0.80, "recency_baseline_roc_auc": 0.75}, None),
+    ],
+)
+def test_a_purchase_model_must_beat_a_coin_flip_and_recency(
+    metrics: dict[str, float], reason: str | None
+) -> None:
+    shortfall = baseline_shortfall("purchase", metrics)
+    assert (shortfall is None) if reason is None else (reason in (shortfall or ""))
+
+
+def test_the_trained_purchase_model_reports_the_recency_baseline(purchase_model: TrainedModel) -> None:
+    assert 0.5 < purchase_model.metrics["recency_baseline_roc_auc"] < purchase_model.metrics["roc_auc"]
