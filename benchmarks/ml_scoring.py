@@ -35,10 +35,11 @@ LATENCY_CALLS = 2_000
 
 
 def run() -> list[BenchRow]:
-    """Measure audience scoring at 1M users for both algorithms, and single-prediction latency."""
+    """Measure audience scoring at 1M users and single-prediction latency (logistic regression, the
+    one algorithm served: gradient boosting was removed, 23 s at 1M users)."""
     shop = generate_shop(SyntheticConfig(n_users=2000, n_products=300, seed=1))
     rows: list[BenchRow] = []
-    for algorithm in ("logistic", "gradient_boosting"):
+    for algorithm in ("logistic",):
         model = train_model(
             shop.data, name="bench", model_type="purchase", config=TrainingConfig(algorithm=algorithm)
         )

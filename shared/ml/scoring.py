@@ -11,9 +11,6 @@ binary search and loading needs no dict), ``state__*`` (the :class:`~shared.ml.f
 as of the end of the training data), ``fallbacks``, and ``model__*``:
 
 * ``logistic``: ``log_mask``, scaler ``mean``/``scale``, ``coef``, ``intercept``.
-* ``gradient_boosting``: all trees' nodes concatenated (``feature``, ``threshold``, ``missing_left``,
-  ``left``, ``right``, ``value``), ``roots``, ``baseline`` and ``depth``; leaves point to themselves
-  so every row walks exactly ``depth`` vectorised steps.
 * ``recommendation``: ``item_factors``, user histories as CSR (``history_indptr``/``_items``/
   ``_weights``), ``popularity``, ``owned_items`` plus blend weights in the header.
 
@@ -50,9 +47,8 @@ _USER_KEYED = {
     "state__pair_keys": ("state__pair_units", "state__pair_days_since_last"),
     "state__category_keys": ("state__category_units_total", "state__category_units_90d"),
 }
-# Rows scored per vectorised step: bounds memory (rows x trees x 8 bytes per step) on 1M-user scoring.
+# Rows scored per vectorised step: bounds memory on 1M-user scoring.
 _CHUNK_ROWS = 65_536
-_TREE_CHUNK_ROWS = 8_192
 
 
 @dataclass(frozen=True)
@@ -350,24 +346,10 @@ class ScoringBundle:
         if self.algorithm == "logistic":
             scaled = (log1p_columns(features, m["log_mask"]) - m["mean"]) / m["scale"]
             return np.asarray(scaled @ m["coef"] + m["intercept"][0], dtype=np.float64)
-        if self.algorithm == "gradient_boosting":
-            return np.concatenate(
-                [
-                    self._tree_decision(features[start : start + _TREE_CHUNK_ROWS])
-                    for start in range(0, features.shape[0], _TREE_CHUNK_ROWS)
-                ]
-            )
-        raise ServiceError(f"Unknown model algorithm {self.algorithm}.", remedy="Retrain the model.")
-
-    def _tree_decision(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
-        m = self._model
-        rows = np.arange(features.shape[0])[:, None]
-        node = np.broadcast_to(m["roots"], (features.shape[0], m["roots"].size))
-        for _ in range(int(m["depth"][0])):
-            value = features[rows, m["feature"][node]]
-            go_left = (value <= m["threshold"][node]) | (np.isnan(value) & m["missing_left"][node])
-            node = np.where(go_left, m["left"][node], m["right"][node])
-        return np.asarray(m["baseline"][0] + m["value"][node].sum(axis=1), dtype=np.float64)
+        raise ServiceError(
+            f"Model algorithm {self.algorithm} is not served (gradient boosting was removed).",
+            remedy="Retrain the model: training uses logistic regression.",
+        )
 
     def _purchase_reason(self, row: NDArray[np.float64], product_id: str) -> str:
         values = dict(zip(FEATURE_NAMES, row.tolist(), strict=True))

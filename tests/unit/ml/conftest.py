@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.ml.training import TrainedModel, TrainingConfig, train_model
+from shared.ml.training import TrainedModel, train_model
 from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 
 TRAINED_AT = datetime(2025, 1, 2, tzinfo=UTC)
@@ -20,12 +20,6 @@ def shop() -> SyntheticShop:
 @pytest.fixture(scope="session")
 def purchase_model(shop: SyntheticShop) -> TrainedModel:
     return train_model(shop.data, name="buyers", model_type="purchase", oracle=shop, now=TRAINED_AT)
-
-
-@pytest.fixture(scope="session")
-def boosted_model(shop: SyntheticShop) -> TrainedModel:
-    config = TrainingConfig(algorithm="gradient_boosting")
-    return train_model(shop.data, name="boosted", model_type="purchase", config=config, now=TRAINED_AT)
 
 
 @pytest.fixture(scope="session")

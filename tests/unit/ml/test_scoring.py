@@ -28,7 +28,7 @@ def _feature_rows(bundle: ScoringBundle, model: TrainedModel, n: int) -> np.ndar
     return np.vstack([bundle.purchase_features(u, p) for u, p in zip(users, products, strict=True)])
 
 
-@pytest.mark.parametrize("model_fixture", ["purchase_model", "boosted_model"])
+@pytest.mark.parametrize("model_fixture", ["purchase_model"])
 def test_bundle_scores_equal_the_scikit_learn_pipeline(
     model_fixture: str, request: pytest.FixtureRequest
 ) -> None:
