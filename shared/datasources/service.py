@@ -24,7 +24,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Protocol
+from typing import Protocol
 
 from shared.clock import Clock
 from shared.datasources.coverage import build_coverage, write_coverage
@@ -44,8 +44,9 @@ from shared.ml.datasets import (
     CustomerRecord,
     OrderRecord,
     ProductRecord,
-    ShopData,
+    ShopValidation,
     columns_of,
+    detect_format,
     dump_records,
     validate_shop_files,
 )
@@ -164,12 +165,14 @@ class DataSourceService:
             raise NotFound(f"Sync {sync_id} was not found.", field="syncId")
         if record.state != "validating":
             return record  # a repeated step: the outcome is already recorded
+        files = {kind: self.blobs.get(key) for kind, key in record.keys.items()}
+        names = {kind: key.rsplit("/", 1)[-1] for kind, key in record.keys.items()}
         try:
             validation = validate_shop_files(
-                customers=self.blobs.get(record.keys["customers"]),
-                products=self.blobs.get(record.keys["products"]),
-                orders=self.blobs.get(record.keys["orders"]),
-                names={kind: key.rsplit("/", 1)[-1] for kind, key in record.keys.items()},
+                customers=files["customers"],
+                products=files["products"],
+                orders=files["orders"],
+                names=names,
                 now=self.clock(),
             )
         except ValidationFailed as exc:
@@ -189,7 +192,7 @@ class DataSourceService:
                 "remedy": "Fix the rejected rows and sync again.",
             }
             return self._save(record, state="failed", error=error, **report)
-        version = self._store_version(record, validation.data, validation.rejected, validation.rows_read)
+        version = self._store_version(record, validation, files, names)
         logger.info(
             "dataset synced",
             extra={
@@ -229,16 +232,30 @@ class DataSourceService:
         return {str(kind): key for kind, key in request.files.items()}
 
     def _store_version(
-        self, record: SyncRecord, data: ShopData, rejected: list[dict[str, Any]], rows_read: dict[str, int]
+        self, record: SyncRecord, validation: ShopValidation, files: dict[str, bytes], names: dict[str, str]
     ) -> DatasetVersion:
+        """Write the version's objects under its own prefix, then publish it. A file without a
+        rejected row is stored as uploaded (it is exactly its good rows); the others as CSV of their
+        good rows."""
+        data, rejected = validation.data, validation.rejected
         version = record.sync_id
         prefix = f"datasets/{record.org_id}/{version}/"
-        keys: dict[str, str] = {kind: f"{prefix}{kind}.csv" for kind in FILE_KINDS}
+        rejected_files = {error["file"] for error in rejected}
+        keys: dict[str, str] = {}
+        for kind, records in (
+            ("customers", data.customers),
+            ("products", data.products),
+            ("orders", data.orders),
+        ):
+            if names[kind] in rejected_files:
+                keys[kind] = f"{prefix}{kind}.csv"
+                self.blobs.put(keys[kind], dump_records(records, "csv"), "text/csv")
+            else:
+                keys[kind] = f"{prefix}{kind}.{'jsonl' if _is_jsonl(names[kind], files[kind]) else 'csv'}"
+                self.blobs.put(keys[kind], files[kind])
         keys["identifiers"] = f"{prefix}identifiers.npz"
         keys["report"] = f"{prefix}rejected-rows.json"
-        self.blobs.put(keys["customers"], dump_records(data.customers, "csv"), "text/csv")
-        self.blobs.put(keys["products"], dump_records(data.products, "csv"), "text/csv")
-        self.blobs.put(keys["orders"], dump_records(data.orders, "csv"), "text/csv")
+        rows_read = validation.rows_read
         self.blobs.put(keys["identifiers"], write_coverage(build_coverage(data.customers)))
         self.blobs.put(keys["report"], json.dumps(rejected).encode(), "application/json")
         now = self.clock()
@@ -269,6 +286,11 @@ class DataSourceService:
         updated = SyncRecord.model_validate(updated.model_dump())
         self.datasets.put_sync(updated)
         return updated
+
+
+def _is_jsonl(name: str, data: bytes) -> bool:
+    """The format the validation read the file as (see ``shared.ml.datasets``)."""
+    return detect_format(name, data[:64].decode("utf-8-sig", errors="ignore")) == "jsonl"
 
 
 def _columns(kind: str) -> set[str]:

@@ -163,9 +163,8 @@ class TargetingService:
         scores = bundle.score_all_users(spec.product_id)
         cut = select(scores, spec)
         chosen = dict(zip(bundle.user_ids[cut.indices].tolist(), scores[cut.indices].tolist(), strict=True))
-        customers = load_records(
-            self.blobs.get(dataset.keys["customers"]), CustomerRecord, file_name="customers.csv"
-        )
+        key = dataset.keys["customers"]
+        customers = load_records(self.blobs.get(key), CustomerRecord, file_name=key.rsplit("/", 1)[-1])
         users = [
             AudienceUser(
                 user_id=c.user_id,

@@ -48,7 +48,9 @@ def nothing_created(sandbox: httpx.Client) -> None:
 def test_in_the_default_world_every_item_passes(
     stack: LocalStack, api: httpx.Client, sandbox: httpx.Client
 ) -> None:
-    # Given: a connected organization whose shop is synced and both models trained
+    # Given: a fresh default world, and a connected organization whose shop is synced and both
+    # models trained
+    assert sandbox.post("/scenario", json={"name": "default"}).status_code == 200
     org = connected_org(stack, api)
     synced_and_trained(api, org)
     sandbox.delete("/requests")

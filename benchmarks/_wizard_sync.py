@@ -1,0 +1,124 @@
+"""Child process of ``benchmarks.wizard``: one sync of a 1M-customer, 5M-order shop, so its peak
+memory (``ru_maxrss``) is the sync's own. Prints one JSON line."""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+from datetime import UTC, datetime
+
+import numpy as np
+
+from shared.datasources.models import SyncRequest
+from shared.datasources.service import DataSourceService
+from shared.records.datasources import DatasetVersion, SyncRecord
+
+ORG = "bench-shop"
+
+
+class MemoryBlobs:
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        self.objects[key] = data
+
+    def get(self, key: str) -> bytes:
+        return self.objects[key]
+
+    def size(self, key: str) -> int | None:
+        return len(self.objects[key]) if key in self.objects else None
+
+    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str:
+        return f"memory://{key}"
+
+
+class MemoryDatasets:
+    def __init__(self) -> None:
+        self.versions: dict[str, DatasetVersion] = {}
+        self.syncs: dict[str, SyncRecord] = {}
+        self.pointer: str | None = None
+
+    def publish(self, record: DatasetVersion) -> None:
+        self.versions[record.version] = record
+        self.pointer = record.version
+
+    def current(self, org_id: str) -> DatasetVersion | None:
+        return self.versions.get(self.pointer) if self.pointer else None
+
+    def get(self, org_id: str, version: str) -> DatasetVersion | None:
+        return self.versions.get(version)
+
+    def list_versions(self, org_id: str) -> list[DatasetVersion]:
+        return sorted(self.versions.values(), key=lambda v: v.version, reverse=True)
+
+    def put_sync(self, record: SyncRecord) -> None:
+        self.syncs[record.sync_id] = record
+
+    def get_sync(self, org_id: str, sync_id: str) -> SyncRecord | None:
+        return self.syncs.get(sync_id)
+
+    def list_syncs(self, org_id: str) -> list[SyncRecord]:
+        return sorted(self.syncs.values(), key=lambda s: s.sync_id, reverse=True)
+
+
+def shop_files(n_customers: int, n_orders: int, n_products: int = 5_000) -> dict[str, bytes]:
+    """CSV files of a shop: every customer with an e-mail, most with a name and phone."""
+    rng = np.random.default_rng(0)
+    countries = np.array(["GB", "US", "CA", "AU", "DE", "FR"])[rng.integers(0, 6, n_customers)]
+    customers = "user_id,email,first_name,last_name,phone,country\n" + "".join(
+        f"u{i:07d},shopper{i}@example.com,Ann,Lee,+44 7700 9{i % 100_000:05d},{c}\n"
+        if i % 4
+        else f"u{i:07d},shopper{i}@example.com,,,,{c}\n"
+        for i, c in enumerate(countries.tolist())
+    )
+    products = "product_id,name,category,price\n" + "".join(
+        f"p{i:05d},Item {i},Category {i % 40},{(i % 90) + 0.99}\n" for i in range(n_products)
+    )
+    users = rng.integers(0, n_customers, n_orders).tolist()
+    items = rng.integers(0, n_products, n_orders).tolist()
+    seconds = rng.integers(1_730_000_000, 1_790_000_000, n_orders).astype("datetime64[s]")
+    stamps = np.datetime_as_string(seconds, unit="s").tolist()
+    orders = "order_id,user_id,product_id,quantity,amount,timestamp\n" + "".join(
+        f"o{j},u{u:07d},p{p:05d},1,19.5,{t}\n"
+        for j, (u, p, t) in enumerate(zip(users, items, stamps, strict=True))
+    )
+    return {"customers": customers.encode(), "products": products.encode(), "orders": orders.encode()}
+
+
+def main(n_customers: int, n_orders: int) -> None:
+    files = shop_files(n_customers, n_orders)
+    input_mb = sum(len(data) for data in files.values()) / 1e6
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    blobs, datasets = MemoryBlobs(), MemoryDatasets()
+    keys = {kind: f"data-sources/{ORG}/bench/{kind}.csv" for kind in files}
+    for kind, data in files.items():
+        blobs.put(keys[kind], data)
+    del files
+    service = DataSourceService(
+        datasets=datasets, blobs=blobs, clock=lambda: datetime.now(UTC), max_file_bytes=2**31
+    )
+    started = time.perf_counter()
+    sync = service.start_sync(ORG, SyncRequest.model_validate({"files": keys}), lambda *_: None)
+    outcome = service.run_sync(ORG, sync.sync_id)
+    seconds = time.perf_counter() - started
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    version = datasets.current(ORG)
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "state": outcome.state,
+                "rows": version.row_counts if version else None,
+                "input_mb": input_mb,
+                "peak_rss_mb": peak_kb / 1024,
+                "rss_before_sync_mb": rss_before / 1024,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]), int(sys.argv[2]))
