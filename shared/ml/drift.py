@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from shared.errors import ValidationFailed
 from shared.ml.datasets import ShopData
-from shared.ml.features import FEATURE_NAMES
+from shared.ml.features import FEATURE_NAMES, GROWS_WITH_TIME
 from shared.ml.freshness import FeatureDistribution, population_stability_index
 from shared.ml.training import (
     ModelType,
@@ -93,7 +93,11 @@ def measure_drift(
     if reference.model_type == "purchase":
         rng = np.random.default_rng(seed)
         _, _, features = purchase_feature_sample(shop, as_of_day, rng, max_pairs)
-        sample = {name: features[:, column] for column, name in enumerate(FEATURE_NAMES)}
+        sample = {
+            name: features[:, column]
+            for column, name in enumerate(FEATURE_NAMES)
+            if name not in GROWS_WITH_TIME
+        }
     else:
         sample = recommendation_features(shop, as_of_day)
     psi = {

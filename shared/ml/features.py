@@ -26,7 +26,14 @@ user_category_purchases_90d             units the user bought in the product's c
 user_category_share                     share of the user's units that were in that category   0
 user_product_purchases                  units of this product the user bought ever             0
 user_product_days_since_last            days since the user last bought this product            730
+user_days_since_first_order             customer age: days since the user's first order         0
+user_mean_days_between_orders           mean gap between the user's orders (2+ orders)          730
+user_spend_trend_90d                    spend in the last 90 days minus the 90 days before      0
 ======================================  ======================================================  ========
+
+The last three are the customer-lifetime features (age, purchase rhythm, spend trend). A bundle keeps
+the feature names it was trained on and :func:`pair_features` computes exactly those, so a model
+trained before a feature was added keeps scoring as it was trained.
 
 "Fallback" is the value used when it cannot be computed (a product unknown at training time) or the
 caller supplies a missing/non-finite override: counts fall back to 0 (nothing observed), recencies to
@@ -35,6 +42,7 @@ caller supplies a missing/non-finite override: counts fall back to 0 (nothing ob
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,6 +70,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "user_category_share",
     "user_product_purchases",
     "user_product_days_since_last",
+    "user_days_since_first_order",
+    "user_mean_days_between_orders",
+    "user_spend_trend_90d",
 )
 # Heavy-tailed counts and money: a linear model sees them through log1p (see training and scoring).
 LOG_SCALED: tuple[str, ...] = (
@@ -75,8 +86,17 @@ LOG_SCALED: tuple[str, ...] = (
     "product_price",
     "user_category_purchases_90d",
     "user_product_purchases",
+    "user_days_since_first_order",
+    "user_mean_days_between_orders",
 )
-_RECENCY_FEATURES = ("user_days_since_last_order", "user_product_days_since_last")
+# Features that change by construction as time passes (every customer gets older): their shift says
+# nothing about the shop changing, so drift is not measured on them.
+GROWS_WITH_TIME = frozenset({"user_days_since_first_order"})
+_RECENCY_FEATURES = (
+    "user_days_since_last_order",
+    "user_product_days_since_last",
+    "user_mean_days_between_orders",
+)
 
 
 @dataclass(frozen=True)
@@ -144,9 +164,13 @@ class FeatureState:
     category_units_total: FloatArray
     category_units_90d: FloatArray
     price_median: float
+    # Customer-lifetime aggregates (absent from bundles trained before they existed).
+    user_days_since_first_order: FloatArray | None = None
+    user_mean_days_between_orders: FloatArray | None = None
+    user_spend_trend_90d: FloatArray | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
-        """Every array field by name (for saving into a bundle)."""
+        """Every array field by name (for saving into a bundle; absent ones are left out)."""
         return {name: value for name, value in vars(self).items() if isinstance(value, np.ndarray)}
 
 
@@ -179,6 +203,13 @@ def build_state(
     trend = age <= TREND_DAYS
 
     orders_total, orders_90d, last_day = _order_counts(past, n_users, recent)
+    first_day = np.full(n_users, np.nan)
+    if past.day.size:
+        np.fmin.at(first_day, past.user, past.day)
+    ordered = np.isfinite(first_day)
+    span = np.where(ordered, last_day - first_day, 0.0)
+    mean_gap = np.divide(span, orders_total - 1, out=np.full(n_users, NEVER_DAYS), where=orders_total >= 2)
+    previous = (age > RECENT_DAYS) & (age <= 2 * RECENT_DAYS)
     prices = np.asarray(product_price, dtype=np.float64)
     known_prices = prices[np.isfinite(prices)]
     price_median = float(np.median(known_prices)) if known_prices.size else 0.0
@@ -210,11 +241,18 @@ def build_state(
         category_units_total=category_units,
         category_units_90d=category_recent_units,
         price_median=price_median,
+        user_days_since_first_order=np.where(ordered, as_of_day - first_day, 0.0),
+        user_mean_days_between_orders=mean_gap,
+        user_spend_trend_90d=np.bincount(past.user[recent], past.amount[recent], minlength=n_users)
+        - np.bincount(past.user[previous], past.amount[previous], minlength=n_users),
     )
 
 
-def pair_features(state: FeatureState, users: IntArray, products: IntArray) -> FloatArray:
-    """Feature matrix ``(len(users), len(FEATURE_NAMES))`` for the pairs ``(users[k], products[k])``.
+def pair_features(
+    state: FeatureState, users: IntArray, products: IntArray, names: Sequence[str] = FEATURE_NAMES
+) -> FloatArray:
+    """Feature matrix ``(len(users), len(names))`` for the pairs ``(users[k], products[k])``, columns in
+    the order of ``names`` (a model's trained features; all of :data:`FEATURE_NAMES` by default).
 
     Users must be valid indices; a product index of -1 means "unknown product" and gets the fallbacks.
     """
@@ -236,21 +274,26 @@ def pair_features(state: FeatureState, users: IntArray, products: IntArray) -> F
     user_units = state.user_units_total[users]
     share = np.divide(category_units, user_units, out=np.zeros(len(users)), where=user_units > 0)
 
-    columns = (
-        state.user_days_since_last_order[users],
-        state.user_orders_90d[users],
-        state.user_orders_total[users],
-        state.user_spend_90d[users],
-        state.user_spend_total[users],
-        product_column(state.product_purchases_30d, "product_purchases_30d"),
-        product_column(state.product_purchases_90d, "product_purchases_90d"),
-        product_column(state.product_purchases_total, "product_purchases_total"),
-        product_column(state.product_price, "product_price"),
-        category_recent,
-        share,
-        pair_units,
-        pair_recency,
-    )
+    def user_column(name: str) -> FloatArray:
+        values = getattr(state, name)
+        if values is None:  # a state saved before this feature existed
+            return np.full(len(users), fallback[FEATURE_NAMES.index(name)])
+        return np.asarray(values[users], dtype=np.float64)
+
+    computed = {
+        "user_category_purchases_90d": lambda: category_recent,
+        "user_category_share": lambda: share,
+        "user_product_purchases": lambda: pair_units,
+        "user_product_days_since_last": lambda: pair_recency,
+    }
+    columns = []
+    for name in names:
+        if name in computed:
+            columns.append(computed[name]())
+        elif name.startswith("product_"):
+            columns.append(product_column(getattr(state, name), name))
+        else:
+            columns.append(user_column(name))
     return np.column_stack(columns).astype(np.float64, copy=False)
 
 

@@ -34,7 +34,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shared.errors import NotFound, ServiceError
-from shared.ml.features import FEATURE_NAMES, FeatureState, log1p_columns, pair_features
+from shared.ml.features import FeatureState, log1p_columns, pair_features
 
 BUNDLE_FORMAT = 1
 # Users per shard of the serving layout (see ``shard_bundle``): a shard of a purchase model is about
@@ -294,7 +294,7 @@ class ScoringBundle:
         state = self._purchase_state()
         user = self._require_user(user_id)
         products = np.arange(self._product_ids.size)
-        rows = pair_features(state, np.full(products.size, user), products)
+        rows = pair_features(state, np.full(products.size, user), products, self.feature_names)
         self._apply_overrides(rows, extra_features)
         scores = self.predict_matrix(rows)
         return [
@@ -320,7 +320,7 @@ class ScoringBundle:
         state = self._purchase_state()
         user = self._require_user(user_id)
         product = _position(self._product_ids, product_id)
-        row = pair_features(state, np.array([user]), np.array([product]))
+        row = pair_features(state, np.array([user]), np.array([product]), self.feature_names)
         self._apply_overrides(row, extra_features)
         return row
 
@@ -333,7 +333,7 @@ class ScoringBundle:
         scores = np.empty(self.user_count)
         for start in range(0, self.user_count, _CHUNK_ROWS):
             users = np.arange(start, min(start + _CHUNK_ROWS, self.user_count))
-            features = pair_features(state, users, np.full(users.size, product))
+            features = pair_features(state, users, np.full(users.size, product), self.feature_names)
             scores[start : start + users.size] = self.predict_matrix(features)
         return scores
 
@@ -352,7 +352,7 @@ class ScoringBundle:
         )
 
     def _purchase_reason(self, row: NDArray[np.float64], product_id: str) -> str:
-        values = dict(zip(FEATURE_NAMES, row.tolist(), strict=True))
+        values = dict(zip(self.feature_names, row.tolist(), strict=True))
         state = self._purchase_state()
         product = _position(self._product_ids, product_id)
         category = self.categories[int(state.product_category[product])] if product >= 0 else None

@@ -53,6 +53,7 @@ from shared.errors import ValidationFailed
 from shared.ml.datasets import ShopData
 from shared.ml.features import (
     FEATURE_NAMES,
+    GROWS_WITH_TIME,
     FeatureState,
     History,
     build_state,
@@ -386,6 +387,7 @@ def _train_purchase(
     distributions = {
         feature: reference_distribution(eval_features[:, column])
         for column, feature in enumerate(FEATURE_NAMES)
+        if feature not in GROWS_WITH_TIME
     }
     return _trained_model(
         shop,

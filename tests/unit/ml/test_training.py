@@ -4,10 +4,12 @@ import hashlib
 import json
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 
 from shared.errors import ValidationFailed
 from shared.ml.datasets import OrderRecord, ShopData
+from shared.ml.features import GROWS_WITH_TIME
 from shared.ml.training import TrainedModel, TrainingConfig, baseline_shortfall, train_model
 
 
@@ -21,10 +23,11 @@ def test_purchase_model_approaches_the_oracle(purchase_model: TrainedModel) -> N
 
 
 def test_purchase_model_records_what_it_was_trained_on(purchase_model: TrainedModel) -> None:
-    # Then the metadata has the feature order, the users and a drift reference per feature
+    # Then the metadata has the feature order, the users and a drift reference per feature (but for
+    # customer age, which grows by construction)
     assert purchase_model.feature_names[0] == "user_days_since_last_order"
     assert len(purchase_model.training_user_ids) == 600
-    assert set(purchase_model.feature_distributions) == set(purchase_model.feature_names)
+    assert set(purchase_model.feature_distributions) == set(purchase_model.feature_names) - GROWS_WITH_TIME
     assert purchase_model.training_cutoff == purchase_model.data_end - timedelta(days=30)
 
 
@@ -124,3 +127,26 @@ def test_a_purchase_model_must_beat_a_coin_flip_and_recency(
 
 def test_the_trained_purchase_model_reports_the_recency_baseline(purchase_model: TrainedModel) -> None:
     assert 0.5 < purchase_model.metrics["recency_baseline_roc_auc"] < purchase_model.metrics["roc_auc"]
+
+
+def test_the_customer_lifetime_features_are_computed_from_the_history() -> None:
+    # Given one customer who ordered on days 0, 10 and 40 (spending 5, 5, 20), seen on day 100
+    from shared.ml.features import History, build_state, pair_features
+
+    history = History(
+        user=np.array([0, 0, 0]),
+        product=np.array([0, 0, 0]),
+        day=np.array([0.0, 10.0, 40.0]),
+        units=np.ones(3),
+        amount=np.array([5.0, 5.0, 20.0]),
+        order_key=np.arange(3),
+    )
+    state = build_state(
+        history, as_of_day=100.0, n_users=2, product_category=np.zeros(1, np.int64), product_price=np.ones(1)
+    )
+    # When
+    names = ["user_days_since_first_order", "user_mean_days_between_orders", "user_spend_trend_90d"]
+    rows = pair_features(state, np.array([0, 1]), np.array([0, 0]), names)
+    # Then: age 100 days, a 20-day rhythm, +20 spent in the last 90 days over the 90 before; a
+    # customer without orders gets the fallbacks
+    assert rows.tolist() == [[100.0, 20.0, 20.0], [0.0, 730.0, 0.0]]
