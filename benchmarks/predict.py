@@ -277,7 +277,7 @@ def _cold_rows(model: _Model) -> list[BenchRow]:
                 walls[mode].append(wall)
                 reports[mode].append(report)
     first = {mode: [r["total"] for r in reports[mode]] for mode in MODES}
-    scores = {round(r["score"], 9) for mode in ("service", "naive") for r in reports[mode]}
+    scores = {round(r["score"], 6) for mode in ("service", "naive") for r in reports[mode]}
     wall_ms = {mode: _median_ms(walls[mode]) for mode in MODES}
     first_ms = {mode: _median_ms(first[mode]) for mode in MODES}
     wall_speedup = wall_ms["naive"] / wall_ms["service"]
@@ -308,7 +308,7 @@ def _cold_rows(model: _Model) -> list[BenchRow]:
             "x",
             target=f">= {COLD_TARGET}x",
             passed=first_speedup >= COLD_TARGET,
-            notes=f"naive/service; same score on both paths: {len(scores) == 1}",
+            notes=f"naive/service; same score on both paths (to 1e-6, the shard is float32): {len(scores) == 1}",
         ),
         bench_row(
             "cold_start.wall",
