@@ -308,7 +308,7 @@ def _cold_rows(model: _Model) -> list[BenchRow]:
             "x",
             target=f">= {COLD_TARGET}x",
             passed=first_speedup >= COLD_TARGET,
-            notes=f"naive/service; same score on both paths (to 1e-6, the shard is float32): {len(scores) == 1}",
+            notes=f"naive/service; same score on both paths (to 1e-6: float32 shard): {len(scores) == 1}",
         ),
         bench_row(
             "cold_start.wall",
