@@ -122,12 +122,15 @@ def test_a_removed_permission_fails_the_scopes(
     assert items["scopes_granted"]["evidence"] == "Not granted: business_management."
 
 
-def test_an_expired_token_fails_and_the_account_checks_are_unknown(
+def test_a_revoked_token_fails_and_the_account_checks_are_unknown(
     stack: LocalStack, api: httpx.Client, sandbox: httpx.Client
 ) -> None:
-    # Given: a connection whose 60-day token has expired
+    # Given: a connection whose token the platform no longer accepts (the user changed their
+    # password: error 190/460)
     org = connected_org(stack, api)
-    assert sandbox.post("/clock", json={"seconds": 61 * 86_400}).status_code == 200
+    with stack.sandbox.state.lock:
+        for token in stack.sandbox.state.world.tokens.values():
+            token.revoked_subcode = 460
 
     # Then: the token fails, and what needs it cannot be checked
     items = readiness(api, org)

@@ -7,6 +7,7 @@ import httpx
 
 from local.connected import ConnectedOrg
 from local.stack import LocalStack
+from tests.integration.test_activation import wait_for
 from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
 
 SEGMENT = {"modelName": "shop-purchase", "productId": "p00001", "rule": "top_percent", "value": 50}
@@ -83,3 +84,23 @@ def test_a_bad_segment_rule_names_the_field(api: httpx.Client, org: ConnectedOrg
     )
     assert response.status_code == 400
     assert "value" in response.json()["message"]
+
+
+def test_an_activation_accepts_a_segment_and_runs_in_the_background(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg
+) -> None:
+    # Given: a synced shop with both models trained
+    version = synced_and_trained(api, org)
+
+    # When: the top 100 users of the purchase model are activated
+    segment = {**SEGMENT, "rule": "top_n", "value": 100}
+    started = api.post(
+        "/platform-ads/activations", json={"name": "Top 100", "segment": segment}, headers=org.headers
+    )
+
+    # Then: accepted at once with the segment's provenance, and activated by the state machine
+    assert started.status_code == 202, started.text
+    assert started.json()["segment"]["datasetVersion"] == version
+    assert started.json()["segment"]["usersSelected"] == 100
+    active = wait_for(stack, org, started.json()["audienceId"], "active")
+    assert 0 < active["userCount"] <= 100
