@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from shared.errors import ValidationFailed
 from shared.ml.datasets import ShopData
-from shared.ml.features import FEATURE_NAMES, GROWS_WITH_TIME
+from shared.ml.features import FEATURE_NAMES, GROWS_WITH_TIME, MODEL_DEPENDENT
 from shared.ml.freshness import FeatureDistribution, population_stability_index
 from shared.ml.training import (
     ModelType,
@@ -96,7 +96,7 @@ def measure_drift(
         sample = {
             name: features[:, column]
             for column, name in enumerate(FEATURE_NAMES)
-            if name not in GROWS_WITH_TIME
+            if name not in GROWS_WITH_TIME | MODEL_DEPENDENT
         }
     else:
         sample = recommendation_features(shop, as_of_day)

@@ -29,7 +29,12 @@ user_product_days_since_last            days since the user last bought this pro
 user_days_since_first_order             customer age: days since the user's first order         0
 user_mean_days_between_orders           mean gap between the user's orders (2+ orders)          730
 user_spend_trend_90d                    spend in the last 90 days minus the 90 days before      0
+user_product_affinity                   the user's taste for the product (see below)            0
 ======================================  ======================================================  ========
+
+Taste: training factorises the purchase matrix (before the training window) into a few product
+factors (``product_taste``); a user's taste is the unit-length, units-weighted mean of the factors of
+what they bought, and ``user_product_affinity`` is its dot product with the product's factors.
 
 The last three are the customer-lifetime features (age, purchase rhythm, spend trend). A bundle keeps
 the feature names it was trained on and :func:`pair_features` computes exactly those, so a model
@@ -73,6 +78,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "user_days_since_first_order",
     "user_mean_days_between_orders",
     "user_spend_trend_90d",
+    "user_product_affinity",
 )
 # Heavy-tailed counts and money: a linear model sees them through log1p (see training and scoring).
 LOG_SCALED: tuple[str, ...] = (
@@ -92,6 +98,8 @@ LOG_SCALED: tuple[str, ...] = (
 # Features that change by construction as time passes (every customer gets older): their shift says
 # nothing about the shop changing, so drift is not measured on them.
 GROWS_WITH_TIME = frozenset({"user_days_since_first_order"})
+# Features the drift check cannot recompute from the files alone (they need the model's own factors).
+MODEL_DEPENDENT = frozenset({"user_product_affinity"})
 _RECENCY_FEATURES = (
     "user_days_since_last_order",
     "user_product_days_since_last",
@@ -168,6 +176,9 @@ class FeatureState:
     user_days_since_first_order: FloatArray | None = None
     user_mean_days_between_orders: FloatArray | None = None
     user_spend_trend_90d: FloatArray | None = None
+    # Taste factors: (n_products, k) and (n_users, k); see the module docstring.
+    product_taste: FloatArray | None = None
+    user_taste: FloatArray | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every array field by name (for saving into a bundle; absent ones are left out)."""
@@ -190,6 +201,7 @@ def build_state(
     n_users: int,
     product_category: IntArray,
     product_price: FloatArray,
+    product_taste: FloatArray | None = None,
 ) -> FeatureState:
     """Aggregate ``history`` (only lines before ``as_of_day`` are used) into a :class:`FeatureState`.
 
@@ -245,7 +257,18 @@ def build_state(
         user_mean_days_between_orders=mean_gap,
         user_spend_trend_90d=np.bincount(past.user[recent], past.amount[recent], minlength=n_users)
         - np.bincount(past.user[previous], past.amount[previous], minlength=n_users),
+        product_taste=product_taste,
+        user_taste=None if product_taste is None else _user_taste(past, n_users, product_taste),
     )
+
+
+def _user_taste(past: History, n_users: int, product_taste: FloatArray) -> FloatArray:
+    """Each user's unit-length, units-weighted mean of the taste factors of what they bought (zeros
+    for a user without orders)."""
+    taste = np.zeros((n_users, product_taste.shape[1]))
+    np.add.at(taste, past.user, product_taste[past.product] * past.units[:, None])
+    norms = np.linalg.norm(taste, axis=1, keepdims=True)
+    return np.divide(taste, norms, out=np.zeros_like(taste), where=norms > 0)
 
 
 def pair_features(
@@ -280,7 +303,12 @@ def pair_features(
             return np.full(len(users), fallback[FEATURE_NAMES.index(name)])
         return np.asarray(values[users], dtype=np.float64)
 
+    if state.user_taste is not None and state.product_taste is not None and "user_product_affinity" in names:
+        affinity = np.einsum("ij,ij->i", state.user_taste[users], state.product_taste[product]) * known
+    else:  # a state without taste factors (saved before they existed, or rebuilt without the model)
+        affinity = np.zeros(len(users))
     computed = {
+        "user_product_affinity": lambda: affinity,
         "user_category_purchases_90d": lambda: category_recent,
         "user_category_share": lambda: share,
         "user_product_purchases": lambda: pair_units,

@@ -42,6 +42,8 @@ BUNDLE_FORMAT = 1
 SHARD_USERS = 16_384
 # Artifact roles of the shards of a trained model (``shard-0000``, ...).
 SHARD_ROLE_PREFIX = "shard-"
+# Unit-length taste factors: half precision is plenty (a dot product of two of them is a similarity).
+_HALF_PRECISION = frozenset({"state__user_taste", "state__product_taste"})
 # Arrays keyed by ``row * n_users + user`` and the value arrays aligned with them.
 _USER_KEYED = {
     "state__pair_keys": ("state__pair_units", "state__pair_days_since_last"),
@@ -157,6 +159,8 @@ def _compact(name: str, value: np.ndarray) -> np.ndarray:
             return value.astype(np.bytes_)
         except UnicodeEncodeError:
             return value
+    if name in _HALF_PRECISION:
+        return value.astype(np.float16)
     if value.dtype.kind == "f" and (name.startswith("state__") or name.startswith("model__history")):
         whole = (
             value.size and bool(np.all(value == np.round(value))) and value.min() >= 0 and value.max() < 2**16
@@ -198,7 +202,7 @@ def load_bundle(data: bytes, expected_sha256: str | None = None) -> ScoringBundl
     for name, value in arrays.items():
         if name in delta_keys:
             arrays[name] = np.cumsum(value, dtype=np.int64)
-        elif value.dtype == np.uint16:  # whole-number state stored narrow; computed on as float32
+        elif value.dtype in (np.uint16, np.float16):  # stored narrow; computed on as float32
             arrays[name] = value.astype(np.float32)
     return ScoringBundle(header, arrays)
 

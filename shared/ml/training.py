@@ -54,6 +54,7 @@ from shared.ml.datasets import ShopData
 from shared.ml.features import (
     FEATURE_NAMES,
     GROWS_WITH_TIME,
+    MODEL_DEPENDENT,
     FeatureState,
     History,
     build_state,
@@ -215,6 +216,8 @@ class EncodedShop:
     product_category: NDArray[np.int64]
     product_price: NDArray[np.float64]
     history: History
+    # The purchase model's taste factors (set once fitted; see ``shared.ml.features``).
+    product_taste: NDArray[np.float64] | None = None
 
     @property
     def end_day(self) -> float:
@@ -228,10 +231,11 @@ class EncodedShop:
             n_users=self.user_ids.size,
             product_category=self.product_category,
             product_price=self.product_price,
+            product_taste=self.product_taste,
         )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class _Shop(EncodedShop):
     """An encoded shop with its training time split."""
 
@@ -342,6 +346,8 @@ def _train_purchase(
 ) -> TrainedModel:
     rng = np.random.default_rng(config.seed)
     report("features")
+    # Taste factors learnt before the training window, so its labels never shape them.
+    shop = replace(shop, product_taste=_taste_factors(shop, shop.train_day, config))
     train_state = shop.state(shop.train_day)
     users, products, labels, weights = _training_pairs(shop, rng, config.negatives_per_positive)
     features = pair_features(train_state, users, products)
@@ -387,7 +393,7 @@ def _train_purchase(
     distributions = {
         feature: reference_distribution(eval_features[:, column])
         for column, feature in enumerate(FEATURE_NAMES)
-        if feature not in GROWS_WITH_TIME
+        if feature not in GROWS_WITH_TIME | MODEL_DEPENDENT
     }
     return _trained_model(
         shop,
@@ -581,6 +587,19 @@ def _popularity(shop: _Shop, as_of_day: float) -> NDArray[np.float64]:
     recent = shop.history.between(as_of_day - 90, as_of_day)
     counts = np.log1p(np.bincount(recent.product, recent.units, minlength=shop.product_ids.size))
     return counts / max(float(counts.max()), 1e-12)
+
+
+TASTE_FACTORS = 8
+
+
+def _taste_factors(shop: _Shop, as_of_day: float, config: TrainingConfig) -> NDArray[np.float64]:
+    """Unit-length product factors of the purchase matrix before ``as_of_day`` (``TASTE_FACTORS``
+    dimensions, fewer for a tiny catalogue), for ``user_product_affinity``."""
+    matrix = _interaction_matrix(shop, shop.history.before(as_of_day))
+    components = max(1, min(TASTE_FACTORS, min(matrix.shape) - 1))
+    factors = TruncatedSVD(n_components=components, random_state=config.seed).fit(matrix).components_.T
+    norms = np.linalg.norm(factors, axis=1, keepdims=True)
+    return np.divide(factors, norms, out=np.zeros_like(factors), where=norms > 0)
 
 
 def _fit_recommender(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recommender:

@@ -201,8 +201,9 @@ def test_the_serving_shards_partition_the_users_and_score_as_the_whole_bundle(
         shard = shards[scoring.shard_of(user, len(shards))]
         assert [s.has_user(user) for s in shards].count(True) == 1
         for product in ("p00001", "p00042", "not-a-product"):
+            # float32 state and half-precision taste factors: within 0.1 % of the float64 score
             assert shard.score_purchase(user, product) == pytest.approx(
-                whole.score_purchase(user, product), rel=1e-5
+                whole.score_purchase(user, product), rel=1e-3
             )
 
 
