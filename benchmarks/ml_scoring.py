@@ -23,7 +23,7 @@ import numpy as np
 from benchmarks._rows import BenchRow, bench_row, print_rows
 from shared.ml.features import History, build_state, feature_fallbacks
 from shared.ml.scoring import load_bundle, top_k, write_bundle
-from shared.ml.training import Algorithm, TrainedModel, TrainingConfig, train_model
+from shared.ml.training import TASTE_FACTORS, Algorithm, TrainedModel, TrainingConfig, train_model
 from tools.synthetic import SyntheticConfig, generate_shop
 
 N_USERS = 1_000_000
@@ -113,6 +113,8 @@ def _million_user_bundle(model: TrainedModel) -> bytes:
         n_users=N_USERS,
         product_category=rng.integers(0, 12, N_PRODUCTS),
         product_price=price,
+        # Taste factors as training makes them: unit-length, TASTE_FACTORS dimensions.
+        product_taste=_unit_rows(rng.normal(size=(N_PRODUCTS, TASTE_FACTORS))),
     )
     with np.load(io.BytesIO(model.artifacts["bundle"].data), allow_pickle=False) as small:
         header = json.loads(small["header"].tobytes())
@@ -132,6 +134,10 @@ def _million_user_bundle(model: TrainedModel) -> bytes:
             **model_arrays,
         },
     )
+
+
+def _unit_rows(matrix: np.ndarray) -> np.ndarray:
+    return matrix / np.linalg.norm(matrix, axis=1, keepdims=True)
 
 
 def _median_seconds(action: Callable[[], object]) -> float:
