@@ -23,6 +23,12 @@ def main() -> None:
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     parser = argparse.ArgumentParser(description="Run the service locally (moto, gateway, demo data).")
     parser.add_argument("--port", type=int, default=3000, help="API port (default 3000)")
+    parser.add_argument(
+        "--dashboard-port",
+        type=int,
+        default=3001,
+        help="dashboard port, the OAuth redirect's origin (default 3001)",
+    )
     parser.add_argument("--moto-port", type=int, default=5001, help="moto server port (default 5001)")
     parser.add_argument("--sandbox-port", type=int, default=8900, help="platform sandbox port (default 8900)")
     parser.add_argument(
@@ -35,7 +41,10 @@ def main() -> None:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
 
     with LocalStack(
-        moto_port=args.moto_port, gateway_port=args.port, sandbox_port=args.sandbox_port
+        moto_port=args.moto_port,
+        gateway_port=args.port,
+        sandbox_port=args.sandbox_port,
+        dashboard_port=args.dashboard_port,
     ) as stack:
         credentials = seed_demo(stack)
         info = {

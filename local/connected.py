@@ -29,7 +29,7 @@ def connected_org(stack: LocalStack, api: httpx.Client) -> ConnectedOrg:
     _, password = create_user(stack, org_id, email)
     headers = {"Authorization": f"Bearer {sign_in(stack, email, password)}"}
     url = api.post("/platform-ads/connect", headers=headers).json()["authorizationUrl"]
-    answer = consent(url)
+    answer = consent(url, stack.api_url, headers["Authorization"])
     if answer.status_code != 200:
         raise RuntimeError(f"connecting {org_id} failed: the callback answered {answer.status_code}")
     return ConnectedOrg(org_id, headers)

@@ -1,9 +1,11 @@
-"""A person's browser in the OAuth flow: open the platform's consent page, press a button, follow
-the redirect back to the service."""
+"""A person's browser in the OAuth flow: open the platform's consent page, press a button, and do
+what the dashboard's ``connect-callback.html`` does with the redirect: post ``code`` and ``state`` to
+the API with the signed-in user's JWT."""
 
 from __future__ import annotations
 
 import re
+from urllib.parse import parse_qsl, urlsplit
 
 import httpx
 
@@ -11,16 +13,36 @@ HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)">')
 FORM = re.compile(r'<form method="post" action="([^"]+)">')
 
 
-def consent(authorization_url: str, decision: str = "approve") -> httpx.Response:
-    """Open the dialog, submit ``decision``, and follow the redirect to wherever it leads.
+def consent(
+    authorization_url: str, api_url: str, authorization: str, decision: str = "approve"
+) -> httpx.Response:
+    """Open the dialog, submit ``decision``, and finish as the dashboard's callback page would, signed
+    in with ``authorization`` (``Bearer <JWT>``).
 
-    Returns the final response: the service's callback answer, or the platform's own error page.
+    Returns the final response: the API's callback answer, or the platform's own error page.
     """
     answered = decide(authorization_url, decision)
     if answered.status_code in (301, 302, 303):
-        with httpx.Client(timeout=30) as browser:
-            return browser.get(answered.headers["location"])
+        return post_callback(answered.headers["location"], api_url, authorization)
     return answered
+
+
+def post_callback(location: str, api_url: str, authorization: str) -> httpx.Response:
+    """What ``connect-callback.html`` does with the platform's redirect ``location``: post the query
+    it carries (``code``, ``state``, or ``error`` and ``error_reason``) with the user's JWT."""
+    query = dict(parse_qsl(urlsplit(location).query))
+    body = {
+        "state": query.get("state", ""),
+        "code": query.get("code"),
+        "error": query.get("error"),
+        "errorReason": query.get("error_reason"),
+    }
+    with httpx.Client(timeout=30) as browser:
+        return browser.post(
+            f"{api_url}/platform-ads/connect/callback",
+            json={key: value for key, value in body.items() if value is not None},
+            headers={"Authorization": authorization},
+        )
 
 
 def decide(authorization_url: str, decision: str = "approve") -> httpx.Response:

@@ -35,6 +35,8 @@ class LocalStack:
     gateway_port: int = 0
     host: str = "127.0.0.1"
     sandbox_port: int = 0
+    # The dashboard's origin: the platform sends the browser back to its connect-callback.html.
+    dashboard_port: int = 0
     extra_env: dict[str, str] = field(default_factory=dict)
     sandbox_config: SandboxConfig = field(default_factory=SandboxConfig)
 
@@ -42,6 +44,8 @@ class LocalStack:
         self.moto_port = self.moto_port or free_port()
         self.moto_url = f"http://{self.host}:{self.moto_port}"
         self.api_url = ""
+        self.dashboard_port = self.dashboard_port or free_port()
+        self.dashboard_url = f"http://{self.host}:{self.dashboard_port}"
         self.physical: dict[str, Physical] = {}
         self.env: dict[str, str] = {}
         self._moto: MotoServer | None = None
@@ -108,7 +112,7 @@ class LocalStack:
                 "PLATFORM_GRAPH_URL": self.sandbox.url,
                 "PLATFORM_DIALOG_URL": self.sandbox.url,
                 "PLATFORM_APP_ID": self.sandbox.config.app_id,
-                "PLATFORM_REDIRECT_URI": f"{self.api_url}/platform-ads/connect/callback",
+                "PLATFORM_REDIRECT_URI": f"{self.dashboard_url}/connect-callback.html",
                 "JWKS_URL": f"{self.moto_url}/{pool_id}/.well-known/jwks.json",
                 "POWERTOOLS_TRACE_DISABLED": "true",
                 "POWERTOOLS_METRICS_DISABLED": "true",

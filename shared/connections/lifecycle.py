@@ -123,12 +123,25 @@ class ConnectionService:
         return ConnectStart(authorization_url=url, expires_at=now + self.policy.state_ttl)
 
     def complete(
-        self, *, state: str, code: str | None, error: str | None, error_reason: str | None
+        self,
+        *,
+        org_id: str,
+        user_id: str,
+        state: str,
+        code: str | None,
+        error: str | None = None,
+        error_reason: str | None = None,
     ) -> Connection:
-        """Finish the OAuth callback: check the state, exchange the code, pick the business account,
-        and store the encrypted long-lived token. Returns the active connection."""
+        """Finish the OAuth callback for the signed-in user ``user_id`` of ``org_id``: check the
+        state was issued to them, exchange the code, pick the business account, and store the
+        encrypted long-lived token. Returns the active connection.
+
+        Binding the state to the caller is what stops a connection landing in someone else's
+        organization: a link started by another user, approved by this one, is refused.
+        """
         now = self.clock()
-        owner = consume_state(self.states, self.policy.state_key, state, now)
+        owner = StateOwner(org_id, user_id)
+        consume_state(self.states, self.policy.state_key, state, owner, now)
         if error or not code:
             raise _declined(error, error_reason)
         short = exchange_code(self.graph, code, self.policy.redirect_uri)

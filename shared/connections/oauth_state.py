@@ -2,8 +2,12 @@
 
 ``state = <nonce>.<expiry>.<signature>``; the signature is HMAC-SHA256 over the nonce, expiry,
 organization and user with the state key from Secrets Manager. The nonce is stored until the
-callback consumes it, so a state works once; the signature and expiry are checked before any
-storage is touched, so forged or stale values cost nothing.
+callback consumes it, so a state works once.
+
+The callback is made by the signed-in user (the dashboard posts ``code`` and ``state`` with the
+user's JWT), and the signature is checked against *that* user and organization before any storage
+is touched: a state issued to someone else, a forged signature or a stale value is refused without
+consuming the nonce, so it cannot destroy the genuine user's pending connection either.
 """
 
 from __future__ import annotations
@@ -16,15 +20,20 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Protocol
 
-from shared.errors import ValidationFailed
+from shared.errors import Forbidden, ValidationFailed
 
 INVALID_STATE = "The connection request is invalid or has expired."
 STATE_REMEDY = "Start connecting again from the dashboard."
+NOT_YOUR_STATE = "This connection request was not started by you in this organization."
+NOT_YOUR_STATE_REMEDY = (
+    "Only the person who pressed Connect can finish connecting; sign in as yourself and start "
+    "connecting again from the dashboard."
+)
 
 
 class StateStore(Protocol):
     def create(self, nonce: str, org_id: str, user_id: str, expires_at: datetime) -> None: ...
-    def consume(self, nonce: str) -> dict[str, Any] | None: ...
+    def consume(self, nonce: str, org_id: str, user_id: str) -> dict[str, Any] | None: ...
 
 
 @dataclass(frozen=True)
@@ -48,8 +57,14 @@ def issue_state(store: StateStore, key: str, owner: StateOwner, now: datetime, t
     return f"{nonce}.{expiry}.{_sign(key, nonce, expiry, owner.org_id, owner.user_id)}"
 
 
-def consume_state(store: StateStore, key: str, state: str, now: datetime) -> StateOwner:
-    """The owner of a valid, unexpired, unused ``state``; ``ValidationFailed`` otherwise."""
+def consume_state(store: StateStore, key: str, state: str, caller: StateOwner, now: datetime) -> None:
+    """Consume ``state`` for ``caller``, the signed-in user finishing the connection.
+
+    ``ValidationFailed`` for a malformed, expired or already used state; ``Forbidden`` when the
+    signature does not match the caller (issued to another user or organization, or forged). Only a
+    state whose signature matches the caller reaches storage, and it is deleted only if it is still
+    stored for that same user and organization.
+    """
     try:
         nonce, expiry_text, signature = state.split(".")
         expiry = int(expiry_text)
@@ -57,10 +72,8 @@ def consume_state(store: StateStore, key: str, state: str, now: datetime) -> Sta
         raise ValidationFailed(INVALID_STATE, field="state", remedy=STATE_REMEDY) from exc
     if expiry < now.timestamp():
         raise ValidationFailed(INVALID_STATE, field="state", remedy=STATE_REMEDY)
-    stored = store.consume(nonce)
-    if stored is None:
-        raise ValidationFailed(INVALID_STATE, field="state", remedy=STATE_REMEDY)
-    expected = _sign(key, nonce, expiry, stored["org_id"], stored["user_id"])
+    expected = _sign(key, nonce, expiry, caller.org_id, caller.user_id)
     if not hmac.compare_digest(expected, signature):
+        raise Forbidden(NOT_YOUR_STATE, remedy=NOT_YOUR_STATE_REMEDY)
+    if store.consume(nonce, caller.org_id, caller.user_id) is None:
         raise ValidationFailed(INVALID_STATE, field="state", remedy=STATE_REMEDY)
-    return StateOwner(org_id=stored["org_id"], user_id=stored["user_id"])

@@ -77,12 +77,14 @@ class DynamoOAuthStateStore:
             ConditionExpression="attribute_not_exists(pk)",
         )
 
-    def consume(self, nonce: str) -> dict[str, Any] | None:
-        """Delete the state and return what it held; None if it was unknown or already used."""
+    def consume(self, nonce: str, org_id: str, user_id: str) -> dict[str, Any] | None:
+        """Delete the state issued to ``user_id`` in ``org_id`` and return what it held; None if it
+        was unknown, already used or issued to someone else (then it stays for its owner)."""
         try:
             result = self._table.delete_item(
                 Key={"pk": f"OAUTHSTATE#{nonce}", "sk": "META"},
-                ConditionExpression="attribute_exists(pk)",
+                ConditionExpression="attribute_exists(pk) AND org_id = :org AND user_id = :user",
+                ExpressionAttributeValues={":org": org_id, ":user": user_id},
                 ReturnValues="ALL_OLD",
             )
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:

@@ -1,5 +1,6 @@
-"""Connecting the ad account end to end: the dashboard, the platform's OAuth page, the callback,
-status and disconnect, through the local gateway and the platform sandbox."""
+"""Connecting the ad account end to end: the dashboard, the platform's OAuth page, the callback
+posted by the dashboard's page with the user's JWT, status and disconnect, through the local gateway
+and the platform sandbox."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from local.platform_browser import consent
+from local.platform_browser import consent, decide, post_callback
 from local.seed import DemoCredentials, create_user, sign_in
 from local.stack import LocalStack
 from shared import wiring
@@ -30,6 +31,10 @@ def scenario(stack: LocalStack) -> Iterator[Any]:
 @pytest.fixture
 def member(stack: LocalStack) -> dict[str, str]:
     """A fresh organization with its own signed-in dashboard user (tests stay independent)."""
+    return new_member(stack)
+
+
+def new_member(stack: LocalStack) -> dict[str, str]:
     import uuid
 
     org_id = f"org-{uuid.uuid4().hex[:8]}"
@@ -45,7 +50,9 @@ def auth(member: dict[str, str]) -> dict[str, str]:
 def connect(api: httpx.Client, member: dict[str, str], decision: str = "approve") -> httpx.Response:
     started = api.post("/platform-ads/connect", headers=auth(member))
     assert started.status_code == 200, started.text
-    return consent(started.json()["authorizationUrl"], decision)
+    return consent(
+        started.json()["authorizationUrl"], str(api.base_url).rstrip("/"), member["Authorization"], decision
+    )
 
 
 def test_connect_through_the_oauth_page_selects_the_business_account(
@@ -68,32 +75,72 @@ def test_connect_through_the_oauth_page_selects_the_business_account(
     assert "usage" in status
 
 
-def test_the_authorization_url_asks_for_the_three_scopes(api: httpx.Client, member: dict[str, str]) -> None:
+def test_the_authorization_url_asks_for_the_three_scopes(
+    api: httpx.Client, member: dict[str, str], stack: LocalStack
+) -> None:
     url = api.post("/platform-ads/connect", headers=auth(member)).json()["authorizationUrl"]
     query = httpx.URL(url).params
     assert query["scope"].split(",") == ["ads_management", "ads_read", "business_management"]
     assert query["state"]
-    assert query["redirect_uri"].endswith("/platform-ads/connect/callback")
+    # The platform sends the browser back to the dashboard's page, not to the API
+    assert query["redirect_uri"] == f"{stack.dashboard_url}/connect-callback.html"
+
+
+def redirect_of(api: httpx.Client, member: dict[str, str]) -> str:
+    """The platform's redirect after ``member`` started connecting and someone approved the link."""
+    started = api.post("/platform-ads/connect", headers=auth(member)).json()
+    answered = decide(started["authorizationUrl"], "approve")
+    assert answered.status_code == 302, answered.text
+    return answered.headers["location"]
 
 
 def test_a_state_works_only_once(api: httpx.Client, member: dict[str, str]) -> None:
     # Given: a completed connection
-    started = api.post("/platform-ads/connect", headers=auth(member)).json()
-    first = consent(started["authorizationUrl"])
-    assert first.status_code == 200
-    # When: the same callback URL is replayed
-    replay = httpx.get(str(first.request.url))
+    location = redirect_of(api, member)
+    base = str(api.base_url).rstrip("/")
+    assert post_callback(location, base, member["Authorization"]).status_code == 200
+    # When: the same callback is posted again
+    replay = post_callback(location, base, member["Authorization"])
     # Then
     assert replay.status_code == 400
     assert replay.json()["error"]["field"] == "state"
 
 
-def test_a_forged_state_is_refused(api: httpx.Client) -> None:
-    response = api.get(
-        "/platform-ads/connect/callback", params={"state": "abc.9999999999.forged", "code": "x"}
+def test_a_forged_state_is_refused(api: httpx.Client, member: dict[str, str]) -> None:
+    response = api.post(
+        "/platform-ads/connect/callback",
+        json={"state": "abc.9999999999.forged", "code": "x"},
+        headers=auth(member),
     )
-    assert response.status_code == 400
-    assert "expired" in response.json()["message"]
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "forbidden"
+
+
+def test_the_victims_code_with_the_attackers_state_is_refused(api: httpx.Client, stack: LocalStack) -> None:
+    # Given: an attacker starts connecting in their organization and sends the link to a victim,
+    # who approves it on the platform's page while signed in to the dashboard as themselves
+    attacker, victim = new_member(stack), new_member(stack)
+    location = redirect_of(api, attacker)
+    # When: the victim's browser lands on the callback page, which posts with the victim's JWT
+    response = post_callback(location, str(api.base_url).rstrip("/"), victim["Authorization"])
+    # Then: refused, clearly, and neither organization is connected
+    assert response.status_code == 403, response.text
+    assert (
+        response.json()["message"] == "This connection request was not started by you in this organization."
+    )
+    assert "sign in as yourself" in response.json()["error"]["remedy"]
+    for someone in (attacker, victim):
+        assert api.get("/platform-ads/status", headers=auth(someone)).json()["status"] == "not_connected"
+
+
+def test_the_callback_needs_the_users_jwt(api: httpx.Client, member: dict[str, str]) -> None:
+    # Given: a genuine redirect, posted without signing in
+    location = redirect_of(api, member)
+    query = dict(httpx.URL(location).params)
+    # When
+    response = api.post("/platform-ads/connect/callback", json=query)
+    # Then
+    assert response.status_code == 401
 
 
 def test_disconnect_makes_the_connection_inactive_and_destroys_the_token(

@@ -181,7 +181,7 @@ def with_a_trained_data_source(env: SampleContext, event: dict[str, Any]) -> Set
 
 def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Setting:
     """A user starts connecting and approves in the platform's dialog; the platform's redirect
-    carries the code and state the callback event needs (and the event's caller is that user)."""
+    carries the code and state the callback event's body needs, and the event's caller is that user."""
     org_id = f"org-{uuid.uuid4().hex[:8]}"
     _, password = create_user(env.stack, org_id, f"{org_id}@example.com")
     authorization = f"Bearer {sign_in(env.stack, f'{org_id}@example.com', password)}"
@@ -281,7 +281,8 @@ def test_the_sample_event_gets_a_well_formed_answer_from_its_handler(
     event = sample(path)
     env = SampleContext(stack, api, demo, org)
     setting = SETUP.get(path.stem, no_setting)(env, event)
-    setting.replacements.update(env.credentials(event))
+    for placeholder, value in env.credentials(event).items():
+        setting.replacements.setdefault(placeholder, value)  # a set-up's own caller comes first
     prepared = setting.apply(event)
     function = FUNCTION_OF_EVENT[path.stem]
     assert stack.gateway is not None

@@ -22,7 +22,7 @@ def connected_org(stack: LocalStack, api: httpx.Client) -> str:
     _, password = create_user(stack, org_id, f"{org_id}@example.com")
     headers = {"Authorization": f"Bearer {sign_in(stack, f'{org_id}@example.com', password)}"}
     url = api.post("/platform-ads/connect", headers=headers).json()["authorizationUrl"]
-    assert consent(url).status_code == 200
+    assert consent(url, stack.api_url, headers["Authorization"]).status_code == 200
     return org_id
 
 

@@ -58,8 +58,11 @@ class MemoryStates:
     def create(self, nonce: str, org_id: str, user_id: str, expires_at: datetime) -> None:
         self.items[nonce] = {"org_id": org_id, "user_id": user_id, "expires_at": expires_at}
 
-    def consume(self, nonce: str) -> dict[str, Any] | None:
-        return self.items.pop(nonce, None)
+    def consume(self, nonce: str, org_id: str, user_id: str) -> dict[str, Any] | None:
+        stored = self.items.get(nonce)
+        if stored is None or (stored["org_id"], stored["user_id"]) != (org_id, user_id):
+            return None  # DynamoDB's condition: the state exists and belongs to this user
+        return self.items.pop(nonce)
 
 
 class AesTokenCipher:
@@ -145,8 +148,13 @@ def decide(
     return dict(parse_qsl(urlparse(location).query))
 
 
-def complete(service: ConnectionService, callback: dict[str, str]) -> Connection:
+def complete(
+    service: ConnectionService, callback: dict[str, str], *, org_id: str = ORG, user_id: str = USER
+) -> Connection:
+    """The dashboard's callback page posting what the platform sent back, with the user's JWT."""
     return service.complete(
+        org_id=org_id,
+        user_id=user_id,
         state=callback["state"],
         code=callback.get("code"),
         error=callback.get("error"),
@@ -234,9 +242,63 @@ def test_a_forged_state_is_refused(service: ConnectionService, platform: Sandbox
     nonce, expiry, _ = callback["state"].split(".")
 
     # When / Then
-    with pytest.raises(ValidationFailed) as raised:
+    with pytest.raises(Forbidden):
         complete(service, {**callback, "state": f"{nonce}.{expiry}.forged-signature"})
-    assert raised.value.field == "state"
+
+
+def test_a_forged_state_carrying_a_real_nonce_leaves_the_genuine_state_usable(
+    service: ConnectionService, platform: SandboxPlatform, connections: MemoryConnections
+) -> None:
+    # Given a user's pending callback, and a forged state that carries its nonce
+    callback = decide(platform, service.start(ORG, USER))
+    nonce, expiry, _ = callback["state"].split(".")
+
+    # When the forged state arrives first
+    with pytest.raises(Forbidden):
+        complete(service, {**callback, "state": f"{nonce}.{expiry}.forged-signature"})
+
+    # Then the genuine callback still connects
+    assert complete(service, callback).status == "active"
+    assert connections.get(ORG) is not None
+
+
+def test_a_state_started_by_another_user_is_refused_and_connects_nothing(
+    service: ConnectionService,
+    platform: SandboxPlatform,
+    connections: MemoryConnections,
+    states: MemoryStates,
+) -> None:
+    # Given an attacker in organization B starts connecting and sends the link to a victim in org A
+    attacker_link = service.start("org-b", "attacker")
+
+    # When the victim approves, and the victim's browser brings back the code with the attacker's
+    # state while signed in as the victim
+    callback = decide(platform, attacker_link)
+    with pytest.raises(Forbidden) as raised:
+        complete(service, callback, org_id=ORG, user_id="victim")
+
+    # Then it is refused, clearly, before any exchange with the platform, and nothing is connected
+    assert raised.value.message == "This connection request was not started by you in this organization."
+    assert raised.value.remedy is not None
+    assert "sign in as yourself" in raised.value.remedy
+    assert platform.calls(r"/oauth/access_token$") == []
+    assert connections.items == {}
+    # And the state stays for the user it was issued to
+    assert len(states.items) == 1
+
+
+def test_a_state_is_refused_for_the_same_user_in_another_organization(
+    service: ConnectionService, platform: SandboxPlatform, connections: MemoryConnections
+) -> None:
+    # Given a user who belongs to two organizations starts connecting in organization B
+    callback = decide(platform, service.start("org-b", USER))
+
+    # When the callback is posted while signed in to organization A
+    with pytest.raises(Forbidden):
+        complete(service, callback, org_id=ORG, user_id=USER)
+
+    # Then neither organization is connected
+    assert connections.items == {}
 
 
 def test_a_declined_dialog_says_who_may_connect_and_stores_nothing(
