@@ -186,10 +186,13 @@ def http_entry_point(
     """The Lambda entry point of an HTTP API function: the request id as correlation id in every log
     line, a trace, metrics flushed with a cold-start metric, then the resolver.
 
+    The logger's appended keys are cleared first (``clear_state``): a warm container serves one
+    caller after another, and a line must never carry the previous caller's organization or key.
+
     ``on_start`` runs first with the context (the idempotency utility needs the remaining time).
     """
 
-    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
+    @logger.inject_lambda_context(correlation_id_path=correlation_paths.API_GATEWAY_HTTP, clear_state=True)
     @tracer.capture_lambda_handler
     @metrics.log_metrics(capture_cold_start_metric=True)
     def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:

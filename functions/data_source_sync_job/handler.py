@@ -9,7 +9,7 @@ from shared import wiring
 from shared.observability import logger, metrics, tracer
 
 
-@logger.inject_lambda_context
+@logger.inject_lambda_context(clear_state=True)  # no keys from the previous invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
