@@ -130,7 +130,13 @@ class Provisioner:
     def _user_pool(self, logical_id: str, properties: dict[str, Any]) -> Physical:
         props = self.props(properties)
         kwargs: dict[str, Any] = {"PoolName": f"{STACK}-{logical_id}"}
-        for key in ("UsernameAttributes", "AutoVerifiedAttributes", "Policies", "MfaConfiguration"):
+        for key in (
+            "UsernameAttributes",
+            "AutoVerifiedAttributes",
+            "Policies",
+            "MfaConfiguration",
+            "AdminCreateUserConfig",
+        ):
             if key in props:
                 kwargs[key] = props[key]
         pool = self._client("cognito-idp").create_user_pool(**kwargs)["UserPool"]

@@ -172,3 +172,11 @@ def test_every_event_file_names_a_function() -> None:
 def test_every_function_has_a_sample_event() -> None:
     for spec in FUNCTIONS.values():
         assert (ROOT / "events" / f"{spec.code_dir.name}.json").is_file(), spec.logical_id
+
+
+def test_only_administrators_create_dashboard_users() -> None:
+    # Given the user pool that issues the dashboard's JWTs
+    (pool,) = resources_of_type(TEMPLATE, "AWS::Cognito::UserPool").values()
+
+    # Then nobody can sign themselves up: an operator (or an invitation) creates every user
+    assert pool["Properties"]["AdminCreateUserConfig"]["AllowAdminCreateUserOnly"] is True
