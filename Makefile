@@ -11,10 +11,10 @@ STAMP := $(VENV)/.installed
 # sam finds the runtime's python3.12 on PATH (the venv has one); no telemetry from CI or laptops.
 SAM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=eu-west-1 $(SAM_VENV)/bin/sam
 
-.PHONY: help venv dev test lint typecheck template-check unit integration bench openapi layers build size-check clean
+.PHONY: help venv dev test browser-deps lint typecheck template-check unit integration bench openapi layers build size-check clean
 
 help:
-	@echo "make dev    - run the whole service locally (moto, gateway, platform sandbox, demo data)"
+	@echo "make dev    - run the whole service locally: dashboard :3001, API :3000, moto, platform sandbox, demo data"
 	@echo "make test   - lint, type-check, template checks and the test suite (what CI runs)"
 	@echo "make bench  - benchmarks: prints a table and writes benchmarks/results.json"
 	@echo "make build  - dependency layers for arm64 + sam build + size check (no Docker)"
@@ -50,10 +50,26 @@ template-check: $(STAMP) $(SAM_VENV)/.installed
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
-integration: $(STAMP)
+integration: $(STAMP) browser-deps
 	$(BIN)/pytest tests/integration
 
-test: lint typecheck template-check
+# The dashboard's browser tests drive Debian's Chromium (never a browser Playwright downloads) and
+# scan pages with axe-core, pinned by the lockfile beside the tests.
+CHROMIUM := /usr/bin/chromium
+BROWSER_TESTS := tests/integration/browser
+ROOT_CMD := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+$(CHROMIUM):
+	$(ROOT_CMD) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(ROOT_CMD) apt-get install -y -qq chromium
+
+$(BROWSER_TESTS)/node_modules/.installed: $(BROWSER_TESTS)/package.json $(BROWSER_TESTS)/package-lock.json
+	npm ci --prefix $(BROWSER_TESTS) --no-audit --no-fund
+	touch $@
+
+browser-deps: $(CHROMIUM) $(BROWSER_TESTS)/node_modules/.installed
+
+test: lint typecheck template-check browser-deps
 	$(BIN)/pytest
 
 bench: $(STAMP)

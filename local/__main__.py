@@ -48,6 +48,7 @@ def main() -> None:
     ) as stack:
         credentials = seed_demo(stack)
         info = {
+            "dashboard_url": stack.dashboard_url,
             "api_url": stack.api_url,
             "aws_endpoint_url": stack.moto_url,
             "platform_sandbox_url": stack.sandbox.url,
@@ -92,6 +93,7 @@ def banner(info: dict[str, object]) -> str:
         [
             "",
             "Local stack is up (Ctrl-C stops everything).",
+            f"  Dashboard      {info['dashboard_url']}  (sign in as {info['email']} / {info['password']})",
             f"  API            {api}",
             f"  AWS (moto)     {info['aws_endpoint_url']}",
             f"  Platform       {info['platform_sandbox_url']} (sandbox; admin API under /_admin)",

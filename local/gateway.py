@@ -33,6 +33,44 @@ INVOKE_PREFIX = "/_local/invoke/"
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript")
 
 
+@dataclass(frozen=True)
+class Cors:
+    """An HTTP API's CorsConfiguration: API Gateway answers preflights itself and adds the
+    Access-Control-Allow-Origin header to responses for an allowed origin only."""
+
+    origins: list[str]
+    methods: list[str]
+    headers: list[str]
+    max_age: int = 300
+
+    def preflight(self, request: Request) -> Response | None:
+        origin = request.headers.get("origin")
+        if (
+            request.method != "OPTIONS"
+            or not origin
+            or "access-control-request-method" not in request.headers
+        ):
+            return None
+        response = Response(status=204)
+        if origin in self.origins:
+            response.headers.update(
+                {
+                    "Access-Control-Allow-Origin": origin,
+                    "Access-Control-Allow-Methods": ",".join(self.methods),
+                    "Access-Control-Allow-Headers": ",".join(self.headers),
+                    "Access-Control-Max-Age": str(self.max_age),
+                    "Vary": "Origin",
+                }
+            )
+        return response
+
+    def decorate(self, request: Request, response: Response) -> None:
+        origin = request.headers.get("origin")
+        if origin and origin in self.origins:
+            response.headers["Access-Control-Allow-Origin"] = origin
+            response.headers["Vary"] = "Origin"
+
+
 @dataclass
 class LambdaContext:
     """The attributes of the Lambda context object that handlers and Powertools read."""
@@ -166,7 +204,14 @@ def to_response(result: Any) -> Response:
 class LocalGateway:
     """Routes HTTP requests to in-process handlers; ``start``/``stop`` run it on a port."""
 
-    def __init__(self, routes: Iterable[Route], functions: dict[str, FunctionSpec], api_id: str = "localapi"):
+    def __init__(
+        self,
+        routes: Iterable[Route],
+        functions: dict[str, FunctionSpec],
+        api_id: str = "localapi",
+        cors: Cors | None = None,
+    ):
+        self._cors = cors
         self._table = RouteTable(routes)
         self._functions = functions
         self._handlers: dict[str, Handler] = {}
@@ -188,6 +233,9 @@ class LocalGateway:
         request = Request(environ)
         if request.path.startswith(INVOKE_PREFIX) and request.method == "POST":
             return self._direct_invoke(request)(environ, start_response)
+        preflight = self._cors.preflight(request) if self._cors else None
+        if preflight is not None:
+            return preflight(environ, start_response)
         matched = self._table.match(request.method, request.path)
         if matched is None:
             # What API Gateway itself answers for a route it does not have.
@@ -199,6 +247,8 @@ class LocalGateway:
             response = to_response(
                 self.invoke(route.function, build_event(request, route, params, self._api_id))
             )
+        if self._cors:
+            self._cors.decorate(request, response)
         return response(environ, start_response)
 
     def _direct_invoke(self, request: Request) -> Response:

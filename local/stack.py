@@ -9,7 +9,8 @@ import socket
 from dataclasses import dataclass, field
 from typing import Any
 
-from local.gateway import LocalGateway
+from local.dashboard import DashboardServer
+from local.gateway import Cors, LocalGateway
 from local.moto_server import MotoServer
 from local.provision import Provisioner
 from local.statemachine import dispatch_lambda_tasks, execute_state_machines
@@ -50,6 +51,7 @@ class LocalStack:
         self.env: dict[str, str] = {}
         self._moto: MotoServer | None = None
         self.gateway: LocalGateway | None = None
+        self.dashboard: DashboardServer | None = None
         self.sandbox: SandboxServer
 
     def start(self) -> LocalStack:
@@ -74,8 +76,25 @@ class LocalStack:
         self.sandbox.start(self.sandbox_port)
         self._store_platform_secret()
         specs = functions(template)
-        self.gateway = LocalGateway(routes(template), specs)
+        # The API answers the dashboard's origin only, as the deployed HttpApi's CorsConfiguration does.
+        cors = template["Resources"]["HttpApi"]["Properties"]["CorsConfiguration"]
+        self.gateway = LocalGateway(
+            routes(template),
+            specs,
+            cors=Cors([self.dashboard_url], cors["AllowMethods"], cors["AllowHeaders"]),
+        )
         self.api_url = self.gateway.start(self.host, self.gateway_port)
+        self.dashboard = DashboardServer(
+            {
+                "apiUrl": self.api_url,
+                "region": REGION,
+                "userPoolId": self.physical["UserPool"].ref,
+                "userPoolClientId": self.physical["UserPoolClient"].ref,
+                # moto answers Cognito's JSON protocol at its root, as cognito-idp.<region>.amazonaws.com
+                "cognitoEndpoint": f"{self.moto_url}/",
+            }
+        )
+        self.dashboard.start(self.host, self.dashboard_port)
         dispatch_lambda_tasks(self.gateway.invoke, {self.physical[name].ref: name for name in specs})
         self.env = self._function_environment(provisioner, specs)
         os.environ.update(self.env)
@@ -139,6 +158,8 @@ class LocalStack:
         return boto3.client(service, region_name=REGION, endpoint_url=self.moto_url)
 
     def stop(self) -> None:
+        if self.dashboard is not None:
+            self.dashboard.stop()
         if self.gateway is not None:
             self.gateway.stop()
         if hasattr(self, "sandbox"):

@@ -1,0 +1,83 @@
+import { announce, api, el, formatDate, page } from "./app.js";
+
+const form = document.getElementById("create");
+const tbody = document.getElementById("keys");
+
+async function load() {
+  const { keys } = await api("/dashboard/api-keys");
+  tbody.replaceChildren(
+    ...(keys.length ? keys.map(row) : [el("tr", {}, el("td", { colspan: 8 }, "No keys yet: create one above."))]),
+  );
+}
+
+function row(key) {
+  const revoked = Boolean(key.revokedAt);
+  const cell = (label, ...content) => el("td", { "data-label": label }, ...content);
+  return el(
+    "tr",
+    {},
+    cell("Label", key.label),
+    cell("Prefix", el("code", {}, key.prefix)),
+    cell("Status", revoked
+      ? el("span", {}, el("span", { class: "badge bad" }, "Revoked"), ` ${formatDate(key.revokedAt)}`)
+      : el("span", { class: "badge ok" }, "Active")),
+    cell("Created", formatDate(key.createdAt)),
+    cell("Last used", formatDate(key.lastUsedAt)),
+    cell("Today", String(key.usage.today) + (key.dailyQuota ? ` of ${key.dailyQuota}` : "")),
+    cell("Total", String(key.usage.total)),
+    revoked ? el("td", {}) : cell("Actions", el("button", {
+      type: "button", class: "danger", "aria-label": `Revoke key ${key.label} (${key.prefix})`,
+      onclick: () => revoke(key),
+    }, "Revoke")),
+  );
+}
+
+async function revoke(key) {
+  if (!confirm(`Revoke “${key.label}” (${key.prefix})? Calls with it are refused from now on; this cannot be undone.`)) return;
+  try {
+    await api(`/dashboard/api-keys/${encodeURIComponent(key.keyId)}`, { method: "DELETE" });
+    announce(`Key “${key.label}” is revoked.`, "success");
+    await load();
+  } catch (exc) {
+    announce(exc.message, "error");
+  }
+}
+
+form.addEventListener("submit", async (event) => {
+  event.preventDefault();
+  const label = form.elements.label.value.trim();
+  const quota = form.elements.quota.value;
+  if (!label) {
+    announce("Give the key a label (1 to 64 characters) so you can tell it apart later.", "error");
+    form.elements.label.setAttribute("aria-invalid", "true");
+    form.elements.label.focus();
+    return;
+  }
+  form.elements.label.removeAttribute("aria-invalid");
+  try {
+    const body = { label };
+    if (quota) body.dailyQuota = Number(quota);
+    const created = await api("/dashboard/api-keys", { method: "POST", body });
+    document.getElementById("new-key-value").textContent = created.key;
+    document.getElementById("new-key").hidden = false;
+    announce(`Key “${created.label}” is created. Copy it now: it is shown only once.`, "success");
+    form.reset();
+    document.getElementById("copy").focus();
+    await load();
+  } catch (exc) {
+    announce(exc.message, "error");
+  }
+});
+
+document.getElementById("copy").addEventListener("click", async () => {
+  const value = document.getElementById("new-key-value").textContent;
+  try {
+    await navigator.clipboard.writeText(value);
+    announce("The key is copied to your clipboard.", "success");
+  } catch {
+    getSelection().selectAllChildren(document.getElementById("new-key-value"));
+    announce("Copying was blocked by the browser: the key is selected, press Ctrl+C (⌘C) to copy it.", "error");
+  }
+});
+
+page(() => load().catch((exc) => announce(exc.message, "error")));

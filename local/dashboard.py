@@ -1,0 +1,50 @@
+"""The dashboard's static files on their own port, with the ``config.json`` a deployment writes
+beside them (in AWS: the template's generated config object in the dashboard bucket)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from werkzeug.middleware.shared_data import SharedDataMiddleware
+from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.wrappers import Request, Response
+
+from local.template import ROOT
+
+DASHBOARD_DIR = ROOT / "dashboard"
+
+
+class DashboardServer:
+    """Serves ``dashboard/`` and ``/config.json``; ``/`` is the sign-in page."""
+
+    def __init__(self, config: dict[str, str]) -> None:
+        self._config = json.dumps(config)
+        self._static = SharedDataMiddleware(self._dynamic, {"/": str(DASHBOARD_DIR)}, cache=False)
+        self._server: BaseWSGIServer | None = None
+        self.url = ""
+
+    def _dynamic(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        request = Request(environ)
+        if request.path == "/config.json":
+            response = Response(self._config, content_type="application/json")
+            response.headers["Cache-Control"] = "no-store"
+        elif request.path == "/":
+            response = Response(status=302, headers={"Location": "/index.html"})
+        else:
+            response = Response("Not Found", status=404, content_type="text/plain")
+        return response(environ, start_response)
+
+    def start(self, host: str, port: int) -> str:
+        self._server = make_server(host, port, self._static, threaded=True)
+        threading.Thread(target=self._server.serve_forever, name="local-dashboard", daemon=True).start()
+        self.url = f"http://{host}:{self._server.server_port}"
+        return self.url
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None

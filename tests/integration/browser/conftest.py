@@ -1,0 +1,112 @@
+"""Browser fixtures: Debian's Chromium driven by Playwright, one browser for the session, a fresh
+context (cookies, storage) per test, against the one local stack the integration tests share."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+
+from local.stack import LocalStack
+from local.template import ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
+SCREENSHOTS = ROOT / "test-artifacts" / "screenshots"
+LAUNCH_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+DESKTOP = {"width": 1280, "height": 800}
+PHONE = {"width": 390, "height": 844}
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    if not CHROMIUM.exists():
+        pytest.fail(
+            "Chromium is missing: run `make test` (it installs Debian's chromium) or apt-get install chromium"
+        )
+    with sync_playwright() as driver:
+        yield driver
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Playwright) -> Iterator[Browser]:
+    browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_FLAGS)
+    yield browser
+    browser.close()
+
+
+@pytest.fixture(scope="session")
+def dashboard(stack: LocalStack) -> str:
+    return stack.dashboard_url
+
+
+@pytest.fixture
+def context(browser: Browser, dashboard: str) -> Iterator[BrowserContext]:
+    context = browser.new_context(base_url=dashboard, viewport=DESKTOP)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=dashboard)
+    # Every request the pages make stays on this machine: anything else fails the test.
+    context.route(
+        "**/*",
+        lambda route: (
+            route.continue_()
+            if route.request.url.startswith(("http://127.0.0.1", "http://localhost"))
+            else route.abort()
+        ),
+    )
+    yield context
+    context.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext) -> Iterator[Page]:
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield page
+    assert not errors, f"uncaught errors in the page: {errors}"
+
+
+@pytest.fixture(scope="session")
+def screenshots() -> Path:
+    shutil.rmtree(SCREENSHOTS, ignore_errors=True)
+    SCREENSHOTS.mkdir(parents=True)
+    return SCREENSHOTS
+
+
+def axe_violations(page: Page) -> list[dict[str, Any]]:
+    """Serious and critical axe-core violations on the page as it is now."""
+    if not AXE.exists():
+        pytest.fail("axe-core is missing: run `make test` (it runs npm ci in tests/integration/browser)")
+    page.add_script_tag(content=AXE.read_text())
+    result = page.evaluate("async () => await axe.run(document, {resultTypes: ['violations']})")
+    return [
+        {"id": v["id"], "impact": v["impact"], "help": v["help"], "nodes": [n["target"] for n in v["nodes"]]}
+        for v in result["violations"]
+        if v["impact"] in ("serious", "critical")
+    ]
+
+
+def sign_in(page: Page, email: str, password: str, then: str = "connection.html") -> None:
+    page.goto("/index.html")
+    page.get_by_label("E-mail").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(f"**/{then}")
+
+
+def dump(value: Any) -> str:
+    return json.dumps(value, indent=2)

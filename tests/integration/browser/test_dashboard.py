@@ -1,0 +1,173 @@
+"""The dashboard in a real browser (Debian's Chromium) against the local stack: sign-in through
+moto's Cognito, the API over CORS from the dashboard's own origin, every page scanned by axe-core
+and photographed at desktop and phone widths."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from local.seed import DemoCredentials
+from local.stack import LocalStack
+from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
+
+pytestmark = pytest.mark.integration
+
+
+def test_signing_in_with_the_demo_credentials_opens_the_dashboard(page: Page, demo: DemoCredentials) -> None:
+    # When
+    sign_in(page, demo.email, demo.password)
+    # Then
+    expect(page.get_by_text(f"Signed in as {demo.email}")).to_be_visible()
+
+
+def test_a_wrong_password_says_what_to_do_and_stays_on_the_sign_in_page(
+    page: Page, demo: DemoCredentials
+) -> None:
+    # Given
+    page.goto("/index.html")
+    page.get_by_label("E-mail").fill(demo.email)
+    page.get_by_label("Password").fill("not-the-password")
+    # When
+    page.get_by_role("button", name="Sign in").click()
+    # Then
+    expect(page.get_by_role("alert")).to_have_text(
+        "The e-mail or password is wrong. Check both and try again."
+    )
+    expect(page).to_have_url(re.compile(r"/index\.html$"))
+
+
+def test_an_empty_form_names_what_is_missing(page: Page) -> None:
+    page.goto("/index.html")
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text("Enter both your e-mail and your password.")
+
+
+def test_signing_out_ends_the_session(page: Page, demo: DemoCredentials) -> None:
+    # Given
+    sign_in(page, demo.email, demo.password)
+    # When
+    page.get_by_role("button", name="Sign out").click()
+    # Then
+    page.wait_for_url("**/index.html")
+    page.goto("/api-keys.html")
+    expect(page.get_by_role("dialog", name="Sign in to continue")).to_be_visible()
+
+
+def test_a_key_is_created_shown_once_copied_and_revoked(page: Page, demo: DemoCredentials) -> None:
+    # Given
+    sign_in(page, demo.email, demo.password)
+    page.goto("/api-keys.html")
+    # When
+    page.get_by_label("What the key is for").fill("browser test key")
+    page.get_by_label("Daily limit (optional)").fill("500")
+    page.get_by_role("button", name="Create key").click()
+    # Then: shown once, and the key works on the prediction surface
+    shown = page.locator("#new-key-value")
+    expect(shown).to_have_text(re.compile(r"^\S+_\S+$"))
+    key = shown.inner_text()
+    assert httpx.get(f"{_api(page)}/client/models", headers={"X-Service-Api-Key": key}).status_code == 200
+    page.get_by_role("button", name="Copy key").click()
+    expect(page.get_by_role("status")).to_have_text("The key is copied to your clipboard.")
+    assert page.evaluate("navigator.clipboard.readText()") == key
+    row = page.get_by_role("row").filter(has_text="browser test key")
+    expect(row).to_contain_text("Active")
+    expect(row).to_contain_text("of 500")
+    # When: revoked after confirming
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.get_by_role("button", name=re.compile("^Revoke key browser test key")).click()
+    # Then
+    expect(page.get_by_role("status")).to_have_text("Key “browser test key” is revoked.")
+    expect(row).to_contain_text("Revoked")
+    assert httpx.get(f"{_api(page)}/client/models", headers={"X-Service-Api-Key": key}).status_code == 401
+
+
+def test_a_key_without_a_label_is_refused_with_what_to_do(page: Page, demo: DemoCredentials) -> None:
+    sign_in(page, demo.email, demo.password)
+    page.goto("/api-keys.html")
+    page.get_by_role("button", name="Create key").click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Error: Give the key a label (1 to 64 characters) so you can tell it apart later."
+    )
+    expect(page.get_by_label("What the key is for")).to_be_focused()
+
+
+def test_an_expired_session_asks_to_sign_in_again_and_keeps_the_page(
+    page: Page, demo: DemoCredentials
+) -> None:
+    # Given: a signed-in page with a half-filled form, then the token stops being accepted
+    sign_in(page, demo.email, demo.password)
+    page.goto("/api-keys.html")
+    page.get_by_label("What the key is for").fill("after re-sign-in")
+    page.evaluate(
+        """() => {
+            const s = JSON.parse(sessionStorage.getItem('dashboard.session'));
+            s.idToken = s.idToken.slice(0, -4) + 'AAAA';
+            sessionStorage.setItem('dashboard.session', JSON.stringify(s));
+        }"""
+    )
+    # When: the API answers 401 and the user signs in again in the dialog
+    page.get_by_role("button", name="Create key").click()
+    dialog = page.get_by_role("dialog", name="Sign in to continue")
+    expect(dialog).to_be_visible()
+    expect(dialog.get_by_label("E-mail")).to_have_value(demo.email)
+    dialog.get_by_label("Password").fill(demo.password)
+    dialog.get_by_role("button", name="Sign in").click()
+    # Then: the request that failed is made, on the same page
+    expect(page.get_by_role("status")).to_contain_text("Key “after re-sign-in” is created")
+    expect(page).to_have_url(re.compile(r"/api-keys\.html$"))
+
+
+def test_the_api_allows_the_dashboard_origin_only(stack: LocalStack) -> None:
+    preflight = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "authorization"}
+    allowed = httpx.options(
+        f"{stack.api_url}/dashboard/api-keys", headers={"Origin": stack.dashboard_url, **preflight}
+    )
+    other = httpx.options(
+        f"{stack.api_url}/dashboard/api-keys", headers={"Origin": "http://127.0.0.1:9", **preflight}
+    )
+    assert allowed.headers["access-control-allow-origin"] == stack.dashboard_url
+    assert "access-control-allow-origin" not in other.headers
+
+
+def test_keyboard_alone_signs_in_and_creates_a_key(page: Page, demo: DemoCredentials) -> None:
+    page.goto("/index.html")
+    page.keyboard.press("Tab")
+    expect(page.get_by_label("E-mail")).to_be_focused()
+    page.keyboard.type(demo.email)
+    page.keyboard.press("Tab")
+    page.keyboard.type(demo.password)
+    page.keyboard.press("Enter")
+    page.wait_for_url("**/connection.html")
+    page.goto("/api-keys.html")
+    page.get_by_label("What the key is for").focus()
+    page.keyboard.type("keyboard key")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("button", name="Copy key")).to_be_focused()
+
+
+PAGES = ["index.html", "api-keys.html", "connection.html"]
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_every_page_has_no_serious_accessibility_violation_and_is_photographed(
+    page: Page, demo: DemoCredentials, screenshots: Path, name: str
+) -> None:
+    if name != "index.html":
+        sign_in(page, demo.email, demo.password)
+    page.goto(f"/{name}")
+    page.wait_for_load_state("networkidle")
+    violations = axe_violations(page)
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"{name.removesuffix('.html')}-{label}.png", full_page=True)
+    assert not violations, dump(violations)
+
+
+def _api(page: Page) -> str:
+    url: str = page.evaluate("fetch('config.json').then(r => r.json()).then(c => c.apiUrl)")
+    return url
