@@ -133,11 +133,11 @@ export async function api(path, { method = "GET", body } = {}) {
   }
 }
 
+/** The API's error shape: {message, error: {code, message, field, remedy}}; say what to do next. */
 function describeError(data, status) {
-  if (data && Array.isArray(data.errors) && data.errors.length) {
-    return data.errors.map((e) => [e.field, e.reason || e.message, e.fix].filter(Boolean).join(": ")).join(" ");
-  }
-  return (data && (data.message || data.detail)) || `The request failed (HTTP ${status}). Try again.`;
+  const message = (data && data.message) || `The request failed (HTTP ${status}).`;
+  const remedy = data?.error?.remedy;
+  return remedy && !message.includes(remedy) ? `${message} ${remedy}` : message;
 }
 
 function renderUser() {

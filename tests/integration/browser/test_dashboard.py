@@ -5,13 +5,14 @@ and photographed at desktop and phone widths."""
 from __future__ import annotations
 
 import re
+import uuid
 from pathlib import Path
 
 import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from local.seed import DemoCredentials
+from local.seed import DemoCredentials, create_user
 from local.stack import LocalStack
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
 
@@ -102,6 +103,7 @@ def test_an_expired_session_asks_to_sign_in_again_and_keeps_the_page(
     # Given: a signed-in page with a half-filled form, then the token stops being accepted
     sign_in(page, demo.email, demo.password)
     page.goto("/api-keys.html")
+    expect(page.locator("#keys")).to_contain_text("demo key")
     page.get_by_label("What the key is for").fill("after re-sign-in")
     page.evaluate(
         """() => {
@@ -150,7 +152,7 @@ def test_keyboard_alone_signs_in_and_creates_a_key(page: Page, demo: DemoCredent
     expect(page.get_by_role("button", name="Copy key")).to_be_focused()
 
 
-PAGES = ["index.html", "api-keys.html", "connection.html"]
+PAGES = ["index.html", "api-keys.html", "connection.html", "connect-callback.html"]
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -171,3 +173,64 @@ def test_every_page_has_no_serious_accessibility_violation_and_is_photographed(
 def _api(page: Page) -> str:
     url: str = page.evaluate("fetch('config.json').then(r => r.json()).then(c => c.apiUrl)")
     return url
+
+
+def new_user(stack: LocalStack) -> tuple[str, str]:
+    """A dashboard user of a new organization, so connection state starts empty."""
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    email = f"{org_id}@example.com"
+    _, password = create_user(stack, org_id, email)
+    return email, password
+
+
+def test_connecting_the_sandbox_ad_account_through_the_platform_page(page: Page, stack: LocalStack) -> None:
+    # Given
+    email, password = new_user(stack)
+    sign_in(page, email, password)
+    expect(page.get_by_text("Not connected")).to_be_visible()
+    # When: Connect, approve on the platform's page, back through connect-callback.html
+    page.get_by_role("button", name="Connect an ad account").click()
+    page.get_by_role("button", name="Approve").click()
+    # Then
+    page.wait_for_url("**/connection.html?connected=1")
+    expect(page.get_by_role("status")).to_have_text("The ad account is connected.")
+    expect(page.locator("#state")).to_have_text("Connected")
+    expect(page.locator("#details")).to_contain_text("Ad account")
+    # And the code left the address bar and history on the way
+    assert "code=" not in page.url
+
+
+def test_declining_on_the_platform_page_says_what_to_do(page: Page, stack: LocalStack) -> None:
+    email, password = new_user(stack)
+    sign_in(page, email, password)
+    page.get_by_role("button", name="Connect an ad account").click()
+    page.get_by_role("button", name="Deny").click()
+    page.wait_for_url("**/connect-callback.html")
+    status = page.get_by_role("status")
+    expect(status).to_contain_text("not approved")
+    expect(status).to_contain_text("press Connect on the ad account page")
+
+
+def test_a_callback_link_without_the_platforms_answer_says_to_start_again(
+    page: Page, demo: DemoCredentials
+) -> None:
+    sign_in(page, demo.email, demo.password)
+    page.goto("/connect-callback.html")
+    expect(page.get_by_role("status")).to_have_text(
+        "Error: This link is missing the platform's answer. Start again with Connect on the ad account page."
+    )
+
+
+def test_disconnecting_asks_first_and_then_shows_not_connected(page: Page, stack: LocalStack) -> None:
+    # Given a connected organization
+    email, password = new_user(stack)
+    sign_in(page, email, password)
+    page.get_by_role("button", name="Connect an ad account").click()
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_url("**/connection.html?connected=1")
+    # When
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.get_by_role("button", name="Disconnect").click()
+    # Then
+    expect(page.get_by_role("status")).to_have_text("The ad account is disconnected.")
+    expect(page.get_by_role("button", name="Connect an ad account")).to_be_visible()
