@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # sam finds the runtime's python3.12 on PATH (the venv has one); no telemetry from CI or laptops.
 SAM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=eu-west-1 $(SAM_VENV)/bin/sam
 
-.PHONY: help venv dev test browser-deps lint typecheck template-check unit integration bench openapi layers build size-check clean
+.PHONY: help venv dev test browser-deps deploy-dashboard lint typecheck template-check unit integration bench openapi layers build size-check clean
 
 help:
 	@echo "make dev    - run the whole service locally: dashboard :3001, API :3000, moto, platform sandbox, demo data"
@@ -74,6 +74,9 @@ test: lint typecheck template-check browser-deps
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+deploy-dashboard: $(STAMP)
+	$(BIN)/python -m scripts.deploy_dashboard --stack $(or $(STACK),prediction-service-dev)
 
 openapi: $(STAMP)
 	$(BIN)/python -m scripts.openapi --write
