@@ -13,6 +13,7 @@ from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
@@ -87,6 +88,7 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
     """
     app = APIGatewayHttpResolver(enable_validation=True)
     app.configure_openapi(title=API_TITLE, version=API_VERSION, security_schemes=SECURITY_SCHEMES)
+    _validate_after_route_middlewares(app)
 
     @app.exception_handler(ServiceError)
     def _service_error(exc: ServiceError) -> Response[str]:
@@ -140,6 +142,34 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
         )
 
     return app
+
+
+def _validate_after_route_middlewares(app: APIGatewayHttpResolver) -> None:
+    """Authenticate before validating: request validation runs after the route's middlewares.
+
+    Powertools puts its request validation first, before any middleware, so a caller without
+    credentials would learn a route's fields from a 400 before being told 401. The resolver keeps
+    its two validation middlewares in these two slots and wraps every route with
+    ``[request validation] + router and route middlewares + [response validation]``; moving request
+    validation into the second slot keeps Powertools' own validation (same errors, same OpenAPI)
+    and puts the route's authentication middlewares (``shared.middleware``) in front of it. Pinned
+    by ``tests/unit/test_auth_before_validation.py``.
+    """
+    request_validation = app._request_validation_middleware
+    response_validation = app._response_validation_middleware
+
+    def pass_through(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[Any]:
+        return next_middleware(app)
+
+    def validate(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[Any]:
+        def then_response(app: APIGatewayHttpResolver) -> Response[Any]:
+            return response_validation(app, next_middleware)
+
+        return request_validation(app, cast("NextMiddleware", then_response))
+
+    # Powertools types the slots as its own classes; any middleware callable is what it calls.
+    app._request_validation_middleware = pass_through  # type: ignore[assignment]
+    app._response_validation_middleware = validate  # type: ignore[assignment]
 
 
 _IDEMPOTENCY_ERRORS = "aws_lambda_powertools.utilities.idempotency.exceptions"

@@ -10,7 +10,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
 
 from shared import wiring
-from shared.auth.api_keys import extract_key, verify_key
+from shared.auth.api_keys import extract_key, present_key, verify_key
 from shared.errors import Forbidden
 from shared.observability import logger
 from shared.records.principals import ApiKeyPrincipal, UserPrincipal
@@ -23,6 +23,13 @@ def require_api_key(app: APIGatewayHttpResolver, next_middleware: NextMiddleware
     principal = verify_key(extract_key(dict(app.current_event.headers)), wiring.api_key_store())
     logger.append_keys(org_id=principal.org_id, api_key_prefix=principal.prefix)
     app.append_context(principal=principal)
+    return next_middleware(app)
+
+
+def require_key_presented(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[str]:
+    """401 unless a well-formed API key is presented; no AWS call. For a route that verifies the key
+    itself on the write that serves the request (predict), so that validation still comes after."""
+    present_key(extract_key(dict(app.current_event.headers)))
     return next_middleware(app)
 
 

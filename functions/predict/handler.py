@@ -11,6 +11,7 @@ from shared import wiring
 from shared.api import API_KEY_AUTH, create_app, http_entry_point
 from shared.auth.api_keys import extract_key
 from shared.clock import utc_now
+from shared.middleware import require_key_presented
 from shared.observability import logger, metrics, tracer
 from shared.predictions.predict import PredictRequest, PredictResponse, warm_models
 
@@ -19,8 +20,14 @@ app = create_app(error_extra={"predictions": []})
 
 
 # The key is checked by the predictor itself, on the same write that counts the call (no
-# require_api_key middleware: that would be a third AWS call per prediction).
-@app.post("/client/predict/<modelName>", security=API_KEY_AUTH, tags=["Prediction"])
+# require_api_key middleware: that would be a third AWS call per prediction); the middleware only
+# refuses a missing or malformed key, before the request is validated.
+@app.post(
+    "/client/predict/<modelName>",
+    middlewares=[require_key_presented],
+    security=API_KEY_AUTH,
+    tags=["Prediction"],
+)
 @tracer.capture_method
 def predict(
     modelName: Annotated[str, Path(min_length=1, max_length=128)],  # noqa: N803 - spec path parameter

@@ -83,12 +83,21 @@ def extract_key(headers: dict[str, str]) -> str | None:
     return None
 
 
-def verify_key(key: str | None, store: ApiKeyStore) -> ApiKeyPrincipal:
-    """The principal for a presented key; ``Unauthorized`` when it is missing, unknown or revoked."""
+def present_key(key: str | None) -> tuple[str, str]:
+    """The presented, well-formed key and its record id; ``Unauthorized`` when it is missing or
+    malformed (checked without storage)."""
     if not key:
         raise Unauthorized(MISSING_KEY_MESSAGE, remedy="Create a key in the dashboard and send it.")
     key_id = key_id_of(key)
-    stored = store.get(key_id) if key_id else None
+    if key_id is None:
+        raise Unauthorized(INVALID_KEY_MESSAGE, remedy="Check the key, or create a new one in the dashboard.")
+    return key, key_id
+
+
+def verify_key(key: str | None, store: ApiKeyStore) -> ApiKeyPrincipal:
+    """The principal for a presented key; ``Unauthorized`` when it is missing, unknown or revoked."""
+    key, key_id = present_key(key)
+    stored = store.get(key_id)
     if stored is None or not hmac.compare_digest(stored.secret_hash, hash_key(key)):
         raise Unauthorized(INVALID_KEY_MESSAGE, remedy="Check the key, or create a new one in the dashboard.")
     if stored.revoked_at is not None:
