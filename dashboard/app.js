@@ -147,6 +147,7 @@ function renderUser() {
 
 const PAGES = [
   ["connection.html", "Ad account"],
+  ["audiences.html", "Audiences"],
   ["api-keys.html", "API keys"],
 ];
 

@@ -13,6 +13,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from local.seed import DemoCredentials, create_user
+from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
 
@@ -152,7 +153,7 @@ def test_keyboard_alone_signs_in_and_creates_a_key(page: Page, demo: DemoCredent
     expect(page.get_by_role("button", name="Copy key")).to_be_focused()
 
 
-PAGES = ["index.html", "api-keys.html", "connection.html", "connect-callback.html"]
+PAGES = ["index.html", "api-keys.html", "connection.html", "connect-callback.html", "audiences.html"]
 
 
 @pytest.mark.parametrize("name", PAGES)
@@ -234,3 +235,75 @@ def test_disconnecting_asks_first_and_then_shows_not_connected(page: Page, stack
     # Then
     expect(page.get_by_role("status")).to_have_text("The ad account is disconnected.")
     expect(page.get_by_role("button", name="Connect an ad account")).to_be_visible()
+
+
+def test_an_audience_is_listed_downloaded_and_deleted(
+    page: Page, stack: LocalStack, screenshots: Path
+) -> None:
+    # Given: a connected organization with a prospecting audience and its lookalike
+    email, password = new_user(stack)
+    sign_in(page, email, password)
+    page.get_by_role("button", name="Connect an ad account").click()
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_url("**/connection.html?connected=1")
+    buyers = [{"user_id": f"u{i}", "email": f"buyer{i}@example.com", "country": "GB"} for i in range(150)]
+    created = httpx.post(
+        f"{stack.api_url}/platform-ads/audiences",
+        json={
+            "name": "Likely buyers",
+            "users": buyers,
+            "objective": "prospecting",
+            "lookalikeSize": 2,
+            "lookalikeCountry": "GB",
+        },
+        headers={"Authorization": f"Bearer {jwt_for(stack, email, password)}"},
+        timeout=60,
+    )
+    assert created.status_code == 201, created.text
+    # When
+    page.get_by_role("link", name="Audiences").click()
+    row = page.get_by_role("row").filter(has_text="Likely buyers")
+    # Then
+    expect(row).to_contain_text("active")
+    expect(row).to_contain_text("150 users")
+    expect(row).to_contain_text("prospecting")
+    expect(row).to_contain_text("2% in GB")
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"audiences-listed-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+    # When: the CSV is downloaded
+    with page.expect_download() as download:
+        row.get_by_role("button", name="Download CSV of Likely buyers").click()
+    csv_text = Path(download.value.path()).read_text()
+    assert csv_text.splitlines()[0].startswith("user_id")
+    assert len(csv_text.splitlines()) == 151
+    # When: deleted after confirming
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.get_by_role("button", name="Delete Likely buyers").click()
+    # Then
+    expect(page.get_by_role("status")).to_have_text("“Likely buyers” is deleted.")
+    expect(page.locator("#audiences")).not_to_contain_text("Likely buyers")
+
+
+def test_dismissing_the_delete_question_keeps_the_audience(page: Page, stack: LocalStack) -> None:
+    email, password = new_user(stack)
+    sign_in(page, email, password)
+    page.get_by_role("button", name="Connect an ad account").click()
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_url("**/connection.html?connected=1")
+    buyers = [{"user_id": f"u{i}", "email": f"buyer{i}@example.com"} for i in range(20)]
+    headers = {"Authorization": f"Bearer {jwt_for(stack, email, password)}"}
+    created = httpx.post(
+        f"{stack.api_url}/platform-ads/audiences",
+        json={"name": "Keep me", "users": buyers},
+        headers=headers,
+        timeout=60,
+    )
+    assert created.status_code == 201, created.text
+    page.goto("/audiences.html")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.get_by_role("button", name="Delete Keep me").click()
+    expect(page.locator("#audiences")).to_contain_text("Keep me")
+    listed = httpx.get(f"{stack.api_url}/platform-ads/audiences", headers=headers).json()["audiences"]
+    assert [a["name"] for a in listed] == ["Keep me"]
