@@ -80,4 +80,39 @@ document.getElementById("copy").addEventListener("click", async () => {
   }
 });
 
-page(() => load().catch((exc) => announce(exc.message, "error")));
+async function loadUsage() {
+  const model = document.getElementById("usage-model").value;
+  const report = await api(`/dashboard/usage${model ? `?model=${encodeURIComponent(model)}` : ""}`);
+  const select = document.getElementById("usage-model");
+  for (const name of Object.keys(report.totals.byModel)) {
+    if (![...select.options].some((o) => o.value === name)) select.append(el("option", { value: name }, name));
+  }
+  document.getElementById("usage-total").textContent =
+    `${report.totals.predictions.toLocaleString()} predictions from ${report.from} to ${report.to} (UTC)` +
+    (report.model ? `, model ${report.model}` : "") + ".";
+  const perDay = new Map();
+  for (const row of report.rows) perDay.set(row.date, (perDay.get(row.date) ?? 0) + row.predictions);
+  const highest = Math.max(1, ...perDay.values());
+  const chart = document.getElementById("usage-chart");
+  chart.replaceChildren(
+    ...([...perDay].sort().map(([day, count]) =>
+      el("li", {},
+        el("span", { class: "bar-label" }, day),
+        el("span", { class: "bar", style: `inline-size: ${(100 * count) / highest}%` }),
+        el("span", { class: "bar-value" }, count.toLocaleString())))),
+  );
+  if (!perDay.size) chart.replaceChildren(el("li", {}, "No predictions in this period."));
+  document.getElementById("usage-rows").replaceChildren(
+    ...report.rows.map((row) => el("tr", {},
+      el("td", { "data-label": "Day" }, row.date),
+      el("td", { "data-label": "Key" }, `${row.label} (${row.prefix})`),
+      el("td", { "data-label": "Model" }, row.model),
+      el("td", { "data-label": "Predictions" }, row.predictions.toLocaleString()))),
+  );
+}
+
+document.getElementById("usage-model").addEventListener("change", () =>
+  loadUsage().catch((exc) => announce(exc.message, "error")),
+);
+
+page(() => Promise.all([load(), loadUsage()]).catch((exc) => announce(exc.message, "error")));

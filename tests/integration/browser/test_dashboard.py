@@ -307,3 +307,36 @@ def test_dismissing_the_delete_question_keeps_the_audience(page: Page, stack: Lo
     expect(page.locator("#audiences")).to_contain_text("Keep me")
     listed = httpx.get(f"{stack.api_url}/platform-ads/audiences", headers=headers).json()["audiences"]
     assert [a["name"] for a in listed] == ["Keep me"]
+
+
+def test_usage_is_charted_per_day_and_listed_per_key_and_model(
+    page: Page, stack: LocalStack, demo: DemoCredentials, screenshots: Path
+) -> None:
+    # Given: predictions made with a new key of the demo organization
+    sign_in(page, demo.email, demo.password)
+    page.goto("/api-keys.html")
+    page.get_by_label("What the key is for").fill("usage chart key")
+    page.get_by_role("button", name="Create key").click()
+    shown = page.locator("#new-key-value")
+    expect(shown).to_have_text(re.compile(r"^\S+_\S+$"))
+    body = {"input": {"user_id": demo.sample_user_id, "product_id": demo.sample_product_id}}
+    for _ in range(3):
+        answer = httpx.post(
+            f"{stack.api_url}/client/predict/purchase-likelihood",
+            json=body,
+            headers={"X-Service-Api-Key": shown.inner_text()},
+            timeout=60,
+        )
+        assert answer.status_code == 200, answer.text
+    # When
+    page.reload()
+    # Then
+    row = page.locator("#usage-rows tr").filter(has_text="usage chart key")
+    expect(row).to_contain_text("purchase-likelihood")
+    expect(row.locator("td").last).to_have_text("3")
+    expect(page.locator("#usage-chart li")).not_to_have_count(0)
+    page.get_by_label("Model").select_option("purchase-likelihood")
+    expect(page.locator("#usage-total")).to_contain_text("model purchase-likelihood")
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"api-keys-usage-{label}.png", full_page=True)
