@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
 from shared import wiring
 from shared.auth.api_keys import extract_key, present_key, verify_key
@@ -27,10 +28,17 @@ def require_api_key(app: APIGatewayHttpResolver, next_middleware: NextMiddleware
 
 
 def require_key_presented(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[str]:
-    """401 unless a well-formed API key is presented; no AWS call. For a route that verifies the key
-    itself on the write that serves the request (predict), so that validation still comes after."""
-    present_key(extract_key(dict(app.current_event.headers)))
-    return next_middleware(app)
+    """401 unless a well-formed API key is presented, for a route that verifies the key itself on the
+    write that serves the request (predict): no AWS call on the way in. A request that then fails
+    validation has its key verified before the validation error is told, so an unknown or revoked
+    key still learns only 401 (one read, paid by invalid requests only)."""
+    presented = extract_key(dict(app.current_event.headers))
+    present_key(presented)
+    try:
+        return next_middleware(app)
+    except RequestValidationError:
+        verify_key(presented, wiring.api_key_store())
+        raise
 
 
 def require_user(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[str]:
