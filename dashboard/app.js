@@ -147,6 +147,7 @@ function renderUser() {
 
 const PAGES = [
   ["connection.html", "Ad account"],
+  ["wizard.html", "Launch wizard"],
   ["audiences.html", "Audiences"],
   ["api-keys.html", "API keys"],
 ];
