@@ -20,5 +20,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     return {
         "state": sync.state,
         "dataset_version": sync.dataset_version,
+        # The training steps pass it on as the job's horizon_days (null: the training default).
+        "horizon_days": sync.horizon_days,
         "keys": {kind: keys.keys[kind] for kind in ("customers", "products", "orders")} if keys else None,
     }

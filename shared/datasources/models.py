@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from shared.ml.horizon import MAX_HORIZON_DAYS, MIN_HORIZON_DAYS
 from shared.records.datasources import FileKind, ModelTraining, SyncState
 from shared.wire_models import CamelModel
 
@@ -45,6 +46,14 @@ class SyncRequest(CamelModel):
         description="Keep the good rows when some are rejected (after reviewing the report); "
         "otherwise a sync with rejected rows stores nothing and waits in state review.",
     )
+    horizon_days: int | None = Field(
+        default=None,
+        ge=MIN_HORIZON_DAYS,
+        le=MAX_HORIZON_DAYS,
+        description="Prediction horizon in days both models are trained for after the sync: the purchase "
+        "model predicts who buys in the next horizonDays. Default 30, or the longest the order history "
+        "allows when it is shorter.",
+    )
 
     @model_validator(mode="after")
     def _one_source(self) -> SyncRequest:
@@ -66,6 +75,7 @@ class SyncView(CamelModel):
     sync_id: str
     state: SyncState
     accept_rejected_rows: bool
+    horizon_days: int | None = Field(description="The horizon the models train for (null: the default).")
     rows_read: dict[str, int]
     rejected_count: int
     rejected_rows: list[RejectedRow] = Field(

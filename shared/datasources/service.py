@@ -150,6 +150,7 @@ class DataSourceService:
             sync_id=_time_ordered_id(now),
             keys=keys,
             accept_rejected_rows=request.accept_rejected_rows,
+            horizon_days=request.horizon_days,
             created_at=now,
             updated_at=now,
         )
@@ -311,6 +312,7 @@ def _sync_view(record: SyncRecord) -> SyncView:
         sync_id=record.sync_id,
         state=record.state,
         accept_rejected_rows=record.accept_rejected_rows,
+        horizon_days=record.horizon_days,
         rows_read=record.rows_read,
         rejected_count=record.rejected_count,
         rejected_rows=[RejectedRow.model_validate(row) for row in record.rejected_rows],

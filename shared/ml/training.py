@@ -64,6 +64,7 @@ from shared.ml.features import (
     pair_features,
 )
 from shared.ml.freshness import FeatureDistribution, reference_distribution
+from shared.ml.horizon import DEFAULT_HORIZON_DAYS, MAX_HORIZON_DAYS, MIN_HORIZON_DAYS
 from shared.ml.scoring import SHARD_ROLE_PREFIX, shard_bundle, top_k, write_bundle
 
 ModelType = Literal["purchase", "recommendation"]
@@ -138,9 +139,6 @@ class TrainedModel(BaseModel):
     artifacts: dict[str, Artifact]
 
 
-DEFAULT_HORIZON_DAYS = 30
-MIN_HORIZON_DAYS = 7
-MAX_HORIZON_DAYS = 180
 # The features look back 90 days: the training window's features need that much history before it.
 FEATURE_HISTORY_DAYS = 90
 # A purchase model must beat both to be served (see ``baseline_shortfall``).

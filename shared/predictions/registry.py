@@ -56,6 +56,7 @@ def register_trained_model(
         algorithm=model.algorithm,
         trained_at=model.trained_at,
         training_cutoff=model.training_cutoff,
+        horizon_days=model.holdout_days,
         feature_order=model.feature_names,
         training_user_count=len(model.training_user_ids),
         metrics=model.metrics,

@@ -55,6 +55,9 @@ class SyncRecord(BaseModel):
     state: SyncState = "validating"
     keys: dict[str, str] = Field(description="The uploaded files, by kind.")
     accept_rejected_rows: bool = False
+    horizon_days: int | None = Field(
+        default=None, description="The prediction horizon both models are trained for (None: default)."
+    )
     rows_read: dict[str, int] = Field(default_factory=dict)
     rejected_count: int = 0
     rejected_rows: list[dict[str, str | int]] = Field(

@@ -22,6 +22,9 @@ class ModelRecord(BaseModel):
     algorithm: str = ""
     trained_at: datetime
     training_cutoff: datetime
+    horizon_days: int | None = Field(
+        default=None, description="Prediction horizon: a purchase model predicts buying in this many days."
+    )
     feature_order: list[str] = Field(default_factory=list)
     training_user_count: int
     metrics: dict[str, float] = Field(default_factory=dict)

@@ -60,12 +60,17 @@ def test_uploaded_files_are_synced_and_both_models_trained_in_the_background(
     # Given: a shop's three files uploaded through presigned links
     upload_id = upload_shop(api, org, shop_files())
 
-    # When: they are synced
-    started = api.post("/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=org.headers)
+    # When: they are synced, asking for a 21-day prediction horizon
+    started = api.post(
+        "/platform-ads/data-source/sync",
+        json={"uploadId": upload_id, "horizonDays": 21},
+        headers=org.headers,
+    )
 
     # Then: 202 at once, and the version it stored trains both models, each naming the version
     assert started.status_code == 202, started.text
     assert started.json()["state"] == "validating"
+    assert started.json()["horizonDays"] == 21
     source = wait_for_sync(api, org, started.json()["syncId"], trained=True)
     current = source["current"]
     assert current["version"] == started.json()["syncId"]
@@ -78,6 +83,9 @@ def test_uploaded_files_are_synced_and_both_models_trained_in_the_background(
     assert models["shop-purchase"].dataset_version == current["version"]
     assert models["shop-recommendations"].dataset_version == current["version"]
     assert models["shop-purchase"].version == current["training"]["purchase"]["modelVersion"]
+    # and the state machine passed the sync's horizon on to both trainings
+    assert models["shop-purchase"].horizon_days == 21
+    assert models["shop-recommendations"].horizon_days == 21
 
 
 def test_rejected_rows_are_reported_then_accepted(api: httpx.Client, org: ConnectedOrg) -> None:

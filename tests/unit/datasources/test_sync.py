@@ -219,3 +219,25 @@ def test_values_never_appear_in_the_report(world: DataSourceWorld) -> None:
     [review] = world.service.view(ORG).syncs
     assert "zed@" not in review.model_dump_json()
     assert "Narnia" not in review.model_dump_json()
+
+
+def test_the_requested_horizon_is_kept_for_the_training_that_follows(world: DataSourceWorld) -> None:
+    # Given a sync asking for a 14-day prediction horizon
+    request = SyncRequest.model_validate(
+        {"files": world.put_files(CUSTOMERS, PRODUCTS, ORDERS), "horizonDays": 14}
+    )
+
+    # When it is started and run
+    started = world.service.start_sync(ORG, request, world.start)
+    ended = world.service.run_sync(ORG, started.sync_id)
+
+    # Then the sync carries the horizon the state machine hands to both training jobs
+    assert started.horizon_days == 14
+    assert ended.state == "synced"
+    assert ended.horizon_days == 14
+
+
+@pytest.mark.parametrize("days", [3, 400])
+def test_a_horizon_outside_the_trainable_range_is_refused_at_the_request(days: int) -> None:
+    with pytest.raises(ValueError, match="horizonDays"):
+        SyncRequest.model_validate({"uploadId": "u", "horizonDays": days})
