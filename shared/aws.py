@@ -23,6 +23,13 @@ if TYPE_CHECKING:
     from mypy_boto3_stepfunctions import SFNClient
 
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=3, read_timeout=10)
+# S3 signs with Signature Version 4 in every region, presigned links included: S3 refuses a SigV2 link
+# to an SSE-KMS object (every object of the service), and botocore's default still presigns with SigV2.
+# Links name the bucket's regional host (bucket.s3.<region>.amazonaws.com): the global one answers a
+# new bucket's requests with a redirect for up to a day, which a browser's upload does not follow.
+_S3_CONFIG = _CONFIG.merge(Config(signature_version="s3v4", s3={"addressing_style": "virtual"}))
+# A custom endpoint (moto locally) is addressed by path: the bucket cannot be its subdomain.
+_S3_CUSTOM_ENDPOINT_CONFIG = _CONFIG.merge(Config(signature_version="s3v4", s3={"addressing_style": "path"}))
 
 
 @overload
@@ -50,15 +57,22 @@ def client(service: str, settings: Settings, from_session: botocore.session.Sess
 
     Built by botocore directly: the same client boto3 would build, without boto3's import of its
     resource and S3-transfer layers (``upload_file`` and friends), which no function uses; that
-    import is a large share of a cold start. Credentials come from the usual chain.
+    import is a large share of a cold start. Credentials come from the usual chain. S3 clients sign
+    with SigV4, presigned links included.
     """
     built: BaseClient = from_session.create_client(
         service,
         region_name=settings.aws_region,
         endpoint_url=settings.aws_endpoint_url,
-        config=_CONFIG,
+        config=_config(service, settings),
     )
     return built
+
+
+def _config(service: str, settings: Settings) -> Config:
+    if service != "s3":
+        return _CONFIG
+    return _S3_CONFIG if settings.aws_endpoint_url is None else _S3_CUSTOM_ENDPOINT_CONFIG
 
 
 def session() -> botocore.session.Session:
