@@ -5,7 +5,7 @@ from __future__ import annotations
 from flask import Blueprint
 
 from platform_sandbox import errors
-from platform_sandbox.graph import GraphCall, Payload, graph_endpoint, paged, project
+from platform_sandbox.graph import GraphCall, Payload, edge_page, graph_endpoint, project
 from platform_sandbox.usage import BucType
 from platform_sandbox.world import ACCOUNT_TASKS, AdAccount, Page, Pixel
 
@@ -67,7 +67,7 @@ def me_adaccounts(call: GraphCall) -> Payload:
     call.require_scope(write=False)
     accounts = call.state.world.accounts_of(call.user_id)
     nodes = [account_node(account, call.user_id) for account in accounts]
-    return paged([_project_account(node, call) for node in nodes], call.params)
+    return edge_page(nodes, call.params, node_type="AdAccount")
 
 
 @graph_endpoint(blueprint, "/me/businesses", ["GET"])
@@ -79,7 +79,7 @@ def me_businesses(call: GraphCall) -> Payload:
         for account in call.state.world.accounts_of(call.user_id)
         if account.business is not None
     }
-    return paged(list(businesses.values()), call.params)
+    return edge_page(list(businesses.values()), call.params, node_type="Business")
 
 
 @graph_endpoint(blueprint, "/me/accounts", ["GET"])
@@ -87,9 +87,7 @@ def me_pages(call: GraphCall) -> Payload:
     """Pages the user has a role on (``pages_show_list``), for creatives' ``page_id``."""
     pages = [page for page in call.state.world.pages.values() if call.user_id in page.roles]
     nodes = [page_node(page, call.user_id) for page in pages]
-    return paged(
-        [project(node, call.params, default=("name",), node_type="Page") for node in nodes], call.params
-    )
+    return edge_page(nodes, call.params, node_type="Page")
 
 
 @graph_endpoint(blueprint, "/act_<account_id>", ["GET"])
@@ -103,9 +101,7 @@ def ad_account_pixels(call: GraphCall, account_id: str) -> Payload:
     """The account's pixels; an empty list means Publish advert cannot optimise for purchases."""
     call.account(account_id, write=False, buc=BucType.ADS_MANAGEMENT)
     nodes = [pixel_node(pixel) for pixel in call.state.world.pixels_of(account_id)]
-    return paged(
-        [project(node, call.params, default=("name",), node_type="AdsPixel") for node in nodes], call.params
-    )
+    return edge_page(nodes, call.params, node_type="AdsPixel")
 
 
 @graph_endpoint(blueprint, "/act_<account_id>/promote_pages", ["GET"])

@@ -7,7 +7,7 @@ from typing import Any
 from flask import Blueprint
 
 from platform_sandbox import errors
-from platform_sandbox.graph import GraphCall, Payload, graph_endpoint, paged, project
+from platform_sandbox.graph import GraphCall, Payload, edge_page, graph_endpoint, project
 from platform_sandbox.uploads import CheckedBatch, check_payload
 from platform_sandbox.usage import BucType
 from platform_sandbox.world import AdAccount, CustomAudience, ReplaceSession, UploadSession
@@ -16,7 +16,8 @@ blueprint = Blueprint("audiences", __name__)
 
 CUSTOMER_FILE_SOURCES = ("USER_PROVIDED_ONLY", "PARTNER_PROVIDED_ONLY", "BOTH_USER_AND_PARTNER_PROVIDED")
 LOOKALIKE_TYPE_RATIOS = {"similarity": 0.01, "reach": 0.05}
-DEFAULT_FIELDS = ("name",)
+# An audience answers only its id unless `fields` asks for more (docs/platform-notes.md §2.4).
+DEFAULT_FIELDS: tuple[str, ...] = ()
 
 
 def audience_node(audience: CustomAudience, min_seed_size: int) -> Payload:
@@ -67,10 +68,7 @@ def list_audiences(call: GraphCall, account_id: str) -> Payload:
     call.account(account_id, write=False, buc=BucType.CUSTOM_AUDIENCE)
     min_seed = call.state.config.min_seed_size
     nodes = [audience_node(a, min_seed) for a in call.state.world.live_audiences_of(account_id)]
-    return paged(
-        [project(n, call.params, default=DEFAULT_FIELDS, node_type="CustomAudience") for n in nodes],
-        call.params,
-    )
+    return edge_page(nodes, call.params, node_type="CustomAudience")
 
 
 def read_audience(call: GraphCall, audience: CustomAudience) -> Payload:

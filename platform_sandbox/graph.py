@@ -283,6 +283,12 @@ def project(node: Payload, params: GraphParams, *, default: tuple[str, ...], nod
     return {name: node[name] for name in ["id", *names] if name in node}
 
 
+def edge_page(nodes: list[Payload], params: GraphParams, *, node_type: str) -> Payload:
+    """One page of an edge (a list): each node reduced to the requested ``fields``, and to ``id``
+    alone when none are asked for, as the platform answers (docs/platform-notes.md §2.4, §5)."""
+    return paged([project(node, params, default=(), node_type=node_type) for node in nodes], params)
+
+
 def paged(items: list[Payload], params: GraphParams) -> Payload:
     """One page of ``items`` with Graph cursor paging; ``paging.next`` only when more remain."""
     limit = min(max(params.integer("limit") or 25, 1), 500)
@@ -313,20 +319,29 @@ def _decode_cursor(cursor: str) -> int:
 
 
 def register_error_handlers(app: Flask) -> None:
-    """Unknown paths and methods answer with the Graph envelope, as the platform does."""
+    """Unknown paths and methods answer with the Graph envelope, as the platform does.
 
-    def not_found(_: Exception) -> Response:
-        object_id = request.path.strip("/").split("/")[-1] or "/"
-        return _error_response(errors.unsupported_request(request.method, object_id))
+    A versioned Graph path is a Graph call like any other: its version is checked and its token
+    validated (104/190) before the answer says the object does not exist (100/33), so a caller
+    without a valid token learns nothing about what exists (docs/platform-notes.md §5).
+    """
 
-    def unversioned(_: Exception) -> Response:
+    def unknown_graph_object(version: str) -> Response:
+        object_id = request.path.strip("/").split("/")[-1]
+
+        def refuse(call: GraphCall) -> Payload:
+            raise errors.unsupported_request(call.method, object_id)
+
+        return dispatch(version, refuse, needs_user=True)
+
+    def choose(_: Exception) -> Response:
+        first = request.path.strip("/").split("/")[0]
+        if VERSION_PATTERN.fullmatch(first):
+            return unknown_graph_object(first)
+        if request.path.startswith("/_admin"):
+            object_id = request.path.strip("/").split("/")[-1]
+            return _error_response(errors.unsupported_request(request.method, object_id))
         return _error_response(errors.deprecated_version(""))
 
-    def choose(error: Exception) -> Response:
-        first = request.path.strip("/").split("/")[0]
-        if request.path.startswith("/_admin") or VERSION_PATTERN.fullmatch(first):
-            return not_found(error)
-        return unversioned(error)
-
     app.register_error_handler(404, choose)
-    app.register_error_handler(405, not_found)
+    app.register_error_handler(405, choose)

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from flask import Blueprint
 
 from platform_sandbox import errors
-from platform_sandbox.graph import GraphCall, Payload, graph_endpoint, paged, project
+from platform_sandbox.graph import GraphCall, Payload, edge_page, graph_endpoint, project
 from platform_sandbox.usage import BucType
 from platform_sandbox.world import AdAccount, AdObject, AppMode
 
@@ -226,7 +226,7 @@ def list_ad_objects(call: GraphCall, account_id: str, edge: str) -> Payload:
         for o in call.state.world.ad_objects.values()
         if o.account_id == account_id and o.kind == kind
     ]
-    return paged([project(n, call.params, default=("name",), node_type=kind) for n in nodes], call.params)
+    return edge_page(nodes, call.params, node_type=kind)
 
 
 def read_ad_object(call: GraphCall, ad_object: AdObject) -> Payload:

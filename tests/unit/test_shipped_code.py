@@ -17,7 +17,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 HANDLERS = sorted(path.parent.name for path in (ROOT / "functions").glob("*/handler.py"))
 # Top-level packages of the repository (and tool-only dependencies) that are not shipped.
-NOT_SHIPPED = frozenset({"tools", "tqdm", "tests", "benchmarks", "local", "platform_sandbox", "scripts"})
+NOT_SHIPPED = frozenset(
+    {
+        "tools",
+        "tqdm",
+        "tests",
+        "benchmarks",
+        "local",
+        "platform_sandbox",
+        "scripts",
+        # Test-only: Meta's SDK drives the sandbox in tests; schemathesis (and its hypothesis) fuzz the API.
+        "facebook_business",
+        "schemathesis",
+        "hypothesis",
+    }
+)
 
 _IMPORT_EACH_HANDLER = """
 import importlib, json, sys
