@@ -1,7 +1,8 @@
-"""Run every benchmark module, print one table and write ``benchmarks/results.json``.
+"""Run benchmark modules, print one table and record their rows in ``benchmarks/results.json``.
 
 Speed is measured here, never in tests. Ratios are measured side by side in one run because the
-machines are shared and noisy.
+machines are shared and noisy. ``python -m benchmarks predict`` runs one module: its rows replace that
+module's rows in the file and every other module's rows are kept, each with the time it was measured.
 """
 
 from __future__ import annotations
@@ -41,12 +42,35 @@ def table(rows: list[dict[str, Any]]) -> str:
     return "\n".join([line, sep, *body])
 
 
+def merge_results(
+    previous: dict[str, Any] | None, ran: list[str], rows: list[dict[str, Any]], measured_at: str
+) -> dict[str, Any]:
+    """The results file after a run of the modules ``ran`` that produced ``rows``.
+
+    Rows of the modules that ran are replaced (a module that now returns fewer rows loses the old
+    ones); rows of every other module are kept as they were, with their own ``measured_at``. Rows are
+    grouped by module in name order.
+    """
+    kept = [row for row in (previous or {}).get("results", []) if row.get("module") not in ran]
+    # Files written before rows carried their time: the file's time is when those rows were measured.
+    for row in kept:
+        row.setdefault("measured_at", (previous or {}).get("measured_at"))
+    fresh = [{**row, "measured_at": measured_at} for row in rows]
+    merged = sorted([*kept, *fresh], key=lambda row: str(row.get("module")))  # stable: order within a module
+    return {
+        "measured_at": measured_at,
+        "machine": {"python": platform.python_version(), "machine": platform.machine()},
+        "results": merged,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("only", nargs="*", help="benchmark modules to run (default: all)")
     args = parser.parse_args()
+    ran: list[str] = args.only or discover()
     rows: list[dict[str, Any]] = []
-    for name in args.only or discover():
+    for name in ran:
         started = time.perf_counter()
         module = importlib.import_module(f"benchmarks.{name}")
         print(f"running {name} ...", file=sys.stderr, flush=True)
@@ -54,17 +78,9 @@ def main() -> int:
             rows.append({"module": name, **row})
         print(f"  {name} took {time.perf_counter() - started:.1f}s", file=sys.stderr, flush=True)
     print(table(rows))
-    RESULTS.write_text(
-        json.dumps(
-            {
-                "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "machine": {"python": platform.python_version(), "machine": platform.machine()},
-                "results": rows,
-            },
-            indent=2,
-        )
-        + "\n"
-    )
+    previous = json.loads(RESULTS.read_text()) if RESULTS.exists() else None
+    measured_at = datetime.now(UTC).isoformat(timespec="seconds")
+    RESULTS.write_text(json.dumps(merge_results(previous, ran, rows, measured_at), indent=2) + "\n")
     print(f"\nwrote {RESULTS.relative_to(HERE.parent)}")
     return 0 if all(r.get("passed") is not False for r in rows) else 1
 
