@@ -90,7 +90,9 @@ class Provisioner:
         return Physical(ref=name, attrs={"Arn": table["TableArn"]})
 
     def _bucket(self, logical_id: str, properties: dict[str, Any]) -> Physical:
-        props = self.props(properties)
+        # CORS names the deployed dashboard's origin; the local stack applies the rules with its own
+        # dashboard's origin once that is known (``LocalStack``).
+        props = self.props({k: v for k, v in properties.items() if k != "CorsConfiguration"})
         name = f"{STACK}-{logical_id}".lower()
         s3 = self._client("s3")
         s3.create_bucket(Bucket=name, CreateBucketConfiguration={"LocationConstraint": self.region})

@@ -95,6 +95,7 @@ class LocalStack:
             }
         )
         self.dashboard.start(self.host, self.dashboard_port)
+        self._bucket_cors(template)
         dispatch_lambda_tasks(self.gateway.invoke, {self.physical[name].ref: name for name in specs})
         self.env = self._function_environment(provisioner, specs)
         os.environ.update(self.env)
@@ -102,6 +103,26 @@ class LocalStack:
 
         wiring.reset()
         return self
+
+    def _bucket_cors(self, template: dict[str, Any]) -> None:
+        """Each bucket's CorsRules from the template, with the local dashboard as the allowed origin
+        (the deployed rules name the CloudFront distribution's)."""
+        for logical_id, resource in template["Resources"].items():
+            cors = resource.get("Properties", {}).get("CorsConfiguration")
+            if resource["Type"] != "AWS::S3::Bucket" or cors is None:
+                continue
+            rules = [
+                {
+                    "AllowedOrigins": [self.dashboard_url],
+                    "AllowedMethods": rule["AllowedMethods"],
+                    "AllowedHeaders": rule.get("AllowedHeaders", []),
+                    "MaxAgeSeconds": rule.get("MaxAge", 0),
+                }
+                for rule in cors["CorsRules"]
+            ]
+            self.client("s3").put_bucket_cors(
+                Bucket=self.physical[logical_id].ref, CORSConfiguration={"CORSRules": rules}
+            )
 
     def _store_platform_secret(self) -> None:
         """Put the sandbox app's secret into the template's secret, as an operator does after deploy,

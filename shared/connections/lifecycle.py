@@ -11,6 +11,8 @@ from datetime import datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
+from pydantic import Field
+
 from shared.clock import Clock
 from shared.connections.oauth_state import StateOwner, StateStore, consume_state, issue_state
 from shared.errors import Forbidden, NotFound, ValidationFailed
@@ -81,6 +83,10 @@ class StatusView(CamelModel):
     ad_account_id: str | None = None
     ad_account_name: str | None = None
     business_name: str | None = None
+    currency: str | None = Field(
+        default=None,
+        description="The ad account's currency: budgets are in it (unknown for older connections).",
+    )
     connected_at: datetime | None = None
     last_validated_at: datetime | None = None
     token_expires_at: datetime | None = None
@@ -164,6 +170,7 @@ class ConnectionService:
             ad_account_name=account.name,
             business_id=account.business_id,
             business_name=account.business_name,
+            currency=account.currency,
             platform_user_id=info.user_id,
             connected_by=owner.user_id,
             connected_at=now,
@@ -200,6 +207,7 @@ class ConnectionService:
             ad_account_id=connection.ad_account_id,
             ad_account_name=connection.ad_account_name,
             business_name=connection.business_name,
+            currency=connection.currency,
             connected_at=connection.connected_at,
             last_validated_at=connection.last_validated_at,
             token_expires_at=connection.token_expires_at,

@@ -31,6 +31,9 @@ class Connection(BaseModel):
     ad_account_name: str | None = None
     business_id: str | None = None
     business_name: str | None = None
+    currency: str | None = Field(
+        default=None, description="The ad account's currency (ISO 4217) when connected."
+    )
     platform_user_id: str | None = None
     connected_by: str | None = None
     connected_at: datetime | None = None

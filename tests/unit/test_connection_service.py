@@ -417,6 +417,19 @@ def test_an_expired_token_asks_for_a_reconnection_and_records_why(
     assert (status.token_health, status.validation_error is not None) == ("invalid", True)
 
 
+def test_the_status_tells_the_ad_accounts_currency_for_budgets(
+    service: ConnectionService, platform: SandboxPlatform
+) -> None:
+    # Given an ad account billed in US dollars
+    platform.admin("PATCH", f"/ad_accounts/{AD_ACCOUNT_ID}", {"currency": "USD"})
+
+    # When it is connected
+    connected(service, platform)
+
+    # Then the status says the currency the wizard asks the budget in
+    assert service.status(ORG).currency == "USD"
+
+
 def test_the_latest_usage_the_platform_reported_is_kept_on_the_connection(
     service: ConnectionService, platform: SandboxPlatform
 ) -> None:

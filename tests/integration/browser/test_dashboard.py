@@ -347,19 +347,3 @@ def test_usage_is_charted_per_day_and_listed_per_key_and_model(
     for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
         page.set_viewport_size(size)
         page.screenshot(path=screenshots / f"api-keys-usage-{label}.png", full_page=True)
-
-
-def test_the_wizard_starts_with_the_readiness_checklist_saying_what_to_do(
-    page: Page, stack: LocalStack
-) -> None:
-    # Given: an organization that has not connected an ad account
-    email, password = new_user(stack)
-    sign_in(page, email, password)
-    # When
-    page.get_by_role("link", name="Launch wizard").click()
-    # Then: failing items are marked in words and carry their remedy
-    items = page.locator("#readiness-items li")
-    expect(items.first).to_be_visible()
-    expect(page.locator("#readiness-summary")).to_contain_text("need attention")
-    failing = items.filter(has_text="Fail").first
-    expect(failing).to_contain_text("What to do:")

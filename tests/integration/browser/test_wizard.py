@@ -1,0 +1,260 @@
+"""The launch wizard in a real browser against the local stack: three files PUT to presigned links,
+the sync report, readiness, targeting with the live preview, destination setup, the activation
+followed live, and a published advert read back from the platform sandbox."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from local.connected import ConnectedOrg
+from local.seed import create_user
+from local.seed import sign_in as jwt_for
+from local.stack import LocalStack
+from platform_sandbox.scenarios import BUSINESS_ACCOUNT_ID
+from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
+from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
+
+pytestmark = pytest.mark.integration
+
+PRODUCT = "p00001"
+
+
+def connected_user(page: Page, stack: LocalStack) -> tuple[str, str]:
+    """A new organization's user, signed in, who connected the sandbox's ad account in the browser."""
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    email = f"{org_id}@example.com"
+    _, password = create_user(stack, org_id, email)
+    sign_in(page, email, password)
+    page.get_by_role("button", name="Connect an ad account").click()
+    page.get_by_role("button", name="Approve").click()
+    page.wait_for_url("**/connection.html?connected=1")
+    return email, password
+
+
+class Photographer:
+    """Screenshots of each step at desktop and phone widths, and the axe-core scan of each."""
+
+    def __init__(self, page: Page, folder: Path) -> None:
+        self.page, self.folder = page, folder
+        self.violations: dict[str, list[dict[str, Any]]] = {}
+
+    def __call__(self, name: str) -> None:
+        found = axe_violations(self.page)
+        if found:
+            self.violations[name] = found
+        for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+            self.page.set_viewport_size(size)
+            self.page.screenshot(path=self.folder / f"wizard-{name}-{label}.png", full_page=True)
+        self.page.set_viewport_size(DESKTOP)
+
+
+def test_from_three_files_to_a_published_prospecting_advert(
+    page: Page, stack: LocalStack, screenshots: Path
+) -> None:
+    # Given: a new organization that connected its ad account, and a shop's files with one bad order
+    connected_user(page, stack)
+    files = shop_files(n_users=500, seed=11)
+    files["orders"] += b"bad-1,nobody,p00000,1,5.0,2024-06-01T10:00:00\n"
+    shot = Photographer(page, screenshots)
+    page.get_by_role("link", name="Launch wizard").click()
+    expect(page.get_by_role("heading", name="1. Your shop's data")).to_be_visible()
+    expect(page.locator("#data-current")).to_have_text("No data is synced yet.")
+    shot("1-data")
+
+    # When: the three files are uploaded and synced
+    for kind in ("customers", "products", "orders"):
+        page.get_by_label(f"{kind.capitalize()} file").set_input_files(
+            files=[{"name": f"{kind}.csv", "mimeType": "text/csv", "buffer": files[kind]}]
+        )
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: the progress bar reaches the total, and the sync stops for the rejected row
+    expect(page.locator("#upload-bar")).to_have_attribute("value", "100")
+    expect(page.locator("#upload-progress-text")).to_contain_text("100%")
+    expect(page.get_by_role("heading", name="2. Sync")).to_be_focused()
+    expect(page.locator("#sync-state")).to_contain_text("1 row was rejected", timeout=30_000)
+    rejected = page.locator("#rejected-rows tr")
+    expect(rejected).to_have_count(1)
+    expect(rejected).to_contain_text("orders.csv")
+    expect(rejected).to_contain_text("user_id")
+    orders_read = files["orders"].count(b"\n") - 1
+    cells = page.locator("#sync-counts tr").filter(has_text="orders").locator("td")
+    expect(cells).to_have_text(["orders", f"{orders_read:,}", f"{orders_read - 1:,}"])
+    shot("2-sync-review")
+
+    # When: the good rows are kept
+    page.get_by_role("button", name="Keep the good rows and sync").click()
+
+    # Then: the version is stored and both models train on it
+    expect(page.locator("#training")).to_contain_text("Trained", timeout=90_000)
+    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=90_000)
+    expect(page.locator("#training li").filter(has_text="shop-purchase")).to_contain_text("Trained")
+    shot("2-sync-trained")
+    page.get_by_role("button", name="Continue to readiness").click()
+
+    # Then: every readiness item passes in the sandbox's default world
+    expect(page.locator("#readiness-summary")).to_have_text("Everything passes: you can go on.")
+    shot("3-readiness")
+    page.get_by_role("button", name="Continue", exact=True).click()
+
+    # When: Publish advert is the destination
+    expect(page.get_by_role("radio", name=re.compile("^Publish advert"))).to_be_checked()
+    shot("4-destination")
+    page.get_by_role("button", name="Continue to targeting").click()
+
+    # And: the top 80% of the purchase model's scores for a product are previewed
+    page.get_by_label("Product ID").fill(PRODUCT)
+    page.get_by_label("Percent of users").fill("80")
+    summary = page.locator("#preview-summary")
+    expect(summary).to_contain_text("scored users are in the segment")
+    size, scored = (int(n.replace(",", "")) for n in re.findall(r"[\d,]+", summary.inner_text())[:2])
+    assert size == -(-scored * 80 // 100)
+    bars = page.locator("#histogram li")
+    expect(bars).not_to_have_count(0)
+    in_segment = sum(
+        int(t.split(" of ")[0].replace(",", "")) for t in bars.locator(".bar-value").all_inner_texts()
+    )
+    assert in_segment == size
+    shot("5-targeting")
+    page.get_by_role("button", name="Continue to destination setup").click()
+
+    # And: set up as a prospecting advert with a 2% GB lookalike
+    page.get_by_role("radio", name=re.compile("^Prospecting")).check()
+    page.get_by_label("Lookalike size").select_option("2")
+    page.get_by_label("Lookalike country").select_option("GB")
+    expect(page.locator("#seed-check")).to_contain_text("Enough to seed a lookalike")
+    expect(page.get_by_label("Daily budget (GBP)")).to_be_visible()
+    page.get_by_label("Campaign name").fill("Spring sale")
+    page.get_by_label("Daily budget (GBP)").fill("20.00")
+    page.get_by_label("Headline").fill("Back in stock")
+    page.get_by_label("Description (optional)").fill("Free delivery this week")
+    page.get_by_label("Destination URL").fill(f"https://shop.example.com/products/{PRODUCT}")
+    page.get_by_label("Checkout route").select_option("product_page")
+    shot("6-setup")
+    page.get_by_role("button", name="Launch and publish the advert").click()
+
+    # Then: the activation runs through its steps to a published, paused advert with its ids and links
+    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=60_000)
+    expect(page.locator("#activation-bar")).to_have_attribute("value", "100")
+    expect(page.locator("#activation-steps li").filter(has_text="Done")).to_have_count(4)
+    expect(page.locator("#result-summary")).to_contain_text("Nothing is spent until you switch it on")
+    ids = dict(
+        zip(
+            page.locator("#result-ids dt").all_inner_texts(),
+            page.locator("#result-ids dd").all_inner_texts(),
+            strict=True,
+        )
+    )
+    assert set(ids) == {"Campaign id", "Ad set id", "Creative id", "Ad id"}
+    expect(page.get_by_role("link", name="Open in the ads manager")).to_have_attribute(
+        "href", re.compile(BUSINESS_ACCOUNT_ID)
+    )
+    shot("7-activation-done")
+
+    # And: the platform holds the campaign, paused, with the budget in pence
+    state = httpx.get(f"{stack.sandbox.url}/_admin/state").json()
+    objects = {o["id"]: o for o in state["ad_objects"]}
+    assert objects[ids["Campaign id"]]["status"] == "PAUSED"
+    assert objects[ids["Ad id"]]["status"] == "PAUSED"
+    assert not shot.violations, dump(shot.violations)
+
+
+def test_a_failing_readiness_item_stops_the_wizard_and_says_what_to_do(page: Page, stack: LocalStack) -> None:
+    # Given: an organization that has not connected an ad account
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
+    # When
+    page.goto("/wizard.html#readiness")
+    # Then: failing items are marked in words and carry their remedy
+    items = page.locator("#readiness-items li")
+    expect(items.first).to_be_visible()
+    expect(page.locator("#readiness-summary")).to_contain_text("need attention")
+    expect(items.filter(has_text="Fail").first).to_contain_text("What to do:")
+    # And: going on is refused with what to do
+    page.get_by_role("button", name="Continue", exact=True).click()
+    expect(page.get_by_role("status")).to_have_text(
+        "Error: Some items fail: do what each failing item says, then press Check again."
+    )
+    expect(page.get_by_role("heading", name="3. Is everything ready?")).to_be_visible()
+
+
+def test_a_publish_error_shows_its_remedy_and_publishing_again_after_the_fix_succeeds(
+    page: Page, stack: LocalStack, sandbox: httpx.Client, screenshots: Path
+) -> None:
+    # Given: a connected organization whose shop is synced (through the API, as the wizard does)
+    email, password = connected_user(page, stack)
+    api = httpx.Client(base_url=stack.api_url, timeout=30)
+    headers = {"Authorization": f"Bearer {jwt_for(stack, email, password)}"}
+    org = ConnectedOrg(email.split("@")[0], headers)
+    upload_id = upload_shop(api, org, shop_files(n_users=300, seed=4))
+    started = api.post("/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=headers)
+    wait_for_sync(api, org, started.json()["syncId"], trained=True)
+    # And: the ad account has lost its payment method
+    sandbox.patch(f"/ad_accounts/{BUSINESS_ACCOUNT_ID}", json={"funding_source": None}).raise_for_status()
+
+    # When: the wizard runs on the current data to Publish advert
+    page.goto("/wizard.html")
+    page.get_by_role("button", name="Use the current data").click()
+    page.get_by_role("button", name="Continue to readiness").click()
+    page.get_by_role("button", name="Continue", exact=True).click()
+    page.get_by_role("button", name="Continue to targeting").click()
+    page.get_by_label("Product ID").fill(PRODUCT)
+    expect(page.get_by_role("button", name="Continue to destination setup")).to_be_enabled()
+    page.get_by_role("button", name="Continue to destination setup").click()
+    page.get_by_label("Campaign name").fill("Spring sale")
+    page.get_by_label("Daily budget (GBP)").fill("20")
+    page.get_by_label("Headline").fill("Back in stock")
+    page.get_by_label("Destination URL").fill(f"https://shop.example.com/products/{PRODUCT}")
+    page.get_by_role("button", name="Launch and publish the advert").click()
+
+    # Then: the audience is activated, and publishing fails with what to do
+    error = page.locator("#activation-error")
+    expect(error).to_contain_text("Update payment method", timeout=60_000)
+    expect(error).to_contain_text("Add a valid payment method")
+    expect(page.locator("#activation-steps li").filter(has_text="Failed")).to_contain_text(
+        "Publish the advert"
+    )
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"wizard-7-publish-error-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+
+    # When: the payment method is added back and the user publishes again
+    sandbox.patch(
+        f"/ad_accounts/{BUSINESS_ACCOUNT_ID}", json={"funding_source": "FUNDING-1"}
+    ).raise_for_status()
+    page.get_by_role("button", name="Publish again").click()
+
+    # Then: the same audience gets its advert
+    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=30_000)
+    audiences = api.get("/platform-ads/audiences", headers=headers).json()["audiences"]
+    assert len(audiences) == 1
+    assert audiences[0]["advert"]["state"] == "paused"
+
+
+def test_uploading_without_every_file_names_the_missing_one_by_keyboard(
+    page: Page, stack: LocalStack
+) -> None:
+    # Given
+    connected_user(page, stack)
+    page.goto("/wizard.html")
+    expect(page.locator("#data-current")).to_have_text("No data is synced yet.")
+    # When: only the customers file is chosen and the form is sent with the keyboard
+    page.get_by_label("Customers file").set_input_files(
+        files=[{"name": "customers.csv", "mimeType": "text/csv", "buffer": b"user_id\nu1\n"}]
+    )
+    page.get_by_role("button", name="Upload and sync").focus()
+    page.keyboard.press("Enter")
+    # Then
+    expect(page.get_by_role("status")).to_have_text(
+        "Error: Choose the products file: all three files are needed."
+    )
+    expect(page.get_by_label("Products file")).to_be_focused()
