@@ -50,7 +50,8 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     """Replace Powertools' generic 422 with the error responses the service really sends.
 
     Validation failures are mapped to 400 with the service's one error body (``shared.api``), so the
-    document says that, plus 401/403 for authenticated routes and 404/500 everywhere.
+    document says that, plus 401/403 for authenticated routes, 415 for routes that read a JSON body
+    and 404/500 everywhere.
     """
     schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     error_schema = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -66,6 +67,11 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
             responses["400"] = {"description": "Invalid request: the error names the field", "content": body}
             if any(requirement for requirement in operation.get("security", [])):
                 responses["401"] = {"description": "Missing or invalid credentials", "content": body}
+            if "requestBody" in operation:
+                responses["415"] = {
+                    "description": "The body is not sent as application/json",
+                    "content": body,
+                }
             responses["404"] = {"description": "Not found", "content": body}
             responses["500"] = {"description": "Unexpected failure", "content": body}
     return schema

@@ -8,6 +8,8 @@ so a client can show ``message`` and act on ``field`` and ``remedy``.
 from __future__ import annotations
 
 import json
+import math
+import sys
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, cast
@@ -19,7 +21,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
-from shared.errors import ServiceError
+from shared.errors import ServiceError, UnsupportedMediaType
 from shared.observability import logger, metrics, tracer
 
 if TYPE_CHECKING:
@@ -86,7 +88,7 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
     ``error_extra`` adds fixed fields to every error body of this function (the prediction
     endpoint's failures also carry ``"predictions": []`` per the spec).
     """
-    app = APIGatewayHttpResolver(enable_validation=True)
+    app = APIGatewayHttpResolver(enable_validation=True, json_body_deserializer=parse_json_body)
     app.configure_openapi(title=API_TITLE, version=API_VERSION, security_schemes=SECURITY_SCHEMES)
     _validate_after_route_middlewares(app)
 
@@ -165,11 +167,86 @@ def _validate_after_route_middlewares(app: APIGatewayHttpResolver) -> None:
         def then_response(app: APIGatewayHttpResolver) -> Response[Any]:
             return response_validation(app, next_middleware)
 
+        if app.context["_route"].dependant.body_params:
+            _require_json(app.current_event.raw_event.get("headers") or {})
         return request_validation(app, cast("NextMiddleware", then_response))
 
     # Powertools types the slots as its own classes; any middleware callable is what it calls.
     app._request_validation_middleware = pass_through  # type: ignore[assignment]
     app._response_validation_middleware = validate  # type: ignore[assignment]
+
+
+def _require_json(headers: dict[str, str]) -> None:
+    """Refuse a body sent as anything but JSON (415, naming the header).
+
+    Powertools reads JSON, form and multipart bodies, and raises an error the resolver cannot map
+    (a 500) for any other type; every body of this API is JSON. A missing Content-Type is read as
+    JSON, as Powertools does. Media types are case-insensitive, Powertools' test is not: a JSON type
+    in capitals is written in lower case in the event (API Gateway already lower-cases the names).
+    """
+    content_type = headers.get("content-type")
+    if content_type is None or not content_type.strip():
+        return
+    media_type, _, parameters = content_type.partition(";")
+    if media_type.strip().lower() == "application/json":
+        headers["content-type"] = "application/json" + (f";{parameters}" if parameters else "")
+    else:
+        raise UnsupportedMediaType(
+            f"Content-Type {content_type.strip()[:100]} is not accepted: the body must be JSON.",
+            field="Content-Type",
+            remedy="Send the body as JSON with the header Content-Type: application/json.",
+        )
+
+
+# The deepest a request body may nest (the API's bodies nest 4 levels at most). Python's json parser
+# itself fails with RecursionError past about 1,000 levels.
+MAX_JSON_DEPTH = 32
+_LARGEST_DIGITS = len(str(int(sys.float_info.max)))
+
+
+def _parse_int(text: str) -> int | float:
+    # Past the largest float's digit count the value cannot be a number this API takes; stop before
+    # int() does the work (and before Python's own limit of 4,300 digits raises ValueError).
+    digits = len(text.lstrip("-"))
+    return math.inf if digits > _LARGEST_DIGITS else int(text)
+
+
+def parse_json_body(text: str) -> Any:
+    """A request body parsed as JSON, refusing what the service could only fail on later.
+
+    Every problem is a ``RequestValidationError`` (400 naming the field): invalid JSON, nesting
+    deeper than ``MAX_JSON_DEPTH`` (Python's parser raises ``RecursionError`` on deep input), and a
+    number that is not finite: ``NaN`` and ``Infinity`` (which Python's parser accepts though JSON
+    has neither) and numbers beyond a 64-bit float (``1e400``, a 400-digit integer), which would
+    surface as ``inf`` or an ``OverflowError`` in the code, or be refused by DynamoDB.
+    """
+    try:
+        value = json.loads(text, parse_int=_parse_int)
+    except RecursionError:
+        raise _body_error(
+            (), "nested_too_deep", f"is nested more than {MAX_JSON_DEPTH} levels deep"
+        ) from None
+    # Walked without recursion: the parser's own limit is far above MAX_JSON_DEPTH.
+    pending: list[tuple[tuple[str | int, ...], Any]] = [((), value)]
+    while pending:
+        path, node = pending.pop()
+        if len(path) > MAX_JSON_DEPTH:
+            raise _body_error((), "nested_too_deep", f"is nested more than {MAX_JSON_DEPTH} levels deep")
+        if isinstance(node, dict):
+            pending.extend(((*path, str(key)), child) for key, child in node.items())
+        elif isinstance(node, list):
+            pending.extend(((*path, index), child) for index, child in enumerate(node))
+        elif isinstance(node, int | float) and not isinstance(node, bool) and not _fits_a_float(node):
+            raise _body_error(path, "number_not_finite", "must be a finite number that fits a 64-bit float")
+    return value
+
+
+def _fits_a_float(number: float) -> bool:
+    return math.isfinite(number) if isinstance(number, float) else abs(number) <= sys.float_info.max
+
+
+def _body_error(path: tuple[str | int, ...], kind: str, reason: str) -> RequestValidationError:
+    return RequestValidationError([{"type": kind, "loc": ("body", *path), "msg": reason, "input": None}])
 
 
 _IDEMPOTENCY_ERRORS = "aws_lambda_powertools.utilities.idempotency.exceptions"

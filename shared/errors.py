@@ -72,3 +72,10 @@ class UpstreamError(ServiceError):
 
     status = 502
     code = "upstream_error"
+
+
+class UnsupportedMediaType(ServiceError):
+    """The request body is not in a format the route reads (every body is JSON)."""
+
+    status = 415
+    code = "unsupported_media_type"

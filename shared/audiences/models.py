@@ -37,7 +37,7 @@ class CreateAudienceRequest(CamelModel):
     )
     objective: Literal["retargeting", "prospecting"] = "retargeting"
     model_id: str | None = Field(default=None, max_length=200)
-    daily_budget: float | None = Field(default=None, gt=0)
+    daily_budget: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     lookalike_size: Literal[1, 2, 5] | None = Field(
         default=None, description="Prospecting: lookalike size in percent."
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from pydantic import BaseModel
@@ -104,3 +105,57 @@ def test_error_extra_fields_are_added_to_every_error_body() -> None:
     # Then
     assert body["predictions"] == []
     assert body["success"] is False
+
+
+def test_a_body_sent_as_another_content_type_is_415_naming_the_header() -> None:
+    for content_type in ("text/plain", "application/octet-stream", "multipart/form-data"):
+        # Given: a JSON body labelled as something else
+        event = http_event("POST", "/things", body={"name": "x", "count": 1})
+        event["headers"]["content-type"] = content_type
+        # When
+        status, body = call(make_app(), event)
+        # Then
+        assert status == 415, content_type
+        assert body["error"]["code"] == "unsupported_media_type"
+        assert body["error"]["field"] == "Content-Type"
+        assert "application/json" in body["error"]["remedy"]
+
+
+def test_json_with_parameters_or_without_a_content_type_is_read() -> None:
+    for content_type in ("application/json; charset=utf-8", "Application/JSON", None):
+        event = http_event("POST", "/things", body={"name": "x", "count": 1})
+        if content_type is None:
+            del event["headers"]["content-type"]
+        else:
+            event["headers"]["content-type"] = content_type
+        assert call(make_app(), event) == (200, {"name": "x"}), content_type
+
+
+def test_json_nested_too_deep_is_400_on_the_body() -> None:
+    for depth in (33, 5_000, 100_000):
+        # Given: a body nested beyond the limit (Python's parser alone fails past ~1,000 levels)
+        text = '{"name": ' + "[" * depth + "]" * depth + ', "count": 1}'
+        # When
+        status, body = call(make_app(), http_event("POST", "/things", body=text))
+        # Then
+        assert status == 400, depth
+        assert body["error"]["field"] == "body"
+        assert "nested more than 32 levels" in body["message"]
+
+
+def test_a_number_that_is_not_a_finite_float_is_400_naming_its_field() -> None:
+    for number in ("NaN", "Infinity", "-Infinity", "1e400", "-1e400", "9" * 400, "9" * 5_000):
+        # When
+        text = '{"name": "x", "count": 1, "extra": {"list": [1, NUMBER]}}'.replace("NUMBER", number)
+        status, body = call(make_app(), http_event("POST", "/things", body=text))
+        # Then
+        assert status == 400, number
+        assert body["error"]["field"] == "extra.list.1", number
+        assert "finite number" in body["message"]
+
+
+def test_the_largest_finite_numbers_are_read() -> None:
+    largest = str(int(sys.float_info.max))
+    text = '{"name": "x", "count": 1, "big": N, "small": -N, "float": 1.7e308}'.replace("N", largest)
+    status, _ = call(make_app(), http_event("POST", "/things", body=text))
+    assert status == 200
