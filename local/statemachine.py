@@ -8,6 +8,7 @@ import io
 import json
 import re
 import traceback
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -30,22 +31,42 @@ class InProcessLambda:
         name = FunctionName.rsplit(":", 1)[-1]
         function = self._function_names.get(name, name)
         event = json.loads(Payload or b"{}")
+        request_id = str(uuid.uuid4())
         try:
             result = self._invoke(function, event)
+        except WorkerKilled:
+            # The runtime process died mid-invocation (OOM, SIGKILL): Lambda reports Runtime.ExitError.
+            return _function_error(
+                {
+                    "errorType": "Runtime.ExitError",
+                    "errorMessage": f"RequestId: {request_id} Error: Runtime exited with error: "
+                    "signal: killed",
+                }
+            )
         except Exception as exc:
-            # What Lambda returns for an unhandled error: Step Functions matches errorType.
-            body = {
-                "errorType": type(exc).__name__,
-                "errorMessage": getattr(exc, "message", str(exc)),
-                "remedy": getattr(exc, "remedy", None),
-                "stackTrace": traceback.format_exception_only(exc),
-            }
-            return {
-                "StatusCode": 200,
-                "FunctionError": "Unhandled",
-                "Payload": io.BytesIO(json.dumps(body).encode()),
-            }
+            return _function_error(lambda_error_payload(exc))
         return {"StatusCode": 200, "Payload": io.BytesIO(json.dumps(result, default=str).encode())}
+
+
+class WorkerKilled(BaseException):
+    """Raised (by a test) inside a locally invoked function to stand for its process being killed:
+    a BaseException, so the function's own ``except Exception`` and saving code do not run for it."""
+
+
+def lambda_error_payload(exc: BaseException) -> dict[str, Any]:
+    """Exactly what the Python runtime returns for an unhandled exception (the handbook's
+    reference/aws-facts.md, "Lambda errors seen by Step Functions"): errorMessage, errorType
+    (the class name) and stackTrace; nothing else, so nothing local-only reaches a Catch."""
+    return {
+        "errorMessage": str(exc),
+        "errorType": type(exc).__name__,
+        "stackTrace": [line for frame in traceback.format_tb(exc.__traceback__) for line in [frame]],
+    }
+
+
+def _function_error(body: dict[str, Any]) -> dict[str, Any]:
+    # A failed invocation is still HTTP 200 from Invoke, with FunctionError set.
+    return {"StatusCode": 200, "FunctionError": "Unhandled", "Payload": io.BytesIO(json.dumps(body).encode())}
 
 
 def execute_state_machines() -> None:

@@ -79,3 +79,10 @@ class UnsupportedMediaType(ServiceError):
 
     status = 415
     code = "unsupported_media_type"
+
+
+class IdempotencyKeyReused(ServiceError):
+    """An ``Idempotency-Key`` already used with another request body (on any route that takes it)."""
+
+    status = 422
+    code = "idempotency_key_reused"

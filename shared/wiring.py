@@ -337,6 +337,7 @@ def audience_service() -> AudienceService:
         connections=connection_service(),
         clock=utc_now,
         segments=targeting_service,
+        publishing=publishing_service,
     )
 
 

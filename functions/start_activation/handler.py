@@ -2,7 +2,7 @@
 
 from shared import wiring
 from shared.api import USER_AUTH, create_app, http_entry_point
-from shared.audiences.models import AudienceView, CreateAudienceRequest
+from shared.audiences.models import ActivationRequest, AudienceView
 from shared.idempotency import IdempotencyKeyHeader
 from shared.middleware import require_user, user_principal
 from shared.observability import tracer
@@ -16,15 +16,18 @@ app = create_app()
     security=USER_AUTH,
     tags=["Audiences"],
     status_code=202,
-    response_description="Accepted: the audience is being activated",
+    response_description="Accepted: the audience is being activated; GET activationUrl for its progress",
 )
 @tracer.capture_method
 def start_activation(
-    body: CreateAudienceRequest,
+    body: ActivationRequest,
     idempotency_key: IdempotencyKeyHeader = None,
 ) -> AudienceView:
-    """Validate and store the audience, then run creation, batched upload and lookalike in the
-    activation state machine. Returns 202 at once; GET /platform-ads/audiences shows the progress."""
+    """Validate and store the audience, then run the activation state machine: select the users,
+    normalise and hash, create the Custom Audience, upload the batches, wait for the platform to
+    process the seed, create the lookalike, publish the advert or generate the campaign if asked, and
+    mark it active. Returns 202 at once. A repeat with the same Idempotency-Key and body returns the
+    audience; when its activation failed, it starts a new attempt that resumes where it stopped."""
     return wiring.audience_service().start_activation(
         user_principal(app).org_id, body, idempotency_key, wiring.activation_starter()
     )

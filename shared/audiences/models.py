@@ -1,7 +1,6 @@
 """The audience routes' request and response bodies (docs/service-contract.md §4.3-§4.7).
 
-Fields are snake_case in Python and camelCase on the wire (``CamelModel``). ``ActivationProgress`` is
-the one exception: the activation state machine reads it, in the snake_case of its own events.
+Fields are snake_case in Python and camelCase on the wire (``CamelModel``).
 """
 
 from __future__ import annotations
@@ -9,9 +8,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from shared.audiences.identifiers import AudienceUser
+from shared.publishing.models import PublishAdvertRequest
 from shared.records.audiences import FailureRecord
 from shared.targeting.models import SegmentSpec
 from shared.wire_models import CamelModel
@@ -67,6 +67,29 @@ class CreateAudienceRequest(CamelModel):
         return self
 
 
+class ActivationRequest(CreateAudienceRequest):
+    """``POST /platform-ads/activations``: the audience, and what to make of it once it is live."""
+
+    publish: PublishAdvertRequest | None = Field(
+        default=None,
+        description="Publish advert once the audience (and lookalike) exists: the same settings as "
+        "POST /platform-ads/audiences/{audienceId}/advert.",
+    )
+    generate_campaign: bool = Field(
+        default=False,
+        description="Generate campaign: record an ads manager link with the audience selected (creates "
+        "nothing on the platform).",
+    )
+
+    @model_validator(mode="after")
+    def _one_follow_up(self) -> ActivationRequest:
+        if self.publish is not None and self.generate_campaign:
+            raise ValueError("publish: ask for Publish advert or Generate campaign, not both")
+        if self.publish is not None and self.publish.dry_run:
+            raise ValueError("publish.dryRun: an activation publishes for real; dry-run the advert first")
+        return self
+
+
 class RefreshAudienceRequest(CamelModel):
     """Replace an audience's members with a new list (the platform's ``usersreplace``)."""
 
@@ -108,6 +131,58 @@ class SegmentView(CamelModel):
     users_without_customer_row: int
 
 
+class ActivationProgressView(CamelModel):
+    """Upload progress: users and batches (what the progress bar fills)."""
+
+    users_total: int = Field(description="Users selected for the audience (before normalising).")
+    rows_total: int = Field(description="Users with a usable identifier, to upload.")
+    users_uploaded: int = Field(description="Users in batches the platform acknowledged.")
+    batches_done: int
+    batches_total: int
+    percent: int = Field(description="How far the whole activation is, 0-100 (steps and batches).")
+
+
+class PlatformObjectView(CamelModel):
+    """An object the activation made on the platform."""
+
+    kind: str = Field(description="custom_audience, lookalike, campaign, adset, adcreative or ad.")
+    platform_id: str | None
+    state: str
+
+
+class ActivationError(CamelModel):
+    code: str
+    message: str
+    remedy: str | None = None
+    step: str | None = None
+
+
+class ActivationStatus(CamelModel):
+    """``GET /platform-ads/activations/{audienceId}``: where an audience's activation stands.
+
+    The field names are stable (the dashboard's progress bar reads them; README, "Activation status")."""
+
+    audience_id: str
+    name: str
+    status: str = Field(description="The audience: creating, uploading, active or failed.")
+    state: str = Field(description="The attempt: running, waiting, succeeded or failed.")
+    step: str = Field(description="The current (or last) step: one of steps, queued or done.")
+    steps: list[str] = Field(description="This activation's steps in order.")
+    attempt: int
+    execution_name: str | None
+    progress: ActivationProgressView
+    platform_objects: list[PlatformObjectView]
+    waiting_for: str | None = Field(
+        default=None, description="While state is waiting: throttled, seed_processing or worker_busy."
+    )
+    waiting_until: datetime | None = None
+    ads_manager_url: str | None = Field(default=None, description="Generate campaign's link.")
+    error: ActivationError | None = Field(default=None, description="Why it failed, and what to do.")
+    started_at: datetime | None
+    updated_at: datetime
+    finished_at: datetime | None = None
+
+
 class AudienceView(CamelModel):
     """What the service shows of an audience."""
 
@@ -129,6 +204,7 @@ class AudienceView(CamelModel):
         default=None,
         description="The model version, dataset version and rule a segment audience was built from.",
     )
+    activation_url: str = Field(description="Where its activation's progress is: GET this path.")
 
 
 class AudienceList(CamelModel):
@@ -146,18 +222,13 @@ class AudienceCreated(CamelModel):
     message: str
     quality: dict[str, object]
     lookalike: LookalikeView | None = None
+    activation_url: str | None = Field(
+        default=None,
+        description="Set when the upload continues in the background (202): GET it for the progress.",
+    )
 
 
 class SnapshotLink(CamelModel):
     url: str
     expires_in_seconds: int
     filename: str
-
-
-class ActivationProgress(BaseModel):
-    """What one activation step achieved; the state machine branches on it."""
-
-    status: Literal["uploading", "waiting", "active"]
-    wait_seconds: int = 0
-    batches_done: int = 0
-    batches_total: int = 0

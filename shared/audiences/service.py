@@ -11,17 +11,30 @@ lost and nobody is uploaded twice.
 from __future__ import annotations
 
 import contextlib
-import json
-import math
+import hashlib
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import TYPE_CHECKING, Protocol
 
+from shared.audiences.activation import (
+    LEASE_SECONDS,
+    SAFETY_SECONDS,
+    ActivationPipeline,
+    ActivationStore,
+    Publishing,
+    StepFailed,
+    StepResult,
+    Worker,
+    batch_key,
+    check_usable,
+    planned_steps,
+)
 from shared.audiences.batching import iter_batches, new_upload_session
-from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import (
-    ActivationProgress,
+    ActivationRequest,
+    ActivationStatus,
     AudienceCreated,
     AudienceList,
     AudienceView,
@@ -31,19 +44,27 @@ from shared.audiences.models import (
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.snapshot import snapshot_csv
-from shared.audiences.uploads import UploadBlobs, users_from_upload
-from shared.audiences.views import audience_created, audience_view
+from shared.audiences.uploads import UploadBlobs, check_upload
+from shared.audiences.views import activation_status, audience_created, audience_view
 from shared.clock import Clock
-from shared.errors import Conflict, NotFound, PreconditionFailed, ServiceError, ValidationFailed
+from shared.errors import (
+    Conflict,
+    IdempotencyKeyReused,
+    NotFound,
+    PreconditionFailed,
+    ServiceError,
+    ValidationFailed,
+)
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
 from shared.platform.errors import AudienceUnavailable, LookalikesExist, PlatformThrottled
 from shared.records.audiences import (
+    ActivationRecord,
     AudienceRecord,
-    FailureRecord,
     LookalikeRecord,
     UploadProgress,
+    WorkerLease,
 )
 from shared.records.connections import Connection
 from shared.targeting.models import SegmentSpec
@@ -54,20 +75,33 @@ if TYPE_CHECKING:
 # platform.add_users or platform.replace_users
 SendBatch = Callable[[GraphClient, str, Sequence[str], platform.UploadBatch], platform.UploadResult]
 
-MIN_SEED_USERS = 100
 SNAPSHOT_LINK_SECONDS = 300
+KEY_REUSED_REMEDY = (
+    "Use a new Idempotency-Key for a new request; repeat a request only with its original body."
+)
 
 
-class StartExecution(Protocol):
-    def __call__(self, name: str, payload: dict[str, str]) -> None: ...
+class StartedExecution(Protocol):
+    name: str
+    already_existed: bool
 
 
-class AudienceStore(Protocol):
-    def put(self, record: AudienceRecord) -> None: ...
-    def get(self, org_id: str, audience_id: str) -> AudienceRecord | None: ...
+class ExecutionStarter(Protocol):
+    """The activation state machine (``shared.repositories.activations.StepFunctionsStarter``)."""
+
+    def __call__(self, name: str, payload: dict[str, str]) -> object: ...
+    def running(self, name: str) -> bool: ...
+
+
+class AudienceStore(ActivationStore, Protocol):
     def list_for_org(self, org_id: str) -> list[AudienceRecord]: ...
     def delete(self, record: AudienceRecord) -> None: ...
-    def claim_key(self, org_id: str, idempotency_key: str, audience_id: str) -> str: ...
+    def claim_key(
+        self, org_id: str, idempotency_key: str, audience_id: str, request_sha256: str | None = None
+    ) -> tuple[str, str | None]: ...
+    def create(self, record: AudienceRecord) -> bool: ...
+    def begin_attempt(self, record: AudienceRecord, previous_attempt: int | None) -> bool: ...
+    def transfer_lease(self, org_id: str, audience_id: str, owner: str, lease: WorkerLease) -> bool: ...
 
 
 class PlatformConnections(Protocol):
@@ -90,6 +124,13 @@ class BlobStore(UploadBlobs, Protocol):
     def download_url(self, key: str, filename: str, expires_seconds: int) -> str: ...
 
 
+def request_digest(request: CreateAudienceRequest) -> str:
+    """The hash of an audience request as sent, the same on both routes: an activation that asks for
+    nothing more than the audience hashes like the synchronous create of the same body."""
+    body = request.model_dump_json(by_alias=True, exclude_defaults=True)
+    return hashlib.sha256(body.encode()).hexdigest()
+
+
 @dataclass
 class AudienceService:
     audiences: AudienceStore
@@ -99,252 +140,249 @@ class AudienceService:
     batch_size: int = platform.MAX_ROWS_PER_CALL
     # Built on first use (it loads numpy and the scoring bundles): only segment audiences need it.
     segments: Callable[[], SegmentSource] | None = None
+    publishing: Callable[[], Publishing] | None = None
+    max_batches_per_step: int = 20
+
+    @property
+    def pipeline(self) -> ActivationPipeline:
+        """The activation's steps (``shared.audiences.activation``) over this service's collaborators."""
+        return ActivationPipeline(
+            audiences=self.audiences,
+            blobs=self.blobs,
+            connections=self.connections,
+            clock=self.clock,
+            publishing=self.publishing,
+            segments=self.segments,
+            batch_size=self.batch_size,
+            max_batches=self.max_batches_per_step,
+        )
 
     # --- create --------------------------------------------------------------------------------
 
     def create(
-        self, org_id: str, request: CreateAudienceRequest, idempotency_key: str | None = None
+        self,
+        org_id: str,
+        request: CreateAudienceRequest,
+        idempotency_key: str | None = None,
+        *,
+        seconds_left: Callable[[], float] = lambda: 25.0,
+        hand_off: ExecutionStarter | None = None,
+        request_id: str | None = None,
     ) -> AudienceCreated:
-        """Create the audience on the platform and upload its users, now; see the module docstring."""
-        existing = self._existing(org_id, idempotency_key)
-        if existing is not None:
-            return self._finish(existing, self._load_source(existing), request_was_repeated=True)
-        record, prepared, graph = self._accept(org_id, request, idempotency_key)
-        return self._finish(record, (request, prepared), graph=graph)
+        """Create the audience on the platform and upload its users now, running the activation's
+        steps in this request while it has time (``seconds_left``: the function's remaining time).
 
-    def _existing(self, org_id: str, idempotency_key: str | None) -> AudienceRecord | None:
-        """The audience a previous request with this key started, if any (the key is claimed here,
-        so ``_accept`` finds the same audience id)."""
-        if not idempotency_key:
-            return None
-        audience_id = self.audiences.claim_key(org_id, idempotency_key, str(uuid.uuid4()))
-        return self.audiences.get(org_id, audience_id)
-
-    def _accept(
-        self, org_id: str, request: CreateAudienceRequest, idempotency_key: str | None
-    ) -> tuple[AudienceRecord, PreparedAudience, GraphClient]:
-        """Validate the request, check the connection, and store the users, the snapshot and the
-        record before anything is sent, so every later step can be resumed."""
-        if request.upload_id:
-            users = users_from_upload(org_id, request.upload_id, self.blobs)
-            request = request.model_copy(update={"users": users, "upload_id": None})
-        provenance = None
-        if request.segment is not None:
-            if self.segments is None:
-                raise ServiceError("Segments are not available in this function.")
-            chosen = self.segments().users_for(org_id, request.segment)
-            provenance = chosen.provenance
-            request = request.model_copy(
-                update={
-                    "users": chosen.users,
-                    "segment": None,
-                    "model_id": request.model_id or request.segment.model_name,
-                    "product_id": request.product_id or request.segment.product_id,
-                }
+        A job that does not fit (more batches than the time left, a throttle longer than it, a seed
+        the platform is still processing) is handed to the state machine (``hand_off``) and the
+        answer says so (``status`` not active, ``activationUrl`` to watch); without ``hand_off`` it
+        fails fast with the throttle's remedy. Another worker already on the audience is not joined:
+        the answer points at its progress."""
+        record, created = self.accept(org_id, request, idempotency_key)
+        repeated = not created
+        if record.status == "active" and (
+            record.activation is None or record.activation.state == "succeeded"
+        ):
+            return audience_created(record, _created_message(repeated))
+        worker = Worker(
+            owner=f"request-{request_id or uuid.uuid4()}",
+            seconds_left=seconds_left,
+            sleep_limit=float("inf"),
+            lease_seconds=max(1.0, seconds_left()),
+        )
+        pipeline = self.pipeline
+        claimed = pipeline.claim(org_id, record.audience_id, worker)
+        if claimed.outcome == "active":
+            return audience_created(self._require(org_id, record.audience_id), _created_message(True))
+        if claimed.outcome == "busy":
+            return audience_created(
+                self._require(org_id, record.audience_id),
+                "Another request or the activation state machine is creating this audience; "
+                "watch its progress at activationUrl.",
+                background=True,
             )
+        try:
+            finished = _run_inline(pipeline, org_id, record.audience_id, worker)
+        except StepFailed as failed:
+            pipeline.record_failure(org_id, record.audience_id, worker, type(failed).__name__, "")
+            cause = failed.__cause__
+            raise (cause if isinstance(cause, ServiceError) else failed) from None
+        if finished is not None:
+            return audience_created(self._require(org_id, record.audience_id), _created_message(repeated))
+        current = self._require(org_id, record.audience_id)
+        if hand_off is None:
+            pipeline.release(org_id, record.audience_id, worker)
+            raise PlatformThrottled(
+                "The upload did not finish within this request's time (the platform throttled it or "
+                "the list is large); nothing was lost.",
+                remedy="Repeat the request with the same Idempotency-Key to continue, or use "
+                "POST /platform-ads/activations for large lists.",
+            )
+        current = self._start_attempt(current, hand_off, from_worker=worker)
+        return audience_created(
+            current,
+            "The rest of the upload continues in the background (the platform throttled it or the "
+            "list is large); watch its progress at activationUrl.",
+            background=True,
+        )
+
+    def accept(
+        self, org_id: str, request: CreateAudienceRequest, idempotency_key: str | None
+    ) -> tuple[AudienceRecord, bool]:
+        """The audience this request names: found (same Idempotency-Key, same body) or validated and
+        stored now, before anything is sent; True when this request stored it.
+
+        Raises ``IdempotencyKeyReused`` (422) for a key already used with another body, whichever
+        route used it."""
+        digest = request_digest(request)
         audience_id = str(uuid.uuid4())
         if idempotency_key:
-            audience_id = self.audiences.claim_key(org_id, idempotency_key, audience_id)
-        prepared = self._prepare(request.users, request)
-        connection, graph = self.connections.client_for(org_id)
+            audience_id, bound = self.audiences.claim_key(org_id, idempotency_key, audience_id, digest)
+            if bound is not None and bound != digest:
+                raise _key_reused()
+            existing = self.audiences.get(org_id, audience_id)
+            if existing is not None:
+                if existing.request_sha256 not in (None, digest):
+                    raise _key_reused()
+                return existing, False
+        self._validate(org_id, request)
+        connection, _ = self.connections.client_for(org_id)
         now = self.clock()
-        snapshot_key = f"snapshots/{org_id}/{audience_id}.csv"
-        source_key = f"sources/{org_id}/{audience_id}.json"
+        base = CreateAudienceRequest.model_validate(
+            request.model_dump(by_alias=True, exclude={"publish", "generate_campaign"})
+        )
         record = AudienceRecord(
             org_id=org_id,
             audience_id=audience_id,
             name=request.name,
-            product_id=request.product_id,
-            model_id=request.model_id,
+            product_id=request.product_id or (request.segment.product_id if request.segment else None),
+            model_id=request.model_id or (request.segment.model_name if request.segment else None),
             objective=request.objective,
             daily_budget=request.daily_budget,
             status="creating",
             ad_account_id=connection.ad_account_id or "",
-            quality=prepared.report.model_dump(mode="json"),
             lookalike=(
                 LookalikeRecord(size_percent=request.lookalike_size, country=request.lookalike_country)
                 if request.lookalike_size and request.lookalike_country
                 else None
             ),
-            snapshot_key=snapshot_key,
-            source_key=source_key,
+            snapshot_key=f"snapshots/{org_id}/{audience_id}.csv",
+            source_key=f"sources/{org_id}/{audience_id}.json",
             idempotency_key=idempotency_key,
             created_at=now,
             updated_at=now,
-            segment=provenance,
+            request_sha256=digest,
         )
-        self.blobs.put(source_key, request.model_dump_json(by_alias=True).encode(), "application/json")
-        self.blobs.put(snapshot_key, snapshot_csv(request.users), "text/csv")
-        self.audiences.put(record)
-        return record, prepared, graph
+        assert record.source_key is not None
+        self.blobs.put(record.source_key, base.model_dump_json(by_alias=True).encode(), "application/json")
+        if not self.audiences.create(record):
+            # Another request with the same key stored it first: that one is the audience.
+            return self._require(org_id, audience_id), False
+        return record, True
+
+    def _validate(self, org_id: str, request: CreateAudienceRequest) -> None:
+        """What can be refused before anything is stored: an unreadable upload, a list nobody in it
+        can be matched from (uploads and segments are checked by their steps)."""
+        if request.upload_id:
+            check_upload(org_id, request.upload_id, self.blobs)
+        elif request.users:
+            prepared = prepare_audience(request.users, default_country=request.country)
+            check_usable(len(prepared.rows), request.objective)
 
     # --- activation (Step Functions) -------------------------------------------------------------
 
     def start_activation(
-        self, org_id: str, request: CreateAudienceRequest, idempotency_key: str | None, start: StartExecution
+        self,
+        org_id: str,
+        request: CreateAudienceRequest,
+        idempotency_key: str | None,
+        start: ExecutionStarter,
     ) -> AudienceView:
-        """Accept the audience and hand the work to the activation state machine (named after the
-        audience, so a repeated start is a no-op). Returns at once; progress shows in the list."""
-        record = self._existing(org_id, idempotency_key)
-        if record is None:
-            record, _, _ = self._accept(org_id, request, idempotency_key)
-        start(record.audience_id, {"org_id": org_id, "audience_id": record.audience_id})
+        """Accept the audience and hand the work to the activation state machine; returns at once.
+
+        A repeat (same key, same body) returns the audience as it stands; when its last attempt
+        failed, it starts a new attempt (a new execution, named ``<audienceId>-<attempt>``) that
+        resumes after the last batch the platform acknowledged."""
+        record, _ = self.accept(org_id, request, idempotency_key)
+        if isinstance(request, ActivationRequest):
+            record = self._start_attempt(record, start, options=request)
+        else:
+            record = self._start_attempt(record, start)
         return audience_view(record)
 
-    def advance(self, org_id: str, audience_id: str, *, max_batches: int) -> ActivationProgress:
-        """Do the next piece of an activation: create the platform audience, send up to
-        ``max_batches`` batches, create the lookalike, then mark the audience active.
-
-        Throttling is not an error here: the state machine waits ``wait_seconds`` and comes back,
-        instead of a Lambda sleeping. Other errors propagate for the state machine's Retry/Catch.
-        """
+    def retry_activation(self, org_id: str, audience_id: str, start: ExecutionStarter) -> AudienceView:
+        """Start a new attempt of a failed activation (after the user fixed the cause)."""
         record = self._require(org_id, audience_id)
-        if record.status == "active":
-            return ActivationProgress(status="active")
-        _, prepared = self._load_source(record)
-        _, graph = self.connections.client_for(org_id)
-        try:
-            self._ensure_platform_audience(record, graph)
-            if not self._upload(record, prepared, graph, max_batches=max_batches):
-                return ActivationProgress(status="uploading", **_batches(record))
-            self._ensure_lookalike(record, graph)
-        except PlatformThrottled as exc:
-            wait = max(1, math.ceil(exc.retry_after_seconds or 60))
-            return ActivationProgress(status="waiting", wait_seconds=wait, **_batches(record))
-        finally:
-            self.connections.record_usage(org_id, graph)
-        record.status = "active"
-        record.failure = None
-        self._save(record)
-        return ActivationProgress(status="active", **_batches(record))
-
-    def record_failure(self, org_id: str, audience_id: str, error: str, cause: str) -> None:
-        """Mark an activation failed with what the state machine caught (the cause is the error
-        body the function raised, with the user-facing message and remedy)."""
-        record = self._require(org_id, audience_id)
-        message, remedy = _failure_text(cause)
-        record.status = "failed"
-        record.failure = FailureRecord(code=error, message=message, remedy=remedy)
-        self._save(record)
-
-    def _prepare(self, users: Sequence[AudienceUser], request: CreateAudienceRequest) -> PreparedAudience:
-        prepared = prepare_audience(users, default_country=request.country)
-        usable = len(prepared.rows)
-        if usable == 0:
-            raise ValidationFailed(
-                "No user has a usable e-mail address or phone number, so nobody could be matched.",
-                field="users",
-                remedy="Send users with a valid email or phone; see the quality report from the dry run.",
+        if record.status != "failed":
+            raise Conflict(
+                f"Audience {audience_id} is {record.status}; only a failed activation can be retried.",
+                remedy="Watch the activation's progress; retry it if it fails.",
             )
-        if request.objective == "prospecting" and usable < MIN_SEED_USERS:
-            raise ValidationFailed(
-                f"A prospecting seed needs at least {MIN_SEED_USERS} users with a usable e-mail or phone; "
-                f"this list has {usable}.",
-                field="users",
-                remedy="Add more users, or use the retargeting objective.",
-            )
-        return prepared
+        return audience_view(self._start_attempt(record, start))
 
-    def _load_source(self, record: AudienceRecord) -> tuple[CreateAudienceRequest, PreparedAudience]:
-        assert record.source_key is not None
-        request = CreateAudienceRequest.model_validate(json.loads(self.blobs.get(record.source_key)))
-        return request, prepare_audience(request.users, default_country=request.country)
+    def activation_status(self, org_id: str, audience_id: str) -> ActivationStatus:
+        """Where the audience's activation stands: what the dashboard's progress bar reads."""
+        return activation_status(self._require(org_id, audience_id))
 
-    def _finish(
+    def _start_attempt(
         self,
         record: AudienceRecord,
-        source: tuple[CreateAudienceRequest, PreparedAudience],
+        start: ExecutionStarter,
         *,
-        graph: GraphClient | None = None,
-        request_was_repeated: bool = False,
-    ) -> AudienceCreated:
-        if record.status != "active":
-            if graph is None:
-                _, graph = self.connections.client_for(record.org_id)
-            record = self._run(record, source[1], graph)
-        message = "Audience created and users uploaded."
-        if request_was_repeated:
-            message = "This request was already handled; here is the audience it created."
-        return audience_created(record, message)
-
-    def _run(self, record: AudienceRecord, prepared: PreparedAudience, graph: GraphClient) -> AudienceRecord:
-        try:
-            self._ensure_platform_audience(record, graph)
-            self._upload(record, prepared, graph)
-            self._ensure_lookalike(record, graph)
-            record.status = "active"
-            record.failure = None
-            self._save(record)
-            logger.info(
-                "audience exported",
-                extra={
-                    "audience_id": record.audience_id,
-                    "rows": record.user_count,
-                    "objective": record.objective,
-                },
+        options: ActivationRequest | None = None,
+        from_worker: Worker | None = None,
+    ) -> AudienceRecord:
+        """A new attempt in the state machine unless the audience is active or an attempt is running."""
+        current = record.activation
+        now = self.clock()
+        if from_worker is None:
+            if record.status == "active" and (current is None or current.state == "succeeded"):
+                return record
+            running = current is not None and current.state in ("running", "waiting")
+            if running and current is not None and current.execution_name:
+                if start.running(current.execution_name):
+                    return record
+            elif running and record.lease is not None and record.lease.until > now:
+                # A request is creating it in-process: it finishes, or hands over to the state
+                # machine itself. One worker at a time.
+                return record
+        previous = current.attempt if current is not None else None
+        attempt = (previous or 0) + 1
+        name = f"{record.audience_id}-{attempt}"
+        activation = ActivationRecord(
+            attempt=attempt,
+            execution_name=name,
+            state="running",
+            step="queued",
+            started_at=now,
+            updated_at=now,
+        )
+        if current is not None:
+            # What earlier attempts did stays done: the new one resumes after it.
+            activation.users_total = current.users_total
+            activation.users_key = current.users_key
+            activation.rows_total = current.rows_total
+            activation.batch_keys_prefix = current.batch_keys_prefix
+            activation.publish = current.publish
+            activation.generate_campaign = current.generate_campaign
+        if options is not None and current is None:
+            activation.publish = (
+                options.publish.model_dump(mode="json", by_alias=True) if options.publish else None
             )
-            return record
-        except ServiceError as exc:
-            record.status = "failed"
-            record.failure = FailureRecord(code=exc.code, message=exc.message, remedy=exc.remedy)
-            self._save(record)
-            raise
-        finally:
-            self.connections.record_usage(record.org_id, graph)
-
-    def _ensure_platform_audience(self, record: AudienceRecord, graph: GraphClient) -> None:
-        if record.platform_custom_audience_id:
-            return
-        description = f"Predicted buyers of {record.product_id}" if record.product_id else "Predicted buyers"
-        created = platform.create_custom_audience(graph, record.ad_account_id, record.name, description)
-        record.platform_custom_audience_id = created.id
-        record.status = "uploading"
-        self._save(record)
-
-    def _upload(
-        self,
-        record: AudienceRecord,
-        prepared: PreparedAudience,
-        graph: GraphClient,
-        *,
-        max_batches: int | None = None,
-    ) -> bool:
-        """Send the batches not yet acknowledged (at most ``max_batches``); True when all are sent."""
-        if record.upload is None:
-            record.upload = _new_progress(len(prepared.rows), self.batch_size)
-            self._save(record)
-        progress = record.upload
-        assert record.platform_custom_audience_id is not None
-        batches = _send_batches(
-            platform.add_users, graph, record.platform_custom_audience_id, prepared, progress
-        )
-        for sent, _ in enumerate(batches, start=1):
-            record.user_count = min(progress.total_rows, progress.batches_done * progress.batch_size)
-            self._save(record)
-            if max_batches is not None and sent >= max_batches:
-                break
-        return progress.batches_done >= progress.batches_total
-
-    def _ensure_lookalike(self, record: AudienceRecord, graph: GraphClient) -> None:
-        lookalike = record.lookalike
-        if lookalike is None or lookalike.platform_audience_id:
-            return
-        assert record.platform_custom_audience_id is not None
-        created = platform.create_lookalike(
-            graph,
-            record.ad_account_id,
-            f"{record.name} - lookalike {lookalike.size_percent}% {lookalike.country}",
-            record.platform_custom_audience_id,
-            lookalike.size_percent / 100,
-            lookalike.country,
-        )
-        lookalike.platform_audience_id = created.id
-        lookalike.status = "active"
-        self._save(record)
-
-    def _save(self, record: AudienceRecord) -> None:
-        record.updated_at = self.clock()
-        self.audiences.put(record)
+            activation.generate_campaign = options.generate_campaign
+        record.activation = activation
+        activation.steps = planned_steps(record)
+        if record.status == "failed":
+            record.status = "uploading" if record.platform_custom_audience_id else "creating"
+        record.updated_at = now
+        if not self.audiences.begin_attempt(record, previous):
+            # Another request started an attempt meanwhile: that one runs.
+            return self._require(record.org_id, record.audience_id)
+        if from_worker is not None:
+            lease = WorkerLease(owner=name, until=now + timedelta(seconds=LEASE_SECONDS))
+            self.audiences.transfer_lease(record.org_id, record.audience_id, from_worker.owner, lease)
+        start(name, {"org_id": record.org_id, "audience_id": record.audience_id})
+        logger.info("activation started", extra={"audience_id": record.audience_id, "attempt": attempt})
+        return self._require(record.org_id, record.audience_id)
 
     # --- refresh -------------------------------------------------------------------------------
 
@@ -385,6 +423,10 @@ class AudienceService:
         self._save(record)
         return audience_created(record, "Audience members replaced.")
 
+    def _save(self, record: AudienceRecord) -> None:
+        record.updated_at = self.clock()
+        self.audiences.put(record)
+
     # --- read, delete, snapshot ----------------------------------------------------------------
 
     def list(self, org_id: str) -> AudienceList:
@@ -419,7 +461,7 @@ class AudienceService:
                     "This audience is the seed of lookalike audiences created outside the service.",
                     remedy="Delete those lookalikes in the platform's ads manager, then this audience.",
                 ) from exc
-        for key in (record.snapshot_key, record.source_key):
+        for key in (record.snapshot_key, record.source_key, *_activation_files(record)):
             if key:
                 self.blobs.delete(key)
         self.audiences.delete(record)
@@ -446,19 +488,57 @@ class AudienceService:
         return record
 
 
-def _batches(record: AudienceRecord) -> dict[str, int]:
-    upload = record.upload
-    return {"batches_done": upload.batches_done, "batches_total": upload.batches_total} if upload else {}
+def _activation_files(record: AudienceRecord) -> list[str]:
+    """The files the activation wrote: the selected users (not an upload: that is the user's) and
+    the batches of hashed rows."""
+    activation, upload = record.activation, record.upload
+    if activation is None:
+        return []
+    files = (
+        [activation.users_key]
+        if activation.users_key and activation.users_key.startswith("activations/")
+        else []
+    )
+    if activation.batch_keys_prefix and upload is not None:
+        files += [batch_key(activation.batch_keys_prefix, seq) for seq in range(1, upload.batches_total + 1)]
+    return files
 
 
-def _failure_text(cause: str) -> tuple[str, str | None]:
-    """The user-facing message and remedy from a caught Lambda error (JSON with errorMessage)."""
-    try:
-        payload = json.loads(cause)
-    except (TypeError, ValueError):
-        return cause or "The activation failed.", None
-    message = str(payload.get("errorMessage") or "The activation failed.")
-    return message, payload.get("remedy")
+def _key_reused() -> IdempotencyKeyReused:
+    return IdempotencyKeyReused(
+        "This Idempotency-Key was already used with a different request body.",
+        field="Idempotency-Key",
+        remedy=KEY_REUSED_REMEDY,
+    )
+
+
+def _created_message(repeated: bool) -> str:
+    if repeated:
+        return "This request was already handled; here is the audience it created."
+    return "Audience created and users uploaded."
+
+
+def _run_inline(
+    pipeline: ActivationPipeline, org_id: str, audience_id: str, worker: Worker
+) -> StepResult | None:
+    """The activation's steps in this request, in order, while it has time; None when what is left
+    has to wait (a throttle, the platform still processing the seed, the time running out)."""
+    for step in ("select_users", "normalise_and_hash", "create_custom_audience"):
+        pipeline.run(step, org_id, audience_id, worker)
+    while True:
+        uploaded = pipeline.run("upload_batches", org_id, audience_id, worker)
+        if uploaded.outcome == "done":
+            break
+        if uploaded.outcome == "throttled" or uploaded.batches_sent == 0:
+            return None
+        if worker.seconds_left() < 2 * SAFETY_SECONDS:
+            return None
+    seed = pipeline.run("check_seed", org_id, audience_id, worker)
+    if seed.outcome != "ready":
+        return None
+    if seed.next == "create_lookalike":
+        pipeline.run("create_lookalike", org_id, audience_id, worker)
+    return pipeline.run("mark_active", org_id, audience_id, worker)
 
 
 def _new_progress(total_rows: int, batch_size: int) -> UploadProgress:

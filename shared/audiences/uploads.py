@@ -79,6 +79,67 @@ def create_upload_link(org_id: str, blobs: UploadBlobs) -> UploadLink:
     return UploadLink(upload_id=upload_id, url=url)
 
 
+def check_upload(org_id: str, upload_id: str, blobs: UploadBlobs) -> int:
+    """Check an uploaded CSV row by row without keeping its users; returns how many it has.
+
+    Raises what ``users_from_upload`` raises: ``NotFound`` for no upload, ``ValidationFailed`` naming
+    line and column of bad rows (never their values)."""
+    key = _existing_upload(org_id, upload_id, blobs)
+    try:
+        text = blobs.get(key).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if header is None or "user_id" not in header:
+        _refuse(["the header row must include a user_id column"])
+    assert header is not None
+    problems: list[str] = []
+    count = 0
+    for row in reader:
+        if not row:
+            continue
+        cells = {name: value for name, value in zip(header, row, strict=False) if name and value.strip()}
+        try:
+            AudienceUser.model_validate(cells)
+        except ValidationError as error:
+            problems.extend(
+                f"line {reader.line_num}: {'.'.join(map(str, issue['loc']))}: {issue['msg']}"
+                for issue in error.errors(include_input=False, include_url=False)
+            )
+        count += 1
+    if problems:
+        _refuse(problems)
+    if count == 0:
+        raise ValidationFailed("The uploaded CSV has no users.", field="uploadId")
+    return count
+
+
+def _existing_upload(org_id: str, upload_id: str, blobs: UploadBlobs) -> str:
+    try:
+        uuid.UUID(upload_id)
+    except ValueError as exc:
+        raise ValidationFailed("uploadId is not an upload id.", field="uploadId") from exc
+    key = upload_key(org_id, upload_id)
+    if not blobs.exists(key):
+        raise NotFound(
+            f"Upload {upload_id} was not found (nothing was uploaded, or the link expired).",
+            field="uploadId",
+            remedy="Ask for a new upload link and PUT the CSV to it.",
+        )
+    return key
+
+
+def _refuse(problems: list[str]) -> None:
+    shown = "; ".join(problems[:_PROBLEMS_SHOWN])
+    more = f" (and {len(problems) - _PROBLEMS_SHOWN} more)" if len(problems) > _PROBLEMS_SHOWN else ""
+    raise ValidationFailed(
+        f"The uploaded CSV has invalid rows: {shown}{more}.",
+        field="uploadId",
+        remedy=f"Fix those rows (columns: {CSV_COLUMNS}) and upload again.",
+    )
+
+
 def users_from_upload(org_id: str, upload_id: str, blobs: UploadBlobs) -> list[AudienceUser]:
     """The users in an uploaded CSV; every bad row is reported by line and column, never by value."""
     try:

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from shared.audiences.activation import planned_steps
 from shared.audiences.models import (
+    ActivationError,
+    ActivationProgressView,
+    ActivationStatus,
     AdvertObjectView,
     AdvertView,
     AudienceCreated,
     AudienceView,
     LookalikeView,
+    PlatformObjectView,
     SegmentView,
 )
 from shared.records.audiences import AudienceRecord, LookalikeRecord, PublicationRecord
@@ -39,12 +46,97 @@ def audience_view(record: AudienceRecord) -> AudienceView:
         failure=record.failure,
         advert=advert_view(record.publication),
         segment=SegmentView.model_validate(record.segment.model_dump()) if record.segment else None,
+        activation_url=activation_url(record.audience_id),
     )
 
 
-def audience_created(record: AudienceRecord, message: str) -> AudienceCreated:
-    """The response of docs/service-contract.md §4.3 for ``record``."""
+def activation_url(audience_id: str) -> str:
+    return f"/platform-ads/activations/{audience_id}"
+
+
+def activation_status(record: AudienceRecord) -> ActivationStatus:
+    """Where ``record``'s activation stands (``GET /platform-ads/activations/{audienceId}``)."""
+    activation = record.activation
+    upload = record.upload
+    steps = (activation.steps if activation and activation.steps else None) or planned_steps(record)
+    step = activation.step if activation else ("done" if record.status == "active" else "queued")
+    state = (
+        activation.state
+        if activation
+        else {"active": "succeeded", "failed": "failed"}.get(record.status, "running")
+    )
+    rows_total = upload.total_rows if upload else (activation.rows_total if activation else 0)
+    uploaded = min(rows_total, upload.batches_done * upload.batch_size) if upload else 0
+    batches_done, batches_total = (upload.batches_done, upload.batches_total) if upload else (0, 0)
+    return ActivationStatus(
+        audience_id=record.audience_id,
+        name=record.name,
+        status=record.status,
+        state=state,
+        step=step,
+        steps=list(steps),
+        attempt=activation.attempt if activation else 0,
+        execution_name=activation.execution_name if activation else None,
+        progress=ActivationProgressView(
+            users_total=activation.users_total if activation else record.user_count,
+            rows_total=rows_total,
+            users_uploaded=uploaded,
+            batches_done=batches_done,
+            batches_total=batches_total,
+            percent=_percent(steps, step, state, batches_done, batches_total),
+        ),
+        platform_objects=_platform_objects(record),
+        waiting_for=activation.wait_reason if activation and state == "waiting" else None,
+        waiting_until=activation.waiting_until if activation and state == "waiting" else None,
+        ads_manager_url=activation.ads_manager_url if activation else None,
+        error=ActivationError(**record.failure.model_dump()) if record.failure else None,
+        started_at=activation.started_at if activation else record.created_at,
+        updated_at=record.updated_at,
+        finished_at=activation.finished_at if activation else None,
+    )
+
+
+def _percent(steps: Sequence[str], step: str, state: str, batches_done: int, batches_total: int) -> int:
+    """Each step an equal share, the upload's share filled batch by batch."""
+    if state == "succeeded" or step == "done":
+        return 100
+    if step not in steps:
+        return 0
+    share = 100 / len(steps)
+    done = steps.index(step) * share
+    if step == "upload_batches" and batches_total:
+        done += share * batches_done / batches_total
+    return min(99, int(done))
+
+
+def _platform_objects(record: AudienceRecord) -> list[PlatformObjectView]:
+    found: list[PlatformObjectView] = []
+    if record.platform_custom_audience_id:
+        found.append(
+            PlatformObjectView(
+                kind="custom_audience", platform_id=record.platform_custom_audience_id, state="created"
+            )
+        )
+    if record.lookalike is not None and record.lookalike.platform_audience_id:
+        found.append(
+            PlatformObjectView(
+                kind="lookalike", platform_id=record.lookalike.platform_audience_id, state="created"
+            )
+        )
+    if record.publication is not None:
+        found.extend(
+            PlatformObjectView(kind=o.kind, platform_id=o.platform_id, state=o.state)
+            for o in record.publication.objects
+            if o.state != "planned"
+        )
+    return found
+
+
+def audience_created(record: AudienceRecord, message: str, *, background: bool = False) -> AudienceCreated:
+    """The response of docs/service-contract.md §4.3 for ``record``; ``background``: the upload goes
+    on in the state machine (answered 202 with where to watch it)."""
     return AudienceCreated(
+        activation_url=activation_url(record.audience_id) if background else None,
         success=True,
         audience_id=record.audience_id,
         platform_custom_audience_id=record.platform_custom_audience_id,

@@ -94,6 +94,7 @@ class GraphClient:
         self._clock = clock
         self._owns_http = http is None
         self._http = http or httpx.Client(transport=transport, timeout=timeout_seconds)
+        self._wait_limit: Callable[[], float] | None = None
         self._set_token(access_token)
 
     @classmethod
@@ -128,6 +129,17 @@ class GraphClient:
         clone._owns_http = False
         clone._set_token(access_token)
         return clone
+
+    def limit_waits(self, seconds: Callable[[], float]) -> GraphClient:
+        """This client, never sleeping longer than ``seconds()`` (read before each wait): a longer wait
+        is raised as ``PlatformThrottled`` with the wait, so a function never sleeps past its own
+        remaining time, and a state machine task hands throttling to a ``Wait`` state."""
+        self._wait_limit = seconds
+        return self
+
+    def _max_wait(self) -> float:
+        limit = self._policy.max_wait_seconds
+        return limit if self._wait_limit is None else max(0.0, min(limit, self._wait_limit()))
 
     @property
     def app_access_token(self) -> str:
@@ -241,7 +253,7 @@ class GraphClient:
             if attempt >= self._policy.max_retries or not should_retry_error(detail, idempotent=idempotent):
                 raise self._final_error(detail, usage)
             wait = self._policy.error_wait(attempt, self._jitter(), detail, usage)
-            if wait > self._policy.max_wait_seconds:
+            if wait > self._max_wait():
                 raise self._throttled(detail, wait)
             self._schedule_retry(method, url, attempt, wait, detail)
             attempt += 1
@@ -273,7 +285,7 @@ class GraphClient:
         pause, self._pending_pause = self._pending_pause, 0.0
         if pause <= 0:
             return
-        if pause > self._policy.max_wait_seconds:
+        if pause > self._max_wait():
             # Nothing was sent for this call yet, so the caller can safely retry it after the wait.
             raise self._throttled(None, pause)
         self._sleep(pause)

@@ -156,11 +156,27 @@ class PublishingService:
         record, _ = self._start(org_id, audience_id, request, idempotency_key)
         return _view(record.audience_id, _started(record), "Publication started.")
 
+    def start_for_activation(self, org_id: str, audience_id: str, request: dict[str, object]) -> None:
+        """``start`` for the activation state machine's ``PublishAdvert`` step: the audience is not
+        marked active yet (that is the activation's last step), but its platform objects exist."""
+        parsed = PublishAdvertRequest.model_validate(request)
+        self._start(org_id, audience_id, parsed, f"activation-{audience_id}", activating=True)
+
+    def campaign_link(self, org_id: str, audience_id: str) -> str:
+        """Generate campaign for the activation state machine: the ads manager link's address."""
+        return self.ads_manager_link(org_id, audience_id, activating=True).url
+
     def _start(
-        self, org_id: str, audience_id: str, request: PublishAdvertRequest, idempotency_key: str | None
+        self,
+        org_id: str,
+        audience_id: str,
+        request: PublishAdvertRequest,
+        idempotency_key: str | None,
+        *,
+        activating: bool = False,
     ) -> tuple[AudienceRecord, bool]:
         """The audience with its publication recorded, and whether that was done by an earlier request."""
-        record = self._require_active(org_id, audience_id)
+        record = self._require_active(org_id, audience_id, activating=activating)
         existing = record.publication
         if existing is not None and existing.state == "failed":
             existing = self._retry_rollback(record, existing)
@@ -522,11 +538,11 @@ class PublishingService:
 
     # --- Generate campaign with audience -------------------------------------------------------
 
-    def ads_manager_link(self, org_id: str, audience_id: str) -> AdsManagerLink:
+    def ads_manager_link(self, org_id: str, audience_id: str, *, activating: bool = False) -> AdsManagerLink:
         """A link to the platform's ads manager on the audience's ad account with the audience (and
         for prospecting its lookalike) selected, to build the ad there. Creates nothing, so it works
         while the service's application is in development mode."""
-        record = self._require_active(org_id, audience_id)
+        record = self._require_active(org_id, audience_id, activating=activating)
         ids = [record.platform_custom_audience_id or ""]
         if record.lookalike is not None and record.lookalike.platform_audience_id:
             ids.append(record.lookalike.platform_audience_id)
@@ -551,9 +567,15 @@ class PublishingService:
             )
         return record
 
-    def _require_active(self, org_id: str, audience_id: str) -> AudienceRecord:
+    def _require_active(self, org_id: str, audience_id: str, *, activating: bool = False) -> AudienceRecord:
+        """The audience, active; or (``activating``) at its activation's publishing step."""
         record = self._require(org_id, audience_id)
-        if record.status != "active" or record.platform_custom_audience_id is None:
+        at_step = (
+            activating
+            and record.activation is not None
+            and record.activation.step in ("publish_advert", "generate_campaign")
+        )
+        if (record.status != "active" and not at_step) or record.platform_custom_audience_id is None:
             raise PreconditionFailed(
                 f"Audience {audience_id} is {record.status}; an advert needs an active audience.",
                 remedy="Wait for the audience's activation to finish (or retry it), then publish.",

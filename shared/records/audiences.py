@@ -31,9 +31,14 @@ class UploadProgress(BaseModel):
 
 
 class FailureRecord(BaseModel):
+    """A failure as the user sees it. ``code`` is the service's error code (``shared.errors``), the
+    same string a failed activation step reports to Step Functions as its ``errorType``."""
+
     code: str
     message: str
     remedy: str | None = None
+    # The activation step that failed (``ActivationStep``), when it was one.
+    step: str | None = None
 
 
 AdObjectKind = Literal["campaign", "adset", "adcreative", "ad"]
@@ -92,6 +97,57 @@ class SegmentProvenance(BaseModel):
     users_without_customer_row: int
 
 
+# The activation pipeline's steps, in order; each is one state of statemachine/activation.asl.json.
+ActivationStep = Literal[
+    "queued",
+    "select_users",
+    "normalise_and_hash",
+    "create_custom_audience",
+    "upload_batches",
+    "wait_for_seed",
+    "create_lookalike",
+    "publish_advert",
+    "generate_campaign",
+    "mark_active",
+    "done",
+]
+# running: a step is working; waiting: a Wait state (throttled, seed processing, another worker);
+# succeeded / failed: the attempt ended.
+ActivationState = Literal["running", "waiting", "succeeded", "failed"]
+
+
+class WorkerLease(BaseModel):
+    """Who may advance the audience until when (conditional writes claim it): an execution's name,
+    or a synchronous request's id. Only the holder writes the audience's progress."""
+
+    owner: str
+    until: datetime
+
+
+class ActivationRecord(BaseModel):
+    """One audience's activation: the attempt in progress, where it stands, and what it was asked
+    to do after the audience exists (publish an advert, or generate the campaign link)."""
+
+    attempt: int = 1
+    execution_name: str | None = None
+    state: ActivationState = "running"
+    step: ActivationStep = "queued"
+    steps: list[ActivationStep] = Field(default_factory=list)
+    users_total: int = 0
+    # The selected users (CSV) and the stored batches of hashed rows (``<prefix>/<batch_seq>.json``).
+    users_key: str | None = None
+    rows_total: int = 0
+    batch_keys_prefix: str | None = None
+    wait_reason: str | None = None
+    waiting_until: datetime | None = None
+    publish: dict[str, Any] | None = None
+    generate_campaign: bool = False
+    ads_manager_url: str | None = None
+    started_at: datetime
+    updated_at: datetime
+    finished_at: datetime | None = None
+
+
 class AudienceRecord(BaseModel):
     org_id: str
     audience_id: str
@@ -117,3 +173,8 @@ class AudienceRecord(BaseModel):
     publication: PublicationRecord | None = None
     # Set when the users came from a segment (model, product, rule) instead of a list.
     segment: SegmentProvenance | None = None
+    # The hash of the request that made it (``shared.audiences.requests.request_digest``): a reused
+    # Idempotency-Key with another body is refused on every route.
+    request_sha256: str | None = None
+    activation: ActivationRecord | None = None
+    lease: WorkerLease | None = None

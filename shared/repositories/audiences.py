@@ -1,13 +1,21 @@
 """Audience records in DynamoDB (``ORG#<org>`` / ``AUDIENCE#<id>``), plus a pointer item per
-idempotency key so a retried request finds the audience it already started."""
+idempotency key so a retried request finds the audience it already started.
+
+Claims are conditional writes: the key's pointer (with the request's hash) is written only if absent;
+the audience item only if absent (``create``); its worker lease (``lease``: owner, until) only if
+free, expired or already the caller's; an activation attempt only if it follows the one recorded
+(``begin_attempt``); and a worker's progress only while it holds the lease (``save_leased``).
+"""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
 
-from shared.records.audiences import AudienceRecord
+from shared.clock import iso
+from shared.records.audiences import AudienceRecord, WorkerLease
 from shared.repositories.items import from_item, query_all, to_item
 
 if TYPE_CHECKING:
@@ -37,17 +45,122 @@ class DynamoAudienceStore:
             return False
         return True
 
-    def claim_key(self, org_id: str, idempotency_key: str, audience_id: str) -> str:
-        """Bind ``idempotency_key`` to ``audience_id`` unless it is bound already; returns the bound id."""
+    def claim_key(
+        self, org_id: str, idempotency_key: str, audience_id: str, request_sha256: str | None = None
+    ) -> tuple[str, str | None]:
+        """Bind ``idempotency_key`` to ``audience_id`` (and the request's hash) unless it is bound
+        already; returns the bound audience id and the hash it was bound with."""
         key = {"pk": f"ORG#{org_id}", "sk": f"AUDIENCEKEY#{idempotency_key}"}
+        item: dict[str, Any] = {**key, "audience_id": audience_id}
+        if request_sha256:
+            item["request_sha256"] = request_sha256
+        try:
+            self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            found = self._table.get_item(Key=key, ConsistentRead=True)["Item"]
+            digest = found.get("request_sha256")
+            return str(found["audience_id"]), str(digest) if digest else None
+        return audience_id, request_sha256
+
+    def create(self, record: AudienceRecord) -> bool:
+        """Write a new audience; False when one with its id exists already (another request made it)."""
         try:
             self._table.put_item(
-                Item={**key, "audience_id": audience_id}, ConditionExpression="attribute_not_exists(pk)"
+                Item={**_key(record.org_id, record.audience_id), **to_item(record.model_dump())},
+                ConditionExpression="attribute_not_exists(pk)",
             )
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:
-            item = self._table.get_item(Key=key, ConsistentRead=True)["Item"]
-            return str(item["audience_id"])
-        return audience_id
+            return False
+        return True
+
+    def acquire_lease(self, org_id: str, audience_id: str, lease: WorkerLease, now: datetime) -> bool:
+        """Take the audience's worker lease if it is free, has expired, or is ``lease.owner``'s."""
+        try:
+            self._table.update_item(
+                Key=_key(org_id, audience_id),
+                UpdateExpression="SET lease = :lease",
+                ConditionExpression="attribute_exists(pk) AND (attribute_not_exists(lease) "
+                "OR lease.#until < :now OR lease.#owner = :owner)",
+                ExpressionAttributeNames={"#until": "until", "#owner": "owner"},
+                ExpressionAttributeValues={
+                    ":lease": to_item(lease.model_dump()),
+                    ":now": iso(now),
+                    ":owner": lease.owner,
+                },
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def release_lease(self, org_id: str, audience_id: str, owner: str) -> None:
+        """Give the lease up if ``owner`` still holds it."""
+        try:
+            self._table.update_item(
+                Key=_key(org_id, audience_id),
+                UpdateExpression="REMOVE lease",
+                ConditionExpression="lease.#owner = :owner",
+                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={":owner": owner},
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return
+
+    def transfer_lease(self, org_id: str, audience_id: str, owner: str, lease: WorkerLease) -> bool:
+        """Hand the lease from ``owner`` to ``lease.owner`` (a request handing over to an execution)."""
+        try:
+            self._table.update_item(
+                Key=_key(org_id, audience_id),
+                UpdateExpression="SET lease = :lease",
+                ConditionExpression="lease.#owner = :owner",
+                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={":lease": to_item(lease.model_dump()), ":owner": owner},
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def save_leased(self, record: AudienceRecord, owner: str) -> bool:
+        """Save ``record`` only while ``owner`` holds its lease; False when someone else took it."""
+        try:
+            self._table.put_item(
+                Item={**_key(record.org_id, record.audience_id), **to_item(record.model_dump())},
+                ConditionExpression="lease.#owner = :owner",
+                ExpressionAttributeNames={"#owner": "owner"},
+                ExpressionAttributeValues={":owner": owner},
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def begin_attempt(self, record: AudienceRecord, previous_attempt: int | None) -> bool:
+        """Record ``record.activation`` (a new attempt) unless another attempt than
+        ``previous_attempt`` (None: none yet) was recorded meanwhile; the record's status and
+        failure are written with it, the lease is left as it is."""
+        assert record.activation is not None
+        condition = (
+            "attribute_not_exists(activation)"
+            if previous_attempt is None
+            else "activation.attempt = :previous"
+        )
+        values: dict[str, Any] = {
+            ":activation": to_item(record.activation.model_dump()),
+            ":status": record.status,
+            ":updated": iso(record.updated_at),
+        }
+        if previous_attempt is not None:
+            values[":previous"] = previous_attempt
+        try:
+            self._table.update_item(
+                Key=_key(record.org_id, record.audience_id),
+                UpdateExpression="SET activation = :activation, #status = :status, updated_at = :updated "
+                "REMOVE failure",
+                ConditionExpression=f"attribute_exists(pk) AND ({condition})",
+                ExpressionAttributeNames={"#status": "status"},
+                ExpressionAttributeValues=values,
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
 
     def get(self, org_id: str, audience_id: str) -> AudienceRecord | None:
         item = self._table.get_item(
@@ -65,6 +178,10 @@ class DynamoAudienceStore:
             self._table.delete_item(
                 Key={"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCEKEY#{record.idempotency_key}"}
             )
+
+
+def _key(org_id: str, audience_id: str) -> dict[str, str]:
+    return {"pk": f"ORG#{org_id}", "sk": f"AUDIENCE#{audience_id}"}
 
 
 def _to_record(item: dict[str, Any]) -> AudienceRecord:

@@ -55,7 +55,7 @@ def test_an_activation_runs_to_active_in_the_state_machine(
     members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
     assert sum(len(group["rows"]) for group in members) == 25_000
     names = {e["name"]: e["status"] for e in executions(stack)}
-    assert names[accepted["audienceId"]] == "SUCCEEDED"
+    assert names[f"{accepted['audienceId']}-1"] == "SUCCEEDED"
 
 
 def test_throttling_becomes_a_wait_state_not_a_failure(
@@ -79,12 +79,12 @@ def test_throttling_becomes_a_wait_state_not_a_failure(
     ).json()
     # Then: the execution went through the Wait state and still activated the audience
     wait_for(stack, org, accepted["audienceId"], "active")
-    [execution] = [e for e in executions(stack) if e["name"] == accepted["audienceId"]]
+    [execution] = [e for e in executions(stack) if e["name"] == f"{accepted['audienceId']}-1"]
     history = stack.client("stepfunctions").get_execution_history(executionArn=execution["executionArn"])
     entered = [
         e["stateEnteredEventDetails"]["name"] for e in history["events"] if "stateEnteredEventDetails" in e
     ]
-    assert "WaitForPlatform" in entered
+    assert "WaitForThrottle" in entered
 
 
 def test_a_repeated_start_with_the_same_key_starts_one_execution(
@@ -98,7 +98,7 @@ def test_a_repeated_start_with_the_same_key_starts_one_execution(
         "/platform-ads/activations", json={"name": "Once", "users": users(5)}, headers=headers
     ).json()
     assert first["audienceId"] == second["audienceId"]
-    assert [e["name"] for e in executions(stack)].count(first["audienceId"]) == 1
+    assert [e["name"] for e in executions(stack)].count(f"{first['audienceId']}-1") == 1
 
 
 def test_a_platform_refusal_fails_the_activation_with_its_remedy(
@@ -114,7 +114,7 @@ def test_a_platform_refusal_fails_the_activation_with_its_remedy(
         ).json()
         # Then
         failed = wait_for(stack, org, accepted["audienceId"], "failed")
-        assert failed["failure"]["code"] == "CustomAudienceTermsNotAccepted"
+        assert failed["failure"]["code"] == "platform_terms_not_accepted"
         assert "Custom Audience terms not accepted" in failed["failure"]["message"]
         assert "Accept the platform's Custom Audience terms" in failed["failure"]["remedy"]
         record = wiring.audience_store().get(org.org_id, accepted["audienceId"])

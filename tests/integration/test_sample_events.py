@@ -201,6 +201,7 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "sync_data_source": with_files_to_sync,
     "targeting_preview": with_a_trained_data_source,
     "ads_manager_link": with_an_audience,
+    "get_activation": with_an_audience,
     "delete_advert": with_an_advert,
     "audience_snapshot": with_an_audience,
     "delete_audience": with_an_audience,
@@ -225,8 +226,8 @@ def direct(name: str) -> Callable[[Callable[[Any], None]], Callable[[Any], None]
 
 @direct("activation_step")
 def _activated(result: Any) -> None:
-    # The sample's list fits in one batch, so one step creates the audience, uploads and finishes.
-    assert result == {"status": "active", "wait_seconds": 0, "batches_done": 1, "batches_total": 1}
+    # The sample's step selects the accepted activation's users (the state machine's SelectUsers).
+    assert result == {"outcome": "done", "next": None, "wait_seconds": 0, "batches_sent": 0}
 
 
 @direct("data_source_sync_job")
@@ -249,7 +250,9 @@ def _validated(result: Any) -> None:
 
 
 # Routes documenting more than one success: the one the sample asks for.
-SUCCESS_OF_SAMPLE = {"publish_advert": 200}  # the sample is a dry run (201 creates the advert)
+# the publish sample is a dry run (201 creates the advert); the create sample fits in its request (202:
+# the upload continues in the state machine)
+SUCCESS_OF_SAMPLE = {"publish_advert": 200, "create_audience": 201}
 
 
 def documented_success(route_key: str, sample_name: str) -> tuple[int, dict[str, Any] | None]:

@@ -98,9 +98,10 @@ def test_an_activation_accepts_a_segment_and_runs_in_the_background(
         "/platform-ads/activations", json={"name": "Top 100", "segment": segment}, headers=org.headers
     )
 
-    # Then: accepted at once with the segment's provenance, and activated by the state machine
+    # Then: accepted at once, and activated by the state machine, whose SelectUsers step scored the
+    # segment and recorded its provenance
     assert started.status_code == 202, started.text
-    assert started.json()["segment"]["datasetVersion"] == version
-    assert started.json()["segment"]["usersSelected"] == 100
     active = wait_for(stack, org, started.json()["audienceId"], "active")
+    assert active["segment"]["datasetVersion"] == version
+    assert active["segment"]["usersSelected"] == 100
     assert 0 < active["userCount"] <= 100

@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.audiences.activation import StepFailed, StepResult, Worker
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
 from shared.audiences.service import AudienceService
@@ -25,7 +26,7 @@ from shared.platform.errors import (
     ReconnectRequired,
     build_error,
 )
-from shared.records.audiences import AudienceRecord
+from shared.records.audiences import AudienceRecord, WorkerLease
 from shared.records.connections import Connection
 from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
 
@@ -40,6 +41,7 @@ class MemoryAudiences:
     def __init__(self) -> None:
         self.items: dict[tuple[str, str], AudienceRecord] = {}
         self.keys: dict[tuple[str, str], str] = {}
+        self.digests: dict[tuple[str, str], str | None] = {}
         self.after_put: Callable[[AudienceRecord], None] = lambda record: None
 
     def put(self, record: AudienceRecord) -> None:
@@ -58,8 +60,56 @@ class MemoryAudiences:
         if record.idempotency_key:
             self.keys.pop((record.org_id, record.idempotency_key), None)
 
-    def claim_key(self, org_id: str, idempotency_key: str, audience_id: str) -> str:
-        return self.keys.setdefault((org_id, idempotency_key), audience_id)
+    def claim_key(
+        self, org_id: str, idempotency_key: str, audience_id: str, request_sha256: str | None = None
+    ) -> tuple[str, str | None]:
+        bound = self.keys.setdefault((org_id, idempotency_key), audience_id)
+        self.digests.setdefault((org_id, idempotency_key), request_sha256)
+        return bound, self.digests[(org_id, idempotency_key)]
+
+    def create(self, record: AudienceRecord) -> bool:
+        if (record.org_id, record.audience_id) in self.items:
+            return False
+        self.put(record)
+        return True
+
+    # The lease and the attempt: the conditions DynamoAudienceStore writes with.
+    def acquire_lease(self, org_id: str, audience_id: str, lease: WorkerLease, now: datetime) -> bool:
+        record = self.items[(org_id, audience_id)]
+        held = record.lease
+        if held is not None and held.until >= now and held.owner != lease.owner:
+            return False
+        record.lease = lease.model_copy()
+        return True
+
+    def release_lease(self, org_id: str, audience_id: str, owner: str) -> None:
+        record = self.items[(org_id, audience_id)]
+        if record.lease is not None and record.lease.owner == owner:
+            record.lease = None
+
+    def transfer_lease(self, org_id: str, audience_id: str, owner: str, lease: WorkerLease) -> bool:
+        record = self.items[(org_id, audience_id)]
+        if record.lease is None or record.lease.owner != owner:
+            return False
+        record.lease = lease.model_copy()
+        return True
+
+    def save_leased(self, record: AudienceRecord, owner: str) -> bool:
+        stored = self.items[(record.org_id, record.audience_id)]
+        if stored.lease is None or stored.lease.owner != owner:
+            return False
+        self.put(record)
+        return True
+
+    def begin_attempt(self, record: AudienceRecord, previous_attempt: int | None) -> bool:
+        stored = self.items[(record.org_id, record.audience_id)]
+        recorded = stored.activation.attempt if stored.activation else None
+        if recorded != previous_attempt:
+            return False
+        stored.activation = record.activation.model_copy(deep=True) if record.activation else None
+        stored.status = record.status
+        stored.failure = None
+        return True
 
 
 class MemoryBlobs:
@@ -91,14 +141,19 @@ class SandboxConnections:
     """``PlatformConnections``: the organization's active connection, a marketer's sandbox token."""
 
     def __init__(self, platform: SandboxPlatform) -> None:
-        self.graph = platform.graph(platform.user_token())
+        self.token = platform.user_token()
+        self.platform = platform
+        self.graph = platform.graph(self.token)
         self.refusal: Exception | None = None
         self.usage_recorded_for: list[str] = []
 
     def client_for(self, org_id: str) -> tuple[Connection, GraphClient]:
         if self.refusal is not None:
             raise self.refusal
-        return Connection(org_id=org_id, status="active", ad_account_id=AD_ACCOUNT_ID), self.graph
+        # A client per use, as each function invocation gets one (nothing carried between steps).
+        return Connection(org_id=org_id, status="active", ad_account_id=AD_ACCOUNT_ID), self.platform.graph(
+            self.token
+        )
 
     def record_usage(self, org_id: str, graph: GraphClient) -> None:
         self.usage_recorded_for.append(org_id)
@@ -195,8 +250,8 @@ def test_an_audience_is_uploaded_in_batches_of_one_session_and_becomes_active(
     assert stored is not None
     assert stored.upload is not None
     assert (stored.status, stored.upload.batches_done, stored.upload.batches_total) == ("active", 3, 3)
-    assert {stored.source_key, stored.snapshot_key} == set(blobs.objects)
-    assert connections.usage_recorded_for == [ORG]
+    assert {stored.source_key, stored.snapshot_key} <= set(blobs.objects)
+    assert set(connections.usage_recorded_for) == {ORG}
 
 
 def test_a_refused_batch_fails_the_audience_with_the_platforms_reason_and_keeps_what_was_acknowledged(
@@ -340,73 +395,131 @@ def test_an_uploaded_csv_is_used_in_place_of_users(service: AudienceService, blo
 # --- activation (the state machine's steps) --------------------------------------------------------
 
 
+class Executions:
+    """``ExecutionStarter``: the executions started (name, input); none of them is running."""
+
+    def __init__(self) -> None:
+        self.started: list[tuple[str, dict[str, str]]] = []
+
+    def __call__(self, name: str, payload: dict[str, str]) -> None:
+        self.started.append((name, payload))
+
+    def running(self, name: str) -> bool:
+        return False
+
+
+def execution_worker(name: str) -> Worker:
+    """A state machine task of execution ``name`` with minutes to go."""
+    return Worker(owner=name, seconds_left=lambda: 300.0)
+
+
+def run_steps(service: AudienceService, audience_id: str, worker: Worker, *steps: str) -> list[StepResult]:
+    return [service.pipeline.run(step, ORG, audience_id, worker) for step in steps]
+
+
 def test_activation_sends_at_most_the_given_batches_per_step_and_resumes_where_it_stopped(
     service: AudienceService, platform: SandboxPlatform
 ) -> None:
-    # Given an accepted activation of 25 users in batches of 10
-    started: list[tuple[str, dict[str, str]]] = []
-    accepted = service.start_activation(
-        ORG, request(25), None, lambda name, payload: started.append((name, payload))
-    )
-    assert started == [(accepted.audience_id, {"org_id": ORG, "audience_id": accepted.audience_id})]
+    # Given an accepted activation of 25 users in batches of 10, one batch per step
+    executions = Executions()
+    accepted = service.start_activation(ORG, request(25), None, executions)
+    name = f"{accepted.audience_id}-1"
+    assert executions.started == [(name, {"org_id": ORG, "audience_id": accepted.audience_id})]
     assert accepted.status == "creating"
+    service.max_batches_per_step = 1
+    worker = execution_worker(name)
+    run_steps(service, accepted.audience_id, worker, "claim", "select_users", "normalise_and_hash")
+    run_steps(service, accepted.audience_id, worker, "create_custom_audience")
 
-    # When the state machine runs one batch per step
-    steps = [service.advance(ORG, accepted.audience_id, max_batches=1) for _ in range(3)]
+    # When the state machine runs the upload step three times
+    steps = run_steps(service, accepted.audience_id, worker, *["upload_batches"] * 3)
 
-    # Then each step sends the next batch and the last one finishes the audience
-    assert [(s.status, s.batches_done, s.batches_total) for s in steps] == [
-        ("uploading", 1, 3),
-        ("uploading", 2, 3),
-        ("active", 3, 3),
-    ]
+    # Then each step sends the next batch and the last one says all are sent
+    assert [(s.outcome, s.batches_sent) for s in steps] == [("more", 1), ("more", 1), ("done", 1)]
     assert [seq for _, seq in platform.upload_sessions()] == [1, 2, 3]
-    [view] = service.list(ORG).audiences
-    assert (view.status, view.user_count, view.progress) == (
-        "active",
+    status = service.activation_status(ORG, accepted.audience_id)
+    assert (status.step, status.progress.batches_done, status.progress.users_uploaded) == (
+        "upload_batches",
+        3,
         25,
-        {"batchesDone": 3, "batchesTotal": 3, "received": 25, "invalid": 0},
     )
 
 
-def test_a_throttled_step_waits_as_long_as_the_platform_asks_then_continues(
+def test_a_throttled_upload_step_asks_the_state_machine_to_wait_as_long_as_the_platform_asks(
     service: AudienceService, platform: SandboxPlatform
 ) -> None:
-    # Given an activation whose uploads are throttled for 5 minutes, beyond the client's retry
-    accepted = service.start_activation(ORG, request(15), None, lambda name, payload: None)
-    platform.fault(kind="throttle", method="POST", path="/users$", code=80003, regain_minutes=5, count=2)
+    # Given an activation whose uploads are throttled for 5 minutes, beyond what a task may sleep
+    executions = Executions()
+    accepted = service.start_activation(ORG, request(15), None, executions)
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim", "select_users", "normalise_and_hash")
+    run_steps(service, accepted.audience_id, worker, "create_custom_audience")
+    platform.fault(kind="throttle", method="POST", path="/users$", code=80003, regain_minutes=5)
+
+    # When the step runs, the state machine waits as asked, and the step runs again
+    [waiting] = run_steps(service, accepted.audience_id, worker, "upload_batches")
+    platform.admin("POST", "/clock", {"seconds": waiting.wait_seconds})
+    [done] = run_steps(service, accepted.audience_id, worker, "upload_batches")
+
+    # Then the first step returns the wait for WaitForThrottle, without failing; the next finishes
+    assert (waiting.outcome, waiting.wait_seconds, waiting.batches_sent) == ("throttled", 300, 0)
+    assert (done.outcome, done.batches_sent) == ("done", 2)
+    status = service.activation_status(ORG, accepted.audience_id)
+    assert status.progress.batches_done == 2
+
+
+def test_a_failing_step_records_code_message_remedy_and_step_then_raises_the_code(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given an ad account whose Custom Audience terms were never accepted
+    executions = Executions()
+    accepted = service.start_activation(ORG, request(5), None, executions)
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim", "select_users", "normalise_and_hash")
+    platform.fault(kind="error", method="POST", path="/customaudiences$", code=200, subcode=1870090)
 
     # When
-    waiting = service.advance(ORG, accepted.audience_id, max_batches=5)
-    done = service.advance(ORG, accepted.audience_id, max_batches=5)
+    with pytest.raises(StepFailed) as raised:
+        service.pipeline.run("create_custom_audience", ORG, accepted.audience_id, worker)
 
-    # Then the first step asks the state machine to wait, without failing, and the next one finishes
-    assert (waiting.status, waiting.wait_seconds, waiting.batches_done) == ("waiting", 300, 0)
-    assert (done.status, done.batches_done, done.batches_total) == ("active", 2, 2)
+    # Then Lambda would report errorType = the code, and the audience already holds the failure
+    assert type(raised.value).__name__ == "platform_terms_not_accepted"
+    failure = service.activation_status(ORG, accepted.audience_id).error
+    assert failure is not None
+    assert (failure.code, failure.step) == ("platform_terms_not_accepted", "create_custom_audience")
+    assert failure.remedy
+    assert "terms" in failure.remedy
 
 
-def test_a_failed_activation_shows_the_message_and_remedy_the_state_machine_caught(
+def test_record_failure_keeps_what_the_step_recorded_and_records_a_crash_it_could_not(
     service: AudienceService,
 ) -> None:
-    # Given an accepted activation
-    accepted = service.start_activation(ORG, request(5), None, lambda name, payload: None)
-    cause = json.dumps({"errorMessage": "Custom Audience terms not accepted.", "remedy": "Accept the terms."})
+    # Given an activation whose worker was killed during the upload (nothing recorded by the step)
+    executions = Executions()
+    accepted = service.start_activation(ORG, request(5), None, executions)
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim", "select_users")
+    cause = json.dumps({"errorType": "Runtime.ExitError", "errorMessage": "Runtime exited: signal: killed"})
 
-    # When the state machine reports the error it caught
-    service.record_failure(ORG, accepted.audience_id, "CustomAudienceTermsNotAccepted", cause)
+    # When RecordFailure gets what Step Functions caught
+    service.pipeline.record_failure(ORG, accepted.audience_id, worker, "Runtime.ExitError", cause)
 
-    # Then
-    [view] = service.list(ORG).audiences
-    assert view.status == "failed"
-    assert view.failure is not None
-    assert (view.failure.code, view.failure.message, view.failure.remedy) == (
-        "CustomAudienceTermsNotAccepted",
-        "Custom Audience terms not accepted.",
-        "Accept the terms.",
+    # Then the attempt failed with that error and the remedy to retry; the lease is given up
+    status = service.activation_status(ORG, accepted.audience_id)
+    assert (status.status, status.state) == ("failed", "failed")
+    assert status.error is not None
+    assert (status.error.code, status.error.message) == (
+        "Runtime.ExitError",
+        "Runtime exited: signal: killed",
     )
+    assert status.error.remedy is not None
+    assert "Retry" in status.error.remedy
+    stored = service.audiences.get(ORG, accepted.audience_id)
+    assert stored is not None
+    assert stored.lease is None
 
 
-def test_a_step_on_an_active_audience_changes_nothing(
+def test_claiming_an_active_audience_changes_nothing(
     service: AudienceService, platform: SandboxPlatform
 ) -> None:
     # Given an active audience
@@ -414,10 +527,10 @@ def test_a_step_on_an_active_audience_changes_nothing(
     platform.forget_calls()
 
     # When
-    progress = service.advance(ORG, created.audience_id, max_batches=1)
+    [claimed] = run_steps(service, created.audience_id, execution_worker("late-1"), "claim")
 
     # Then
-    assert progress.status == "active"
+    assert claimed.outcome == "active"
     assert platform.calls() == []
 
 
