@@ -71,6 +71,9 @@ WARM_ROUNDS = 5
 WARM_CALLS_PER_ROUND = 600
 WARM_TARGET_MS = 2.0
 PHASES = ("startup", "imports", "fetch", "load", "predict")
+# Settings template.yaml's Globals give every function, beyond the names and Powertools settings the
+# child environment carries (checked against the template when the benchmark runs).
+FUNCTION_ENV = {"PYDANTIC_DISABLE_PLUGINS": "__all__"}
 
 
 @dataclass(frozen=True)
@@ -202,6 +205,15 @@ def _child_env(model: _Model, endpoint: str) -> dict[str, str]:
     }
 
 
+def _check_function_env() -> None:
+    from local.template import load_template
+
+    variables = load_template()["Globals"]["Function"]["Environment"]["Variables"]
+    different = {name for name, value in FUNCTION_ENV.items() if variables.get(name) != value}
+    if different:
+        raise RuntimeError(f"template.yaml's Globals no longer set {sorted(different)} as the benchmark does")
+
+
 def _cold_process(mode: str, env: dict[str, str]) -> tuple[float, dict[str, float]]:
     """Wall seconds of one fresh process (spawn to exit) and its own phase split."""
     started = time.perf_counter()
@@ -264,7 +276,11 @@ def _cold_rows(model: _Model) -> list[BenchRow]:
     million_objects, million_env, size_rows = _million(model)
     with _moto_s3(model.blobs | million_objects) as endpoint:
         base = _child_env(model, endpoint)
-        envs = dict.fromkeys(MODES, base) | {"service_1m": base | million_env}
+        # The service processes get the function's own settings from template.yaml's Globals; the naive
+        # function and the floor are plain functions without them.
+        _check_function_env()
+        service = base | FUNCTION_ENV
+        envs = dict.fromkeys(MODES, base) | {"service": service, "service_1m": service | million_env}
         # One discarded round: bytecode caches and the page cache, not what a Lambda cold start pays.
         for mode in MODES:
             _cold_process(mode, envs[mode])

@@ -7,11 +7,13 @@ functions never load them. ``AWS_ENDPOINT_URL`` points every client at moto loca
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Literal, overload
 
 import botocore.session
 from botocore.client import BaseClient
 from botocore.config import Config
+from botocore.loaders import Loader
 
 from shared.settings import Settings
 
@@ -75,9 +77,61 @@ def _config(service: str, settings: Settings) -> Config:
     return _S3_CONFIG if settings.aws_endpoint_url is None else _S3_CUSTOM_ENDPOINT_CONFIG
 
 
+# The services this code builds clients for (``client``'s overloads), and those botocore's credential
+# providers may build one for (assumed roles, SSO) outside Lambda.
+SERVICES: tuple[str, ...] = (
+    "dynamodb",
+    "kms",
+    "s3",
+    "secretsmanager",
+    "stepfunctions",
+    "sts",
+    "sso",
+    "sso-oidc",
+)
+
+
+class KnownServicesLoader(Loader):
+    """botocore's data loader, told which services exist instead of listing every one of them.
+
+    Before loading a service's model, botocore checks the name against every service it ships: it
+    lists its data directory and looks into each of ~420 services' version folders (about 2,700
+    ``stat`` calls, twice per first client: the model and the endpoint rules), a fifth of a cold
+    first client. This loader looks only at ``SERVICES`` and answers the same for them; a client for
+    any other service fails with botocore's ``UnknownServiceError`` naming the known ones.
+    """
+
+    def list_available_services(self, type_name: str) -> list[str]:
+        """The services of ``SERVICES`` having a ``type_name`` file (e.g. ``service-2``), sorted."""
+        found: set[str] = set()
+        for base in self.search_paths:
+            for service in SERVICES:
+                directory = os.path.join(base, service)
+                if service in found or not os.path.isdir(directory):
+                    continue
+                if any(
+                    self.file_loader.exists(os.path.join(directory, version, type_name))
+                    for version in os.listdir(directory)
+                ):
+                    found.add(service)
+        return sorted(found)
+
+
 def session() -> botocore.session.Session:
-    """A botocore session (credentials chain, loaded service data); ``shared.wiring`` keeps one."""
-    return botocore.session.get_session()
+    """A botocore session (credentials chain, loaded service data); ``shared.wiring`` keeps one.
+
+    Its data loader is a :class:`KnownServicesLoader` on the same search path as botocore's own
+    (``AWS_DATA_PATH`` first, then the models botocore ships).
+    """
+    built = botocore.session.get_session()
+    data_path = built.get_config_variable("data_path")
+    extra = (
+        [os.path.expanduser(os.path.expandvars(path)) for path in data_path.split(os.pathsep)]
+        if data_path
+        else None
+    )
+    built.register_component("data_loader", KnownServicesLoader(extra_search_paths=extra))
+    return built
 
 
 def dynamodb_resource(settings: Settings) -> DynamoDBServiceResource:
