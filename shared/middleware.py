@@ -14,7 +14,7 @@ from shared import wiring
 from shared.auth.api_keys import extract_key, present_key, verify_key
 from shared.errors import Forbidden
 from shared.observability import logger
-from shared.records.principals import ApiKeyPrincipal, UserPrincipal
+from shared.records.principals import ApiKeyPrincipal, SignedInUser, UserPrincipal
 
 PRINCIPAL = "principal"
 
@@ -57,6 +57,25 @@ def require_user(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -
     logger.append_keys(org_id=org_id, user_id=user_id)
     app.append_context(principal=UserPrincipal(org_id=org_id, user_id=user_id, email=claims.get("email")))
     return next_middleware(app)
+
+
+def require_signed_in(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[str]:
+    """Authenticate a dashboard JWT; the organization is resolved but not required (account closure,
+    whose first step removes the memberships, must still answer the person who asked for it)."""
+    from shared.auth.jwt import bearer_token
+
+    claims = wiring.jwt_verifier().verify(bearer_token(dict(app.current_event.headers)))
+    user_id = str(claims["sub"])
+    org_id = wiring.organization_store().org_of(user_id)
+    logger.append_keys(org_id=org_id, user_id=user_id)
+    app.append_context(principal=SignedInUser(user_id=user_id, org_id=org_id, email=claims.get("email")))
+    return next_middleware(app)
+
+
+def signed_in_user(app: APIGatewayHttpResolver) -> SignedInUser:
+    principal = app.context[PRINCIPAL]
+    assert isinstance(principal, SignedInUser)
+    return principal
 
 
 def api_key_principal(app: APIGatewayHttpResolver) -> ApiKeyPrincipal:

@@ -108,3 +108,12 @@ class DataSourceSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
     data_source_state_machine_arn: Name
+
+
+class ClosureSettings(BaseSettings):
+    """What only the function that starts account closures reads (not a global, for the reason
+    ``ActivationSettings`` gives: the closure state machine's task is a function)."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    closure_state_machine_arn: Name

@@ -19,7 +19,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 from shared import aws
-from shared.settings import ActivationSettings, DataSourceSettings, Settings
+from shared.settings import ActivationSettings, ClosureSettings, DataSourceSettings, Settings
 
 # The platform side (httpx, cryptography, pyjwt, the Graph client) and the idempotency utility are
 # imported inside their factories, so functions that never use them (predict, models) do not pay
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 
     from shared.audiences.service import AudienceService
     from shared.auth.jwt import JwtVerifier
+    from shared.closure.service import ClosureService, Platform
     from shared.connections.lifecycle import ConnectionService
     from shared.datasources.service import DataSourceService
     from shared.platform.client import GraphClient
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
     from shared.repositories.api_keys import DynamoApiKeyStore
     from shared.repositories.audiences import DynamoAudienceStore
     from shared.repositories.blobs import S3BlobStore
+    from shared.repositories.closure import DynamoClosureStore
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
     from shared.repositories.datasources import DynamoDatasetStore
     from shared.repositories.envelope import EnvelopeCipher
@@ -106,6 +108,12 @@ def activation_settings() -> ActivationSettings:
 def data_source_settings() -> DataSourceSettings:
     """The settings only the function that starts data source syncs has."""
     return DataSourceSettings()
+
+
+@collaborator
+def closure_settings() -> ClosureSettings:
+    """The settings only the function that starts account closures has."""
+    return ClosureSettings()
 
 
 @collaborator
@@ -491,3 +499,50 @@ def readiness_service() -> ReadinessService:
         rules=FreshnessRules.from_settings(settings()),
         clock=utc_now,
     )
+
+
+# Account closure
+
+
+@collaborator
+def closure_store() -> DynamoClosureStore:
+    from shared.repositories.closure import DynamoClosureStore
+
+    return DynamoClosureStore(table(settings().main_table))
+
+
+def closure_platform() -> Platform:
+    """What deletes adverts and audiences on the platform (reads the platform secrets)."""
+    from shared.closure.service import Platform
+
+    return Platform(audiences=audience_service(), adverts=publishing_service())
+
+
+def closure_service() -> ClosureService:
+    from shared.clock import utc_now
+    from shared.closure.service import ClosureService
+    from shared.repositories.closure import DynamoOrganizationItems, S3PrefixEraser
+
+    config = settings()
+    return ClosureService(
+        closures=closure_store(),
+        organizations=organization_store(),
+        items=DynamoOrganizationItems(
+            table(config.main_table), table(config.usage_table), table(config.idempotency_table)
+        ),
+        objects={
+            "data": S3PrefixEraser(s3_client(), config.data_bucket),
+            "artifacts": S3PrefixEraser(s3_client(), config.artifacts_bucket),
+        },
+        audiences=audience_store(),
+        connections=connection_store(),
+        platform=closure_platform,
+        clock=utc_now,
+    )
+
+
+def closure_starter() -> StepFunctionsStarter:
+    """Starts the account closure state machine."""
+    from shared.repositories.activations import StepFunctionsStarter
+
+    return StepFunctionsStarter(stepfunctions_client(), closure_settings().closure_state_machine_arn)

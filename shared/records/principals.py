@@ -22,3 +22,12 @@ class UserPrincipal(BaseModel, frozen=True):
     org_id: str
     user_id: str
     email: str | None = None
+
+
+class SignedInUser(BaseModel, frozen=True):
+    """A dashboard user whose JWT is valid, who may no longer belong to an organization (one whose
+    closure removed their membership): only account closure serves them."""
+
+    user_id: str
+    org_id: str | None
+    email: str | None = None

@@ -43,6 +43,13 @@ class DynamoOrganizationStore:
         item = self._table.get_item(Key={"pk": f"USER#{user_id}", "sk": "META"}).get("Item")
         return str(item["org_id"]) if item else None
 
+    def name_of(self, org_id: str) -> str | None:
+        """The organization's name, or None if there is no such organization."""
+        item = self._table.get_item(Key={"pk": f"ORG#{org_id}", "sk": "META"}, ConsistentRead=True).get(
+            "Item"
+        )
+        return str(item["name"]) if item and "name" in item else None
+
     def checkout_template(self, org_id: str) -> str | None:
         """The organization's checkout link template (``{product_id}`` in it), or None."""
         item = self._table.get_item(Key={"pk": f"ORG#{org_id}", "sk": "META"}).get("Item") or {}

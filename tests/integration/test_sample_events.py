@@ -49,6 +49,9 @@ SAMPLE_KEY_ID = "replace0me"
 SAMPLE_CODE = "AQD-example-code"
 SAMPLE_STATE = "nonce.1795312799.signature"
 SAMPLE_SYNC_ID = "20261122T000000Z-0a1b2c3d"
+SAMPLE_ORG_NAME = "Demo Shop"
+SAMPLE_USER_ID = "0c7e5a4e-1f2d-4b8a-9e3c-5d6f7a8b9c0d"
+SAMPLE_CLOSURE_ID = "7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6"
 
 
 def sample(path: Path) -> dict[str, Any]:
@@ -195,8 +198,37 @@ def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Set
     return Setting(replacements)
 
 
+def with_the_organizations_name(env: SampleContext, event: dict[str, Any]) -> Setting:
+    """The connected organization's name, typed to confirm its closure."""
+    name = wiring.organization_store().name_of(env.org.org_id)
+    assert name is not None
+    return Setting({SAMPLE_ORG_NAME: name})
+
+
+def with_an_accepted_closure(env: SampleContext, event: dict[str, Any]) -> Setting:
+    # Accepted as POST /platform-ads/account/closure does, with no execution started, so this step
+    # is the one that deletes.
+    from jwt import decode
+
+    from shared.closure.service import CloseAccountRequest
+
+    user_id = str(
+        decode(env.org.headers["Authorization"].split()[1], options={"verify_signature": False})["sub"]
+    )
+    name = wiring.organization_store().name_of(env.org.org_id)
+    assert name is not None
+    wiring.closure_service().start(
+        user_id, env.org.org_id, CloseAccountRequest(confirm_name=name), lambda *_: None
+    )
+    record = wiring.closure_store().get(user_id)
+    assert record is not None
+    return Setting({SAMPLE_USER_ID: user_id, SAMPLE_CLOSURE_ID: record.closure_id})
+
+
 SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "activation_step": with_an_accepted_activation,
+    "account_closure_step": with_an_accepted_closure,
+    "close_account": with_the_organizations_name,
     "data_source_sync_job": with_a_sync_to_run,
     "sync_data_source": with_files_to_sync,
     "targeting_preview": with_a_trained_data_source,
@@ -228,6 +260,12 @@ def direct(name: str) -> Callable[[Callable[[Any], None]], Callable[[Any], None]
 def _activated(result: Any) -> None:
     # The sample's step selects the accepted activation's users (the state machine's SelectUsers).
     assert result == {"outcome": "done", "next": None, "wait_seconds": 0, "batches_sent": 0}
+
+
+@direct("account_closure_step")
+def _closed(result: Any) -> None:
+    # A new organization has little to delete: one step deletes it all.
+    assert result == {"state": "completed", "phase": "done"}
 
 
 @direct("data_source_sync_job")

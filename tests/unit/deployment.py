@@ -24,6 +24,7 @@ ENVIRONMENT: dict[str, str] = {
     "PLATFORM_REDIRECT_URI": "http://localhost:3001/connect-callback.html",
     "PLATFORM_SECRETS_ARN": "service/platform",
     "ACTIVATION_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:123456789012:stateMachine:activation",
+    "CLOSURE_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:123456789012:stateMachine:closure",
     "DATA_SOURCE_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:123456789012:stateMachine:data-source",
 }
 

@@ -24,13 +24,14 @@ from pydantic_settings import BaseSettings
 
 from local.template import ROOT, FunctionSpec
 from shared import wiring
-from shared.settings import ActivationSettings, DataSourceSettings, Settings
+from shared.settings import ActivationSettings, ClosureSettings, DataSourceSettings, Settings
 from tests.unit.deployment import ENVIRONMENT, REGION
 
 SETTINGS_FACTORIES: dict[str, type[BaseSettings]] = {
     "settings": Settings,
     "activation_settings": ActivationSettings,
     "data_source_settings": DataSourceSettings,
+    "closure_settings": ClosureSettings,
 }
 # Field -> environment variable.
 VARIABLES: dict[str, str] = {

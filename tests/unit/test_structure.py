@@ -64,6 +64,7 @@ LAYERS: tuple[Layer, ...] = (
             "shared.datasources",
             "shared.targeting",
             "shared.readiness",
+            "shared.closure",
         ),
     ),
     Layer("entry", ("shared.api", "shared.middleware", "shared.idempotency", "shared.wiring")),

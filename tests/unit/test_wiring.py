@@ -140,13 +140,14 @@ def test_only_the_wiring_builds_settings() -> None:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
         if isinstance(node, ast.Call)
         and isinstance(node.func, ast.Name)
-        and node.func.id in {"Settings", "ActivationSettings", "DataSourceSettings"}
+        and node.func.id in {"Settings", "ActivationSettings", "DataSourceSettings", "ClosureSettings"}
     )
 
     # Then the wiring is the only place (so the settings a function reads are those it asks the wiring
     # for: tests/unit/settings_read.py)
     assert builders == [
         ("shared/wiring.py", "ActivationSettings"),
+        ("shared/wiring.py", "ClosureSettings"),
         ("shared/wiring.py", "DataSourceSettings"),
         ("shared/wiring.py", "Settings"),
     ]

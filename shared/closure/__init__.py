@@ -1,0 +1,1 @@
+"""Account closure (issue 9, item 12)."""
