@@ -172,12 +172,14 @@ class AccountView(CamelModel):
 def organization_prefixes(org_id: str) -> list[tuple[str, str]]:
     """Every S3 prefix that holds the organization's objects, as (bucket role, prefix). The writers:
     audience snapshots and sources (``shared.audiences.service``), audience list uploads
-    (``shared.audiences.uploads``), data source uploads and dataset versions
+    (``shared.audiences.uploads``), activation users and batches (``shared.audiences.activation``),
+    data source uploads and dataset versions
     (``shared.datasources.service``), model artifacts (``shared.predictions.registry``)."""
     return [
         ("data", f"snapshots/{org_id}/"),
         ("data", f"sources/{org_id}/"),
         ("data", f"uploads/{org_id}/"),
+        ("data", f"activations/{org_id}/"),
         ("data", f"data-sources/{org_id}/"),
         ("data", f"datasets/{org_id}/"),
         ("artifacts", f"orgs/{org_id}/"),
