@@ -24,6 +24,7 @@ from shared.platform.errors import (
     CONNECTION_DECLINED,
     CONNECTION_NOT_ACCEPTED,
     TOKEN_INVALID,
+    GraphErrorDetail,
     build_error,
 )
 from shared.platform.oauth import (
@@ -46,6 +47,11 @@ class ConnectionStore(Protocol):
     def put(self, connection: Connection) -> None: ...
     def get(self, org_id: str) -> Connection | None: ...
     def record_usage(self, org_id: str, usage: dict[str, Any], now: datetime) -> None: ...
+    def record_token_rejected(
+        self, org_id: str, connected_at: datetime | None, error: str, now: datetime
+    ) -> None:
+        """Mark the token invalid, unless the connection was made again meanwhile."""
+        ...
 
 
 class TokenCipher(Protocol):
@@ -233,7 +239,7 @@ class ConnectionService:
             connection = self.validate(connection, token)
         if connection.token_health == "invalid":
             raise build_error(TOKEN_INVALID)
-        return connection, self.graph.with_access_token(token)
+        return connection, self._token_client(connection, token)
 
     def validate(self, connection: Connection, token: str | None = None) -> Connection:
         """Check the token with ``debug_token`` and record the result on the connection."""
@@ -252,7 +258,23 @@ class ConnectionService:
             raise NotFound(NOT_CONNECTED, remedy=CONNECT_REMEDY)
         token = self.cipher.decrypt(connection.token, connection.token_context())
         info = self._check(connection, token)
-        return connection, info, self.graph.with_access_token(token)
+        return connection, info, self._token_client(connection, token)
+
+    def _token_client(self, connection: Connection, token: str) -> GraphClient:
+        """A Graph client with the connection's token that records at once, on the connection, any
+        refusal of the token by the platform (an upload, a publish, a readiness check...): the status
+        shows it now, not at the next scheduled validation."""
+        org_id, connected_at = connection.org_id, connection.connected_at
+
+        def rejected(detail: GraphErrorDetail) -> None:
+            error = f"The platform rejected the token during a call (code {detail.code}/{detail.subcode})."
+            self.connections.record_token_rejected(org_id, connected_at, error, self.clock())
+            logger.warning(
+                "platform token rejected",
+                extra={"org_id": org_id, "platform_code": detail.code, "platform_subcode": detail.subcode},
+            )
+
+        return self.graph.with_access_token(token, on_token_rejected=rejected)
 
     def _check(self, connection: Connection, token: str) -> TokenInfo:
         now = self.clock()

@@ -32,12 +32,15 @@ from shared.platform.errors import (
     classify,
     generic_error,
     read_error,
+    rejects_token,
 )
 from shared.platform.retry import RetryPolicy, should_retry_error, should_retry_transport
 from shared.platform.usage import UsageSnapshot, parse_usage
 from shared.settings import Settings
 
 Sleep = Callable[[float], None]
+# Told when the platform refuses the client's access token, before the error is raised.
+TokenRejected = Callable[[GraphErrorDetail], None]
 TRACE_HEADER = "x-fb-trace-id"
 
 
@@ -95,6 +98,7 @@ class GraphClient:
         self._owns_http = http is None
         self._http = http or httpx.Client(transport=transport, timeout=timeout_seconds)
         self._wait_limit: Callable[[], float] | None = None
+        self._on_token_rejected: TokenRejected | None = None
         self._set_token(access_token)
 
     @classmethod
@@ -123,11 +127,19 @@ class GraphClient:
             http=http,
         )
 
-    def with_access_token(self, access_token: str | None) -> GraphClient:
-        """A client with the same configuration and connection pool, calling with another token."""
+    def with_access_token(
+        self, access_token: str | None, *, on_token_rejected: TokenRejected | None = None
+    ) -> GraphClient:
+        """A client with the same configuration and connection pool, calling with another token.
+
+        ``on_token_rejected`` is called when the platform refuses that token on any call (190, 102,
+        or a token subcode such as 460), so the owner of the token can record it at once; it is not
+        carried over to clients made from this one with other tokens.
+        """
         clone = copy.copy(self)
         clone._owns_http = False
         clone._set_token(access_token)
+        clone._on_token_rejected = on_token_rejected
         return clone
 
     def limit_waits(self, seconds: Callable[[], float]) -> GraphClient:
@@ -322,6 +334,11 @@ class GraphClient:
             return self._throttled(
                 detail, max(self._policy.usage_pause(usage), self._policy.usage_pause_seconds)
             )
+        if self._on_token_rejected is not None and rejects_token(detail):
+            try:
+                self._on_token_rejected(detail)
+            except Exception:  # recording it must not hide what the platform said
+                logger.exception("recording a rejected platform token failed")
         return classify(detail)
 
     def _throttled(self, detail: GraphErrorDetail | None, retry_after_seconds: float) -> PlatformThrottled:

@@ -48,6 +48,16 @@ class GraphErrorDetail:
         return self.code in THROTTLING_CODES
 
 
+# Subcodes of an access token the platform no longer accepts (docs/platform-notes.md §7.2).
+TOKEN_REJECTED_SUBCODES = frozenset({458, 459, 460, 463, 464, 467})
+
+
+def rejects_token(detail: GraphErrorDetail) -> bool:
+    """Whether the platform refused the call's access token itself (190, 102, or a token subcode),
+    rather than the request."""
+    return detail.code in {102, 190} or detail.subcode in TOKEN_REJECTED_SUBCODES
+
+
 def read_error(http_status: int, body: Any, fbtrace_header: str | None = None) -> GraphErrorDetail | None:
     """Return the error described by a response, or None when the response is a success.
 

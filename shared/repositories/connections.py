@@ -6,6 +6,7 @@ validation job finds them with a query, never a scan; disconnecting removes the 
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -56,6 +57,28 @@ class DynamoConnectionStore:
             ExpressionAttributeNames={"#usage": "usage"},
             ExpressionAttributeValues={":usage": to_item(usage), ":now": iso(now)},
         )
+
+    def record_token_rejected(
+        self, org_id: str, connected_at: datetime | None, error: str, now: datetime
+    ) -> None:
+        """The platform refused the token: health ``invalid`` with ``error``, as a validation would
+        record it. Only on the connection the token belongs to (same ``connected_at``): a reconnect
+        made meanwhile has a new token, which this says nothing about."""
+        condition = "attribute_exists(pk) AND " + (
+            "connected_at = :connected_at" if connected_at else "attribute_not_exists(connected_at)"
+        )
+        values: dict[str, Any] = {":invalid": "invalid", ":error": error, ":now": iso(now)}
+        if connected_at:
+            values[":connected_at"] = iso(connected_at)
+        with contextlib.suppress(self._table.meta.client.exceptions.ConditionalCheckFailedException):
+            self._table.update_item(
+                Key=_key(org_id),
+                UpdateExpression=(
+                    "SET token_health = :invalid, validation_error = :error, last_validated_at = :now"
+                ),
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
+            )
 
 
 class DynamoOAuthStateStore:

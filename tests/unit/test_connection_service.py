@@ -48,6 +48,15 @@ class MemoryConnections:
         stored = self.items[org_id]  # DynamoDB's condition: the connection exists
         self.items[org_id] = stored.model_copy(update={"usage": usage, "usage_captured_at": now})
 
+    def record_token_rejected(
+        self, org_id: str, connected_at: datetime | None, error: str, now: datetime
+    ) -> None:
+        stored = self.items.get(org_id)
+        if stored is None or stored.connected_at != connected_at:
+            return  # DynamoDB's condition: the same connection
+        update = {"token_health": "invalid", "validation_error": error, "last_validated_at": now}
+        self.items[org_id] = stored.model_copy(update=update)
+
 
 class MemoryStates:
     """``StateStore`` in memory: a nonce is consumed once."""
@@ -428,6 +437,63 @@ def test_the_status_tells_the_ad_accounts_currency_for_budgets(
 
     # Then the status says the currency the wizard asks the budget in
     assert service.status(ORG).currency == "USD"
+
+
+def test_a_token_the_platform_rejects_during_a_call_shows_invalid_at_once(
+    service: ConnectionService, platform: SandboxPlatform
+) -> None:
+    # Given a connection checked a moment ago, whose session the platform invalidates during the next
+    # call (190/460: the password was changed)
+    connected(service, platform)
+    _, graph = service.client_for(ORG)
+    platform.fault(kind="revoke_token", path="/me/adaccounts", subcode=460)
+
+    # When
+    with pytest.raises(ReconnectRequired):
+        list_ad_accounts(graph)
+
+    # Then the status says so now, not at the next scheduled validation
+    status = service.status(ORG)
+    assert status.token_health == "invalid"
+    assert status.validation_error is not None
+    assert "190/460" in status.validation_error
+    # And the next use asks for a reconnection
+    with pytest.raises(ReconnectRequired):
+        service.client_for(ORG)
+
+
+def test_a_refused_request_that_is_not_about_the_token_leaves_it_valid(
+    service: ConnectionService, platform: SandboxPlatform
+) -> None:
+    # Given a call the platform refuses for another reason (a missing permission, code 200)
+    connected(service, platform)
+    _, graph = service.client_for(ORG)
+    platform.fault(kind="error", path="/me/adaccounts", code=200, message="Permissions error")
+
+    # When
+    with pytest.raises(DevelopmentModePermissions):
+        list_ad_accounts(graph)
+
+    # Then
+    assert service.status(ORG).token_health == "valid"
+
+
+def test_a_rejection_of_an_old_token_does_not_mark_the_new_connection(
+    service: ConnectionService, platform: SandboxPlatform
+) -> None:
+    # Given a client holding the token of a connection that was made again since
+    connected(service, platform)
+    _, old_graph = service.client_for(ORG)
+    platform.admin("POST", "/clock", {"seconds": 5})
+    connected(service, platform)
+    platform.fault(kind="revoke_token", path="/me/adaccounts", subcode=460)
+
+    # When the old token is refused
+    with pytest.raises(ReconnectRequired):
+        list_ad_accounts(old_graph)
+
+    # Then the new connection keeps its health
+    assert service.status(ORG).token_health == "valid"
 
 
 def test_the_latest_usage_the_platform_reported_is_kept_on_the_connection(
