@@ -73,6 +73,13 @@ def _sync_rows() -> list[BenchRow]:
         ),
         bench_row("sync_rows_per_second", (customers + orders) / seconds, "rows/s"),
         bench_row(
+            "sync_cpu_seconds",
+            float(result["cpu_seconds"]),
+            "s",
+            notes=f"CPU time of the sync (user + system); load average {result['load_average']:.1f} "
+            f"on {os.cpu_count()} cores at the end",
+        ),
+        bench_row(
             "sync_peak_memory",
             float(result["peak_rss_mb"]),
             "MB",

@@ -17,7 +17,7 @@ from numpy.typing import NDArray
 
 from shared.audiences.identifiers import extern_id
 from shared.audiences.preparation import IdentifierColumns, prepare_columns
-from shared.ml.datasets import CustomerRecord
+from shared.ml.validation import CustomerColumns
 
 FLAGS = ("has_email", "has_phone", "has_name", "usable_email", "usable_phone", "usable_name", "usable")
 
@@ -38,35 +38,47 @@ class Coverage:
         return np.where(self.user_ids[found] == user_ids, found, -1).astype(np.int64)
 
 
-def build_coverage(customers: list[CustomerRecord]) -> Coverage:
-    """Normalise every customer's identifiers (the upload's rules) and record what survives."""
-    ordered = sorted(customers, key=lambda c: c.user_id)
+def build_coverage(customers: CustomerColumns) -> Coverage:
+    """Normalise every customer's identifiers (the upload's rules) and record what survives.
+
+    ``customers`` are a sync's good customers (unique ``user_id``s; "" for a value not given).
+    """
+    order = sorted(range(len(customers.user_ids)), key=customers.user_ids.__getitem__)
+
+    def ordered(values: list[str]) -> list[str]:
+        return [values[i] for i in order]
+
+    user_ids = ordered(customers.user_ids)
     columns = IdentifierColumns(
-        user_ids=[c.user_id for c in ordered],
-        emails=[c.email for c in ordered],
-        phones=[c.phone for c in ordered],
-        first_names=[c.first_name for c in ordered],
-        last_names=[c.last_name for c in ordered],
-        countries=[c.country for c in ordered],
+        user_ids=user_ids,
+        emails=ordered(customers.emails),
+        phones=ordered(customers.phones),
+        first_names=ordered(customers.first_names),
+        last_names=ordered(customers.last_names),
+        countries=ordered(customers.countries),
     )
     prepared = prepare_columns(columns)
-    # Rows are (EXTERN_ID, EMAIL, PHONE, FN, LN, COUNTRY), only for customers with an e-mail or phone.
-    usable_rows = {row[0]: row for row in prepared.rows}
-    n = len(ordered)
+    # Rows are (EXTERN_ID, EMAIL, PHONE, FN, LN, COUNTRY), only for customers with an e-mail or phone,
+    # in the customers' order: their extern ids place them.
+    place = {extern_id(user_id) if "@" in user_id else user_id: i for i, user_id in enumerate(user_ids)}
+    rows = prepared.rows
+    at = np.fromiter((place[row[0]] for row in rows), dtype=np.int64, count=len(rows))
+    n = len(user_ids)
     flags = {name: np.zeros(n, dtype=bool) for name in FLAGS}
-    for i, customer in enumerate(ordered):
-        flags["has_email"][i] = bool(customer.email)
-        flags["has_phone"][i] = bool(customer.phone)
-        flags["has_name"][i] = bool(customer.first_name and customer.last_name)
-        row = usable_rows.get(extern_id(customer.user_id))
-        if row is not None:
-            flags["usable"][i] = True
-            flags["usable_email"][i] = bool(row[1])
-            flags["usable_phone"][i] = bool(row[2])
-            flags["usable_name"][i] = bool(row[3] and row[4])
+    flags["has_email"] = np.fromiter(map(bool, columns.emails), dtype=bool, count=n)
+    flags["has_phone"] = np.fromiter(map(bool, columns.phones), dtype=bool, count=n)
+    flags["has_name"] = np.fromiter(map(bool, columns.first_names), dtype=bool, count=n) & np.fromiter(
+        map(bool, columns.last_names), dtype=bool, count=n
+    )
+    flags["usable"][at] = True
+    flags["usable_email"][at] = np.fromiter((bool(row[1]) for row in rows), dtype=bool, count=len(rows))
+    flags["usable_phone"][at] = np.fromiter((bool(row[2]) for row in rows), dtype=bool, count=len(rows))
+    flags["usable_name"][at] = np.fromiter(
+        (bool(row[3] and row[4]) for row in rows), dtype=bool, count=len(rows)
+    )
     return Coverage(
-        user_ids=np.array([c.user_id for c in ordered], dtype=np.str_),
-        countries=np.array([c.country or "" for c in ordered], dtype="<U2"),
+        user_ids=np.array(user_ids, dtype=np.str_),
+        countries=np.array(columns.countries, dtype="<U2"),
         flags=flags,
     )
 

@@ -40,16 +40,8 @@ from shared.datasources.models import (
     UploadLinksRequest,
 )
 from shared.errors import NotFound, ValidationFailed
-from shared.ml.datasets import (
-    CustomerRecord,
-    OrderRecord,
-    ProductRecord,
-    ShopValidation,
-    columns_of,
-    detect_format,
-    dump_records,
-    validate_shop_files,
-)
+from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, columns_of, detect_format
+from shared.ml.validation import ShopValidation, good_rows, validate_shop_files
 from shared.observability import logger
 from shared.records.datasources import FILE_KINDS, DatasetVersion, ModelTraining, SyncRecord
 
@@ -186,7 +178,7 @@ class DataSourceService:
         }
         if validation.rejected and not record.accept_rejected_rows:
             return self._save(record, state="review", **report)
-        if not validation.data.orders:
+        if not validation.row_counts["orders"]:
             error = {
                 "message": "No order is left to train on after the rejected rows.",
                 "field": "orders",
@@ -236,28 +228,21 @@ class DataSourceService:
         self, record: SyncRecord, validation: ShopValidation, files: dict[str, bytes], names: dict[str, str]
     ) -> DatasetVersion:
         """Write the version's objects under its own prefix, then publish it. A file without a
-        rejected row is stored as uploaded (it is exactly its good rows); the others as CSV of their
-        good rows."""
-        data, rejected = validation.data, validation.rejected
+        rejected row is stored as uploaded (it is exactly its good rows); the others without their
+        rejected rows (see ``shared.ml.validation.good_rows``)."""
         version = record.sync_id
         prefix = f"datasets/{record.org_id}/{version}/"
-        rejected_files = {error["file"] for error in rejected}
         keys: dict[str, str] = {}
-        for kind, records in (
-            ("customers", data.customers),
-            ("products", data.products),
-            ("orders", data.orders),
-        ):
-            if names[kind] in rejected_files:
-                keys[kind] = f"{prefix}{kind}.csv"
-                self.blobs.put(keys[kind], dump_records(records, "csv"), "text/csv")
-            else:
-                keys[kind] = f"{prefix}{kind}.{'jsonl' if _is_jsonl(names[kind], files[kind]) else 'csv'}"
-                self.blobs.put(keys[kind], files[kind])
+        for kind in ("customers", "products", "orders"):
+            jsonl = _is_jsonl(names[kind], files[kind])
+            keys[kind] = f"{prefix}{kind}.{'jsonl' if jsonl else 'csv'}"
+            rejected_lines = validation.rejected_lines[kind]
+            stored = good_rows(files[kind], names[kind], rejected_lines) if rejected_lines else files[kind]
+            self.blobs.put(keys[kind], stored, _CONTENT_TYPES["jsonl" if jsonl else "csv"])
         keys["identifiers"] = f"{prefix}identifiers.npz"
         keys["report"] = f"{prefix}rejected-rows.json"
-        rows_read = validation.rows_read
-        self.blobs.put(keys["identifiers"], write_coverage(build_coverage(data.customers)))
+        rows_read, rejected = validation.rows_read, validation.rejected
+        self.blobs.put(keys["identifiers"], write_coverage(build_coverage(validation.customers)))
         self.blobs.put(keys["report"], json.dumps(rejected).encode(), "application/json")
         now = self.clock()
         dataset = DatasetVersion(
@@ -265,15 +250,11 @@ class DataSourceService:
             version=version,
             created_at=now,
             keys=keys,
-            row_counts={
-                "customers": len(data.customers),
-                "products": len(data.products),
-                "orders": len(data.orders),
-            },
+            row_counts=validation.row_counts,
             rows_read=rows_read,
             rejected_count=len(rejected),
             rejected_rows_accepted=bool(rejected),
-            orders_end=max(order.timestamp for order in data.orders),
+            orders_end=validation.orders_end,
             training={
                 model_type: ModelTraining(model_name=name, updated_at=now)
                 for model_type, name in MODEL_NAMES.items()

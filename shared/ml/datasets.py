@@ -15,7 +15,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -73,6 +73,10 @@ class CustomerRecord(_Record):
     country: Annotated[
         str | None, StringConstraints(strip_whitespace=True, to_upper=True, pattern=r"^[A-Za-z]{2}$")
     ] = None
+    # Limited Data Use (docs/platform-notes.md §3.8): whether the customer asked for it (true/false,
+    # 1/0, yes/no; blank: not flagged) and their state or region (``CA`` for California).
+    limited_data_use: bool | None = None
+    state: OptionalText = None
 
 
 class ProductRecord(_Record):
@@ -193,69 +197,6 @@ def load_shop_data(
     )
     _check_references(order_rows, customer_records, product_records, _name(orders, "orders"))
     return ShopData(customers=customer_records, products=product_records, orders=order_records)
-
-
-@dataclass(frozen=True)
-class ShopValidation:
-    """A sync's verdict on a shop's three files: the good records, and every rejected row as
-    ``{"file", "row", "field", "reason"}`` (never the value)."""
-
-    data: ShopData
-    rejected: list[dict[str, Any]]
-    rows_read: dict[str, int]
-
-
-def validate_shop_files(
-    *, customers: bytes, products: bytes, orders: bytes, names: Mapping[str, str], now: datetime
-) -> ShopValidation:
-    """Validate all three files of a shop, keeping the good rows and naming each bad one.
-
-    ``names`` maps ``customers``/``products``/``orders`` to file names (their suffix tells CSV from
-    JSON Lines). A problem of a whole file (not UTF-8, empty, a missing or unknown column) raises
-    ``ValidationFailed`` naming the file and header. Rows are rejected for invalid values, a
-    duplicate ``user_id``/``product_id``, an order time after ``now``, or an order for a customer or
-    product that is not (validly) in its file.
-    """
-    customer_rows, customer_errors = _parse_rows(
-        customers, names["customers"], CustomerRecord, None, strict=True
-    )
-    product_rows, product_errors = _parse_rows(products, names["products"], ProductRecord, None, strict=True)
-    order_rows, order_errors = _parse_rows(orders, names["orders"], OrderRecord, None, strict=True)
-    rows_read = {
-        kind: len(rows) + len({e["row"] for e in errors})
-        for kind, rows, errors in (
-            ("customers", customer_rows, customer_errors),
-            ("products", product_rows, product_errors),
-            ("orders", order_rows, order_errors),
-        )
-    }
-    users = {record.user_id for _, record in customer_rows}
-    items = {record.product_id for _, record in product_rows}
-    good_orders: list[OrderRecord] = []
-    for row, order in order_rows:
-        problems = []
-        if order.timestamp > now:
-            problems.append(("timestamp", "is in the future"))
-        if order.user_id not in users:
-            problems.append(("user_id", "user is not in the customers file (or its row was rejected)"))
-        if order.product_id not in items:
-            problems.append(("product_id", "product is not in the products file (or its row was rejected)"))
-        if problems:
-            order_errors.extend(_error(names["orders"], row, field, reason) for field, reason in problems)
-        else:
-            good_orders.append(order)
-    rejected = sorted(
-        customer_errors + product_errors + order_errors, key=lambda e: (e["file"], e["row"], e["field"])
-    )
-    return ShopValidation(
-        data=ShopData(
-            customers=[record for _, record in customer_rows],
-            products=[record for _, record in product_rows],
-            orders=good_orders,
-        ),
-        rejected=rejected,
-        rows_read=rows_read,
-    )
 
 
 def dump_records(
