@@ -150,6 +150,7 @@ const PAGES = [
   ["wizard.html", "Launch wizard"],
   ["audiences.html", "Audiences"],
   ["api-keys.html", "API keys"],
+  ["account.html", "Account"],
 ];
 
 /** The header, navigation and sign-in dialog every signed-in page shares. */
