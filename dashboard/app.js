@@ -149,6 +149,7 @@ const PAGES = [
   ["connection.html", "Ad account"],
   ["wizard.html", "Launch wizard"],
   ["audiences.html", "Audiences"],
+  ["models.html", "Models"],
   ["api-keys.html", "API keys"],
   ["account.html", "Account"],
 ];

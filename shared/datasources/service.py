@@ -39,7 +39,7 @@ from shared.datasources.models import (
     UploadLinks,
     UploadLinksRequest,
 )
-from shared.errors import NotFound, ValidationFailed
+from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, columns_of, detect_format
 from shared.ml.validation import ShopValidation, good_rows, validate_shop_files
 from shared.observability import logger
@@ -148,6 +148,38 @@ class DataSourceService:
         )
         self.datasets.put_sync(record)
         start(record.sync_id, {"org_id": org_id, "sync_id": record.sync_id})
+        return _sync_view(record)
+
+    def retrain(self, org_id: str, start: StartExecution) -> SyncView:
+        """Retrain both models on the data in force: sync the current version's stored files again
+        (they hold only good rows), with the horizon its models were trained for. The new version
+        is the same data; the state machine trains both models from it, as after any sync."""
+        current = self.datasets.current(org_id)
+        if current is None:
+            raise NotFound(
+                "No data is synced yet, so there is nothing to retrain on.",
+                remedy="Sync the shop's customers, products and orders first (the wizard's first step).",
+            )
+        busy = [t.model_name for t in current.training.values() if t.state in ("pending", "running")]
+        latest = next(iter(self.datasets.list_syncs(org_id)), None)
+        if busy or (latest is not None and latest.state == "validating"):
+            raise Conflict(
+                f"A training is already under way ({', '.join(busy) or 'a sync is being checked'}).",
+                remedy="Wait for it to finish (the Models page shows it), then retrain if still needed.",
+            )
+        previous = self.datasets.get_sync(org_id, current.version)
+        now = self.clock()
+        record = SyncRecord(
+            org_id=org_id,
+            sync_id=_time_ordered_id(now),
+            keys={kind: current.keys[kind] for kind in FILE_KINDS},
+            horizon_days=previous.horizon_days if previous else None,
+            created_at=now,
+            updated_at=now,
+        )
+        self.datasets.put_sync(record)
+        start(record.sync_id, {"org_id": org_id, "sync_id": record.sync_id})
+        logger.info("retrain started", extra={"from_version": current.version, "sync_id": record.sync_id})
         return _sync_view(record)
 
     def run_sync(self, org_id: str, sync_id: str) -> SyncRecord:

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 import json
 import shutil
+import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
+from local.connected import ConnectedOrg
+from local.platform_browser import consent
+from local.seed import create_user
+from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
 from local.template import ROOT
 
@@ -110,3 +117,34 @@ def sign_in(page: Page, email: str, password: str, then: str = "connection.html"
 
 def dump(value: Any) -> str:
     return json.dumps(value, indent=2)
+
+
+@dataclass(frozen=True)
+class ShopUser:
+    """A dashboard user of an organization with a connected ad account and a synced, trained shop."""
+
+    email: str
+    password: str
+    org: ConnectedOrg
+
+
+@pytest.fixture(scope="session")
+def synced_user(stack: LocalStack) -> ShopUser:
+    """Made once through the API as the dashboard makes it: connect (the sandbox's consent page),
+    three files PUT to upload links, a sync, both models trained."""
+    from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
+
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    email = f"{org_id}@example.com"
+    _, password = create_user(stack, org_id, email)
+    org = ConnectedOrg(org_id, {"Authorization": f"Bearer {jwt_for(stack, email, password)}"})
+    with httpx.Client(base_url=stack.api_url, timeout=30) as api:
+        url = api.post("/platform-ads/connect", headers=org.headers).json()["authorizationUrl"]
+        assert consent(url, stack.api_url, org.headers["Authorization"]).status_code == 200
+        upload_id = upload_shop(api, org, shop_files(n_users=300, seed=4))
+        started = api.post(
+            "/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=org.headers
+        )
+        assert started.status_code == 202, started.text
+        wait_for_sync(api, org, started.json()["syncId"], trained=True)
+    return ShopUser(email, password, org)

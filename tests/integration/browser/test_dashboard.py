@@ -160,6 +160,7 @@ PAGES = [
     "connect-callback.html",
     "audiences.html",
     "wizard.html",
+    "models.html",
 ]
 
 

@@ -13,13 +13,11 @@ import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
-from local.connected import ConnectedOrg
 from local.seed import create_user
-from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
 from platform_sandbox.scenarios import BUSINESS_ACCOUNT_ID
-from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
-from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
+from tests.integration.browser.conftest import DESKTOP, PHONE, ShopUser, axe_violations, dump, sign_in
+from tests.integration.test_data_source import shop_files
 
 pytestmark = pytest.mark.integration
 
@@ -187,17 +185,10 @@ def test_a_failing_readiness_item_stops_the_wizard_and_says_what_to_do(page: Pag
 
 
 def test_a_publish_error_shows_its_remedy_and_publishing_again_after_the_fix_succeeds(
-    page: Page, stack: LocalStack, sandbox: httpx.Client, screenshots: Path
+    page: Page, stack: LocalStack, synced_user: ShopUser, sandbox: httpx.Client, screenshots: Path
 ) -> None:
-    # Given: a connected organization whose shop is synced (through the API, as the wizard does)
-    email, password = connected_user(page, stack)
-    api = httpx.Client(base_url=stack.api_url, timeout=30)
-    headers = {"Authorization": f"Bearer {jwt_for(stack, email, password)}"}
-    org = ConnectedOrg(email.split("@")[0], headers)
-    upload_id = upload_shop(api, org, shop_files(n_users=300, seed=4))
-    started = api.post("/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=headers)
-    wait_for_sync(api, org, started.json()["syncId"], trained=True)
-    # And: the ad account has lost its payment method
+    # Given: a connected organization whose shop is synced, and an ad account that lost its payment method
+    sign_in(page, synced_user.email, synced_user.password)
     sandbox.patch(f"/ad_accounts/{BUSINESS_ACCOUNT_ID}", json={"funding_source": None}).raise_for_status()
 
     # When: the wizard runs on the current data to Publish advert
@@ -211,6 +202,7 @@ def test_a_publish_error_shows_its_remedy_and_publishing_again_after_the_fix_suc
     page.get_by_role("button", name="Continue to destination setup").click()
     page.get_by_label("Campaign name").fill("Spring sale")
     page.get_by_label("Daily budget (GBP)").fill("20")
+    page.get_by_label("Audience name").fill("Publish error buyers")
     page.get_by_label("Headline").fill("Back in stock")
     page.get_by_label("Destination URL").fill(f"https://shop.example.com/products/{PRODUCT}")
     page.get_by_role("button", name="Launch and publish the advert").click()
@@ -235,9 +227,9 @@ def test_a_publish_error_shows_its_remedy_and_publishing_again_after_the_fix_suc
 
     # Then: the same audience gets its advert
     expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=30_000)
-    audiences = api.get("/platform-ads/audiences", headers=headers).json()["audiences"]
-    assert len(audiences) == 1
-    assert audiences[0]["advert"]["state"] == "paused"
+    listed = httpx.get(f"{stack.api_url}/platform-ads/audiences", headers=synced_user.org.headers).json()
+    [audience] = [a for a in listed["audiences"] if a["name"] == "Publish error buyers"]
+    assert audience["advert"]["state"] == "paused"
 
 
 def test_uploading_without_every_file_names_the_missing_one_by_keyboard(

@@ -4,13 +4,15 @@ reason (never by value), and a dataset version is stored only when nothing is le
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 
 import boto3
 import pytest
 
 from shared.datasources.coverage import read_coverage
 from shared.datasources.models import SyncRequest, UploadLinksRequest
-from shared.errors import NotFound, ValidationFailed
+from shared.errors import Conflict, NotFound, ValidationFailed
+from shared.records.datasources import ModelTraining
 from tests.unit.datasources.conftest import ORG, DataSourceWorld
 
 CUSTOMERS = (
@@ -241,3 +243,60 @@ def test_the_requested_horizon_is_kept_for_the_training_that_follows(world: Data
 def test_a_horizon_outside_the_trainable_range_is_refused_at_the_request(days: int) -> None:
     with pytest.raises(ValueError, match="horizonDays"):
         SyncRequest.model_validate({"uploadId": "u", "horizonDays": days})
+
+
+def _trained(world: DataSourceWorld, version: str) -> None:
+    """Both models of ``version`` finished training, as the state machine records it."""
+    for model_type, name in (("purchase", "shop-purchase"), ("recommendation", "shop-recommendations")):
+        world.datasets.record_training(
+            ORG,
+            version,
+            model_type,
+            ModelTraining(model_name=name, state="succeeded", updated_at=datetime(2026, 11, 22, tzinfo=UTC)),
+        )
+
+
+def test_retraining_syncs_the_current_data_again_with_its_horizon(world: DataSourceWorld) -> None:
+    # Given a shop synced for a 14-day horizon, both models trained
+    request = SyncRequest.model_validate(
+        {"files": world.put_files(CUSTOMERS, PRODUCTS, ORDERS), "horizonDays": 14}
+    )
+    first = world.service.start_sync(ORG, request, world.start)
+    world.service.run_sync(ORG, first.sync_id)
+    _trained(world, first.sync_id)
+
+    # When a retrain is asked for
+    started = world.service.retrain(ORG, world.start)
+    ended = world.service.run_sync(ORG, started.sync_id)
+
+    # Then the state machine ran a sync of the stored files, which became a new version of the same
+    # rows, pending training for the same horizon
+    assert world.started[-1] == (started.sync_id, {"org_id": ORG, "sync_id": started.sync_id})
+    assert (ended.state, ended.horizon_days, ended.dataset_version) == ("synced", 14, started.sync_id)
+    view = world.service.view(ORG)
+    assert view.current is not None
+    assert view.current.version == started.sync_id != first.sync_id
+    assert view.current.row_counts == {"customers": 3, "products": 2, "orders": 3}
+    assert {t.state for t in view.current.training.values()} == {"pending"}
+
+
+def test_retraining_before_any_sync_says_to_sync_first(world: DataSourceWorld) -> None:
+    with pytest.raises(NotFound) as raised:
+        world.service.retrain(ORG, world.start)
+    assert raised.value.remedy is not None
+    assert "Sync the shop's customers, products and orders first" in raised.value.remedy
+    assert world.started == []
+
+
+def test_retraining_while_a_training_runs_is_refused_with_what_to_do(world: DataSourceWorld) -> None:
+    # Given a synced shop whose models have not finished training
+    sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
+    started_before = len(world.started)
+
+    # When / Then
+    with pytest.raises(Conflict) as raised:
+        world.service.retrain(ORG, world.start)
+    assert "shop-purchase" in raised.value.message
+    assert raised.value.remedy is not None
+    assert raised.value.remedy.startswith("Wait for it to finish")
+    assert len(world.started) == started_before

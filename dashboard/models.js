@@ -1,0 +1,124 @@
+import { announce, api, el, formatDate, page } from "./app.js";
+
+// Words carry every verdict; the badge colour only repeats them.
+const TRAINING = { pending: ["info", "Waiting to train"], running: ["info", "Training"], succeeded: ["ok", "Trained"], failed: ["bad", "Training failed"] };
+const METRICS = { auc: "AUC", roc_auc: "ROC AUC", pr_auc: "PR AUC", average_precision: "Average precision", precision_at_k: "Precision at k", recall_at_k: "Recall at k", log_loss: "Log loss", brier: "Brier score" };
+let following = false;
+
+async function load() {
+  const listed = await api("/dashboard/models");
+  const container = document.getElementById("models");
+  if (!listed.models.length) {
+    container.replaceChildren(el("section", { class: "card" },
+      el("h2", {}, "No models yet"),
+      el("p", {}, "Models train from your shop's data: ", el("a", { href: "wizard.html" }, "upload and sync it in the launch wizard"), ".")));
+  } else {
+    container.replaceChildren(...listed.models.map(card));
+  }
+  const running = listed.models.filter((m) => m.training && ["pending", "running"].includes(m.training.state));
+  document.getElementById("retrain").disabled = !listed.currentDatasetVersion || running.length > 0;
+  document.getElementById("training-summary").textContent = !listed.currentDatasetVersion
+    ? "No data is synced yet: sync it in the launch wizard first."
+    : running.length
+      ? `Training now: ${running.map((m) => m.name).join(" and ")}. This page follows it.`
+      : `The data in force is version ${listed.currentDatasetVersion}.`;
+  return { running: running.length > 0, version: listed.currentDatasetVersion };
+}
+
+function card(model) {
+  const id = `model-${model.name}`;
+  const f = model.freshness;
+  const verdict = f.recommendedRetrain ? ["bad", "Retrain recommended"] : f.isStale ? ["bad", "Stale"] : ["ok", "Fresh"];
+  const d = model.drift;
+  const drift = d.checkedAt === null
+    ? el("p", {}, el("span", { class: "badge info" }, "Not measured"), " Drift has not been checked since this version was trained; the daily check measures it on newer data.")
+    : el("p", {},
+      el("span", { class: `badge ${d.drifted ? "bad" : "ok"}` }, d.drifted ? "Drifted" : "No drift"),
+      ` Largest feature shift (PSI) ${d.maxFeaturePsi.toFixed(2)}, threshold ${d.psiThreshold}; checked ${formatDate(d.checkedAt)}.`);
+  const psiRows = Object.entries(d.featurePsi);
+  const [trainingKind, trainingWord] = model.training ? TRAINING[model.training.state] ?? ["info", model.training.state] : [];
+  return el("section", { class: "card model", "aria-labelledby": id },
+    el("h2", { id }, model.name),
+    el("dl", { class: "facts" },
+      el("dt", {}, "Kind"), el("dd", {}, model.type === "purchase" ? "Purchase likelihood" : "Recommendations"),
+      el("dt", {}, "Version"), el("dd", {}, el("code", {}, model.version)),
+      el("dt", {}, "Trained"), el("dd", {}, `${formatDate(model.trainedAt)} (${f.ageDays.toLocaleString(undefined, { maximumFractionDigits: 1 })} days ago)`),
+      el("dt", {}, "Trained on"), el("dd", {}, model.datasetVersion ? `dataset ${model.datasetVersion}` : "uploaded files"),
+      el("dt", {}, "Training users"), el("dd", { class: "training-users" }, model.trainingUserCount.toLocaleString()),
+      model.horizonDays ? el("dt", {}, "Horizon") : null, model.horizonDays ? el("dd", {}, `${model.horizonDays} days`) : null,
+      el("dt", {}, "Predictions served"), el("dd", {}, `${model.totalPredictions.toLocaleString()}${model.lastPredictionDate ? `, last ${formatDate(model.lastPredictionDate)}` : ""}`),
+    ),
+    el("h3", {}, "Metrics"),
+    Object.keys(model.metrics).length
+      ? el("table", { class: "metrics" },
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Metric"), el("th", { scope: "col" }, "Value"))),
+        el("tbody", {}, ...Object.entries(model.metrics).map(([name, value]) =>
+          el("tr", {}, el("td", {}, METRICS[name] ?? name.replaceAll("_", " ")), el("td", {}, Number.isInteger(value) ? value.toLocaleString() : Number(value).toFixed(3))))))
+      : el("p", {}, "No metrics were recorded for this version."),
+    el("h3", {}, "Freshness"),
+    el("p", { class: "freshness" }, el("span", { class: `badge ${verdict[0]}` }, verdict[1]), " ",
+      f.reasons.length ? f.reasons.map((r) => r[0].toUpperCase() + r.slice(1)).join("; ") + "." : `Trained within ${f.staleAfterDays} days${d.checkedAt ? ", and no feature drifted beyond the threshold" : ""}.`),
+    f.recommendedRetrain ? el("p", { class: "remedy" }, "What to do: sync your latest files in the launch wizard, or retrain on the current data above.") : null,
+    el("h3", {}, "Drift"),
+    drift,
+    psiRows.length
+      ? el("table", {},
+        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Feature"), el("th", { scope: "col" }, "PSI"), el("th", { scope: "col" }, "Above threshold"))),
+        el("tbody", {}, ...psiRows.map(([name, psi]) => el("tr", {}, el("td", {}, name), el("td", {}, psi.toFixed(3)), el("td", {}, psi > d.psiThreshold ? "Yes" : "No")))))
+      : null,
+    model.training
+      ? el("p", { class: "training" }, el("strong", {}, "On the current data: "), el("span", { class: `badge ${trainingKind}` }, trainingWord),
+        model.training.state === "running" && model.training.stage ? ` · ${model.training.stage.replaceAll("_", " ")}` : "",
+        model.training.error ? ` · ${model.training.error} What to do: retrain; if it fails again, sync corrected files.` : "")
+      : null,
+  );
+}
+
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Reload until no training is under way (and, after a retrain, until its sync ``syncId`` is the data
+ * in force), then say how it ended. */
+async function follow(syncId = null) {
+  if (following) return;
+  following = true;
+  try {
+    for (;;) {
+      const { running, version } = await load();
+      if (!running && (!syncId || version === syncId)) break;
+      if (syncId && version !== syncId) {
+        const { syncs } = await api("/platform-ads/data-source");
+        const sync = syncs.find((s) => s.syncId === syncId);
+        if (sync && sync.state === "failed") {
+          announce(`The retrain stopped: ${sync.error?.message ?? "the data could not be read."} What to do: ${sync.error?.remedy || "sync the files again in the launch wizard."}`, "error");
+          await load();
+          return;
+        }
+      }
+      await sleep(1500);
+    }
+    announce("Training finished: the models below are the new versions.", "success");
+  } finally {
+    following = false;
+  }
+}
+
+document.getElementById("retrain").addEventListener("click", async () => {
+  const button = document.getElementById("retrain");
+  button.disabled = true;
+  try {
+    const sync = await api("/dashboard/models/retrain", { method: "POST" });
+    announce("Retraining started: both models are training on the current data.");
+    await follow(sync.syncId);
+  } catch (exc) {
+    announce(exc.message, "error");
+    button.disabled = false;
+  }
+});
+
+page(async () => {
+  try {
+    if ((await load()).running) await follow();
+  } catch (exc) {
+    announce(exc.message, "error");
+  }
+});

@@ -1,0 +1,27 @@
+"""POST /dashboard/models/retrain: retrain both models on the data in force (dashboard JWT)."""
+
+from shared import wiring
+from shared.api import USER_AUTH, create_app, http_entry_point
+from shared.datasources.models import SyncView
+from shared.middleware import require_user, user_principal
+from shared.observability import tracer
+
+app = create_app()
+
+
+@app.post(
+    "/dashboard/models/retrain",
+    middlewares=[require_user],
+    security=USER_AUTH,
+    tags=["Models"],
+    status_code=202,
+    response_description="Accepted: the current data is synced again and both models train on it",
+)
+@tracer.capture_method
+def retrain_models() -> SyncView:
+    """Sync the current dataset's files again (same rows, same horizon) and train both models on the
+    new version; GET /dashboard/models shows the training. 409 while a training is under way."""
+    return wiring.data_source_service().retrain(user_principal(app).org_id, wiring.sync_starter())
+
+
+lambda_handler = http_entry_point(app)

@@ -1,0 +1,149 @@
+"""What the dashboard's Models page shows of each model: its metrics, how fresh it is and whether its
+features drifted, how many users it was trained on, and the training of the data in force.
+
+Freshness uses the same rules as every prediction's ``model_info`` (``shared.ml.freshness``): stale
+after ``stale_after_days``, retrain after ``retrain_after_days`` or when the drift check measured a
+feature's PSI above the threshold. Drift is what the last drift check stored on the model record; a
+model never checked says so (``checkedAt`` null) rather than passing.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Protocol
+
+from pydantic import Field
+
+from shared.ml.freshness import FreshnessRules, freshness
+from shared.records.datasources import DatasetVersion
+from shared.records.models import ModelRecord
+from shared.wire_models import CamelModel
+
+_DAY_SECONDS = 86_400.0
+
+
+class ModelFreshnessView(CamelModel):
+    age_days: float = Field(description="Days since the model was trained.")
+    stale_after_days: float
+    retrain_after_days: float
+    is_stale: bool
+    recommended_retrain: bool = Field(description="By age, or because a feature drifted.")
+    reasons: list[str] = Field(description="One sentence per rule that fired.")
+
+
+class ModelDriftView(CamelModel):
+    checked_at: datetime | None = Field(description="When drift was last measured (null: never).")
+    psi_threshold: float
+    max_feature_psi: float | None
+    drifted: bool | None = Field(
+        description="Some feature's PSI is above the threshold (null: not measured)."
+    )
+    feature_psi: dict[str, float] = Field(description="Each feature's PSI, largest first.")
+
+
+class ModelTrainingStateView(CamelModel):
+    """The training of this model on the dataset in force (a retrain in progress shows here)."""
+
+    dataset_version: str
+    state: str
+    stage: str | None
+    model_version: str | None
+    error: str | None
+    updated_at: datetime
+
+
+class DashboardModel(CamelModel):
+    name: str
+    type: str
+    version: str
+    algorithm: str
+    trained_at: datetime
+    training_cutoff: datetime
+    dataset_version: str | None = Field(description="The synced dataset it was trained on.")
+    horizon_days: int | None
+    training_user_count: int
+    metrics: dict[str, float]
+    freshness: ModelFreshnessView
+    drift: ModelDriftView
+    training: ModelTrainingStateView | None = Field(
+        description="This model's training on the current dataset (null before any sync)."
+    )
+    total_predictions: int
+    last_prediction_date: datetime | None
+
+
+class DashboardModelList(CamelModel):
+    models: list[DashboardModel]
+    current_dataset_version: str | None = Field(description="The dataset in force (null before any sync).")
+
+
+class ModelLister(Protocol):
+    def list_for_org(self, org_id: str) -> list[ModelRecord]: ...
+
+
+class CurrentDataset(Protocol):
+    def current(self, org_id: str) -> DatasetVersion | None: ...
+
+
+def model_overview(
+    org_id: str, *, models: ModelLister, datasets: CurrentDataset, rules: FreshnessRules, now: datetime
+) -> DashboardModelList:
+    """The organization's models, sorted by name, each with its freshness, drift and training."""
+    current = datasets.current(org_id)
+    return DashboardModelList(
+        models=[
+            _model(r, current, rules, now) for r in sorted(models.list_for_org(org_id), key=lambda r: r.name)
+        ],
+        current_dataset_version=current.version if current else None,
+    )
+
+
+def _model(
+    record: ModelRecord, current: DatasetVersion | None, rules: FreshnessRules, now: datetime
+) -> DashboardModel:
+    status = freshness(record.trained_at, now, {}, None, rules)
+    psi = record.max_feature_psi
+    drifted = None if psi is None else psi > rules.psi_threshold
+    reasons = list(status.reasons)
+    if drifted:
+        reasons.append(f"a feature drifted (PSI {psi:.2f} > {rules.psi_threshold:g}): retrain")
+    training = current.training.get(record.type) if current else None
+    return DashboardModel(
+        name=record.name,
+        type=record.type,
+        version=record.version,
+        algorithm=record.algorithm,
+        trained_at=record.trained_at,
+        training_cutoff=record.training_cutoff,
+        dataset_version=record.dataset_version,
+        horizon_days=record.horizon_days,
+        training_user_count=record.training_user_count,
+        metrics=record.metrics,
+        freshness=ModelFreshnessView(
+            age_days=round((now - record.trained_at).total_seconds() / _DAY_SECONDS, 2),
+            stale_after_days=rules.stale_after_days,
+            retrain_after_days=rules.retrain_after_days,
+            is_stale=status.is_stale,
+            recommended_retrain=status.recommended_retrain or bool(drifted),
+            reasons=reasons,
+        ),
+        drift=ModelDriftView(
+            checked_at=record.drift_checked_at,
+            psi_threshold=rules.psi_threshold,
+            max_feature_psi=psi,
+            drifted=drifted,
+            feature_psi=dict(sorted((record.feature_psi or {}).items(), key=lambda kv: -kv[1])),
+        ),
+        training=ModelTrainingStateView(
+            dataset_version=current.version,
+            state=training.state,
+            stage=training.stage,
+            model_version=training.model_version,
+            error=training.error,
+            updated_at=training.updated_at,
+        )
+        if current is not None and training is not None
+        else None,
+        total_predictions=record.usageStats.total_predictions,
+        last_prediction_date=record.last_prediction_date,
+    )

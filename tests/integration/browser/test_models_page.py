@@ -1,0 +1,64 @@
+"""The Models page in a real browser: each model's metrics, freshness, drift and training users, and a
+retrain on the data in force followed to its end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import httpx
+import pytest
+from playwright.sync_api import Page, expect
+
+from local.stack import LocalStack
+from tests.integration.browser.conftest import DESKTOP, PHONE, ShopUser, axe_violations, dump, sign_in
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_models_page_shows_each_models_health_and_retrains_both(
+    page: Page, stack: LocalStack, synced_user: ShopUser, screenshots: Path
+) -> None:
+    # Given: an organization whose synced shop trained both models
+    listed = httpx.get(f"{stack.api_url}/dashboard/models", headers=synced_user.org.headers).json()
+    before = {m["name"]: m for m in listed["models"]}
+    assert set(before) == {"shop-purchase", "shop-recommendations"}
+    sign_in(page, synced_user.email, synced_user.password)
+
+    # When
+    page.get_by_role("link", name="Models").click()
+
+    # Then: each model shows its training users, metrics, freshness and drift in words
+    purchase = page.get_by_role("region", name="shop-purchase")
+    expect(purchase.locator(".training-users")).to_have_text(
+        f"{before['shop-purchase']['trainingUserCount']:,}"
+    )
+    assert 0 < before["shop-purchase"]["trainingUserCount"] <= 300
+    expect(purchase.locator("table.metrics tbody tr")).to_have_count(len(before["shop-purchase"]["metrics"]))
+    expect(purchase.locator(".freshness")).to_contain_text("Fresh")
+    expect(purchase).to_contain_text("Not measured")
+    expect(purchase).to_contain_text(before["shop-purchase"]["version"])
+    expect(page.get_by_role("region", name="shop-recommendations")).to_contain_text("Trained")
+    violations = axe_violations(page)
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"models-synced-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+    assert not violations, dump(violations)
+
+    # When: both are retrained on the current data
+    page.get_by_role("button", name="Retrain both models").click()
+
+    # Then: the page follows the training to new versions
+    expect(page.get_by_role("status")).to_have_text(
+        "Training finished: the models below are the new versions.", timeout=90_000
+    )
+    after = {
+        m["name"]: m
+        for m in httpx.get(f"{stack.api_url}/dashboard/models", headers=synced_user.org.headers).json()[
+            "models"
+        ]
+    }
+    assert after["shop-purchase"]["version"] != before["shop-purchase"]["version"]
+    assert after["shop-purchase"]["datasetVersion"] != before["shop-purchase"]["datasetVersion"]
+    expect(purchase).to_contain_text(after["shop-purchase"]["version"])
+    expect(page.get_by_role("button", name="Retrain both models")).to_be_enabled()

@@ -1,0 +1,132 @@
+"""The Models page's view of each model: freshness by age, drift as the last check measured it, and
+the training of the data in force."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from shared.ml.freshness import FreshnessRules
+from shared.predictions.model_overview import model_overview
+from shared.records.datasources import DatasetVersion, ModelTraining
+from shared.records.models import ModelRecord
+
+ORG = "shop-1"
+NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
+RULES = FreshnessRules(stale_after_days=30, retrain_after_days=60, psi_threshold=0.2)
+
+
+def model(name: str, kind: str, age_days: float, **fields: object) -> ModelRecord:
+    trained = NOW - timedelta(days=age_days)
+    return ModelRecord.model_validate(
+        {
+            "org_id": ORG,
+            "name": name,
+            "type": kind,
+            "version": f"{name}-v1",
+            "trained_at": trained,
+            "training_cutoff": trained - timedelta(days=30),
+            "training_user_count": 480,
+            "metrics": {"auc": 0.81},
+            "bundle_key": "k",
+            "bundle_sha256": "0" * 64,
+            **fields,
+        }
+    )
+
+
+class Models:
+    def __init__(self, *records: ModelRecord) -> None:
+        self.records = list(records)
+
+    def list_for_org(self, org_id: str) -> list[ModelRecord]:
+        return [r for r in self.records if r.org_id == org_id]
+
+
+class Datasets:
+    def __init__(self, current: DatasetVersion | None) -> None:
+        self._current = current
+
+    def current(self, org_id: str) -> DatasetVersion | None:
+        return self._current
+
+
+def dataset(purchase_state: str) -> DatasetVersion:
+    return DatasetVersion(
+        org_id=ORG,
+        version="v2",
+        created_at=NOW,
+        keys={},
+        row_counts={},
+        rows_read={},
+        rejected_count=0,
+        rejected_rows_accepted=False,
+        training={
+            "purchase": ModelTraining(
+                model_name="shop-purchase",
+                state=purchase_state,
+                stage="fitting",
+                updated_at=NOW,  # type: ignore[arg-type]
+            )
+        },
+    )
+
+
+def test_an_old_model_never_checked_for_drift_is_stale_and_says_drift_is_not_measured() -> None:
+    # Given a purchase model trained 40 days ago, never drift-checked
+    models = Models(model("shop-purchase", "purchase", 40))
+
+    # When
+    [shown] = model_overview(ORG, models=models, datasets=Datasets(None), rules=RULES, now=NOW).models
+
+    # Then it is stale but not yet due for a retrain, and drift is unknown rather than passing
+    assert (shown.freshness.age_days, shown.freshness.is_stale) == (40.0, True)
+    assert shown.freshness.recommended_retrain is False
+    assert shown.freshness.reasons == ["model is 40 days old (stale after 30)"]
+    assert (shown.drift.checked_at, shown.drift.drifted, shown.drift.max_feature_psi) == (None, None, None)
+    assert (shown.training_user_count, shown.metrics) == (480, {"auc": 0.81})
+    assert shown.training is None
+
+
+def test_a_drifted_feature_recommends_a_retrain_however_young_the_model() -> None:
+    # Given a model trained 5 days ago whose last drift check found a feature shifted
+    checked = NOW - timedelta(hours=2)
+    models = Models(
+        model(
+            "shop-purchase",
+            "purchase",
+            5,
+            max_feature_psi=0.35,
+            feature_psi={"recency_days": 0.05, "spend_90d": 0.35},
+            drift_checked_at=checked,
+        )
+    )
+
+    # When
+    [shown] = model_overview(ORG, models=models, datasets=Datasets(None), rules=RULES, now=NOW).models
+
+    # Then
+    assert shown.freshness.is_stale is False
+    assert shown.freshness.recommended_retrain is True
+    assert shown.freshness.reasons == ["a feature drifted (PSI 0.35 > 0.2): retrain"]
+    assert (shown.drift.drifted, shown.drift.checked_at) == (True, checked)
+    assert list(shown.drift.feature_psi) == ["spend_90d", "recency_days"]  # largest first
+
+
+def test_each_model_shows_its_own_training_on_the_current_dataset() -> None:
+    # Given both models, and the current dataset training the purchase model
+    models = Models(model("shop-recommendations", "recommendation", 1), model("shop-purchase", "purchase", 1))
+
+    # When
+    listed = model_overview(ORG, models=models, datasets=Datasets(dataset("running")), rules=RULES, now=NOW)
+
+    # Then models are sorted by name; the purchase model shows its running training, the other none
+    assert [m.name for m in listed.models] == ["shop-purchase", "shop-recommendations"]
+    assert listed.current_dataset_version == "v2"
+    purchase, recommendations = listed.models
+    assert purchase.training is not None
+    assert (purchase.training.state, purchase.training.stage, purchase.training.dataset_version) == (
+        "running",
+        "fitting",
+        "v2",
+    )
+    assert recommendations.training is None
