@@ -100,7 +100,7 @@ function readSessionEmail() {
 }
 
 /** Call the API as the signed-in user; an expired or missing session asks to sign in and retries. */
-export async function api(path, { method = "GET", body } = {}) {
+export async function api(path, { method = "GET", body, headers: extra = {} } = {}) {
   const cfg = await config();
   for (;;) {
     const session = readSession();
@@ -108,7 +108,7 @@ export async function api(path, { method = "GET", body } = {}) {
       await reauthenticate();
       continue;
     }
-    const headers = { Authorization: `Bearer ${session.idToken}` };
+    const headers = { ...extra, Authorization: `Bearer ${session.idToken}` };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     let response;
     try {

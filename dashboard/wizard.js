@@ -12,7 +12,7 @@ const state = {
   destination: "publish",
   preview: null,
   audienceId: null,
-  active: null, // {key, audience}: the activated audience and the settings it was made with
+  launch: null, // {key, idempotencyKey}: the settings of the last launch and its Idempotency-Key
   currency: null,
   products: [],
 };
@@ -92,6 +92,7 @@ $("upload-form").addEventListener("submit", async (event) => {
     state.files = files;
     state.uploadId = links.uploadId;
     readProductIds(files.products);
+    readCountries(files.customers);
     await startSync({ uploadId: links.uploadId });
   } catch (exc) {
     fail(exc);
@@ -153,6 +154,20 @@ async function readProductIds(file) {
     return [cells[id], name >= 0 ? cells[name] : ""];
   });
   $("product-ids").replaceChildren(...state.products.map(([value, label]) => el("option", { value }, label || value)));
+}
+
+/** The customers file's most common countries, to suggest where retargeting delivers. */
+async function readCountries(file) {
+  const [header, ...lines] = (await file.text()).split(/\r?\n/).filter(Boolean);
+  const at = header.split(",").map((c) => c.trim().replace(/^"|"$/g, "")).indexOf("country");
+  if (at < 0) return;
+  const counts = {};
+  for (const line of lines) {
+    const country = (line.split(",")[at] ?? "").trim().toUpperCase();
+    if (/^[A-Z]{2}$/.test(country)) counts[country] = (counts[country] ?? 0) + 1;
+  }
+  const top = Object.entries(counts).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([c]) => c);
+  if (top.length && !$("countries").value) $("countries").value = top.join(", ");
 }
 
 $("use-current").addEventListener("click", async () => {
@@ -464,6 +479,7 @@ function objective() {
 function toggleObjective() {
   const prospecting = objective() === "prospecting";
   $("lookalike-fields").hidden = !prospecting;
+  $("countries-field").hidden = prospecting; // a lookalike delivers in its own country
   if (prospecting) seedCheck().catch(fail);
 }
 
@@ -499,6 +515,9 @@ function setupProblem(form) {
   }
   if (state.destination === "publish") {
     if (!(Number(form.elements.dailyBudget.value) > 0)) return ["dailyBudget", "Enter a daily budget above 0, for example 20.00."];
+    if (objective() === "retargeting" && !(countries().length && countries().every((c) => /^[A-Z]{2}$/.test(c)))) {
+      return ["countries", "Enter the countries to advertise in as two-letter codes separated by commas, for example GB, US."];
+    }
     if (!/^https:\/\/[^\s/]+\.[^\s]+$/.test(form.elements.destinationUrl.value.trim())) {
       return ["destinationUrl", "The destination URL must be a full https:// address of your store, for example https://shop.example.com/products/p1."];
     }
@@ -527,112 +546,40 @@ $("setup-form").addEventListener("submit", (event) => {
 // 7. Activation: a live progress bar through the steps, then the result with its links
 // ---------------------------------------------------------------------------------------------
 
-function stagesFor(prospecting) {
-  return [
-    ["create", "Create the custom audience on the platform"],
-    ["upload", "Upload the users, hashed, in batches"],
-    ...(prospecting ? [["lookalike", "Create the lookalike audience"]] : []),
-    state.destination === "publish"
-      ? ["publish", "Publish the advert: campaign, ad set, creative and ad (paused)"]
-      : ["link", "Prepare the ads manager with the audience selected"],
-  ];
-}
+// The activation's own steps (GET /platform-ads/activations/{audienceId}), in words.
+const STEP_TEXT = {
+  select_users: "Select the segment's users",
+  normalise_and_hash: "Normalise and hash their e-mails and phones",
+  create_custom_audience: "Create the custom audience on the platform",
+  upload_batches: "Upload the users in batches",
+  wait_for_seed: "Wait for the platform to process the audience",
+  create_lookalike: "Create the lookalike audience",
+  publish_advert: "Publish the advert: campaign, ad set, creative and ad (paused)",
+  generate_campaign: "Prepare the ads manager with the audience selected",
+  mark_active: "Mark the audience active",
+};
+const WAITING = {
+  throttled: "the platform asked us to slow down; it resumes by itself",
+  seed_processing: "the platform is still processing the audience",
+  worker_busy: "another worker holds this audience; it resumes by itself",
+};
+const OBJECT_NAMES = {
+  custom_audience: "Custom audience id", lookalike: "Lookalike audience id", campaign: "Campaign id",
+  adset: "Ad set id", adcreative: "Creative id", ad: "Ad id",
+};
 
-let stages = [];
-const STAGE_WORDS = { done: "Done", running: "In progress", waiting: "Waiting", failed: "Failed" };
-
-function renderStages(states, detail = {}) {
-  $("activation-steps").replaceChildren(
-    ...stages.map(([id, text]) => {
-      const now = states[id] ?? "waiting";
-      const kind = { done: "ok", failed: "bad" }[now] ?? "info";
-      return el("li", { "aria-current": now === "running" ? "step" : null },
-        el("span", { class: `badge ${kind}` }, STAGE_WORDS[now]), " ", text, detail[id] ? ` · ${detail[id]}` : "");
-    }),
-  );
-  const done = stages.filter(([id]) => states[id] === "done").length;
-  const partial = stages.reduce((sum, [id]) => sum + (states[id] === "running" ? (detail.fraction?.[id] ?? 0.3) : 0), 0);
-  const percent = Math.round(((done + partial) / stages.length) * 100);
-  $("activation-bar").value = percent;
-  $("activation-percent").textContent = `${percent}% done`;
-}
-
-async function activate() {
-  const form = $("setup-form");
+/** The activation request: the audience from the segment, and what to make of it once it is live. */
+function activationBody() {
+  const f = $("setup-form").elements;
   const prospecting = objective() === "prospecting";
-  stages = stagesFor(prospecting);
-  $("result").hidden = true;
-  $("activation-retry").hidden = true;
-  $("activation-error").textContent = "";
-  renderStages({ create: "running" });
-  const body = {
-    name: form.elements.audienceName.value.trim(),
-    segment: segment(),
-    objective: prospecting ? "prospecting" : "retargeting",
-  };
+  const body = { name: f.audienceName.value.trim(), segment: segment(), objective: prospecting ? "prospecting" : "retargeting" };
   if (prospecting) {
-    body.lookalikeSize = Number(form.elements.lookalikeSize.value);
-    body.lookalikeCountry = form.elements.lookalikeCountry.value;
+    body.lookalikeSize = Number(f.lookalikeSize.value);
+    body.lookalikeCountry = f.lookalikeCountry.value;
   }
-  // Launching again after a publish error, with the same audience settings, publishes again only.
-  const key = JSON.stringify(body);
-  if (state.active && state.active.key === key) {
-    renderStages({ create: "done", upload: "done", lookalike: "done" });
-    return state.destination === "publish" ? publish(state.active.audience) : generate(state.active.audience);
-  }
-  state.active = null;
-  let audience;
-  try {
-    audience = await api("/platform-ads/activations", { method: "POST", body });
-  } catch (exc) {
-    return stopped({ create: "failed" }, exc.message);
-  }
-  state.audienceId = audience.audienceId;
-  audience = await followActivation(audience.audienceId, prospecting);
-  if (!audience) return;
-  state.active = { key, audience };
-  if (state.destination === "publish") await publish(audience);
-  else await generate(audience);
-}
-
-/** Poll the audience until it is active (true) or failed; the bar follows its batches. */
-async function followActivation(audienceId, prospecting) {
-  for (;;) {
-    const { audiences } = await api("/platform-ads/audiences");
-    const audience = audiences.find((a) => a.audienceId === audienceId);
-    if (!audience) return stopped({ create: "failed" }, "The audience disappeared while it was being activated. Start the launch again.");
-    const p = audience.progress;
-    const uploaded = p && p.batchesTotal ? p.batchesDone / p.batchesTotal : 0;
-    const detail = {
-      upload: p && p.batchesTotal ? `${p.batchesDone} of ${p.batchesTotal} batches, ${audience.userCount.toLocaleString()} users` : "",
-      fraction: { upload: uploaded },
-    };
-    if (audience.status === "failed") {
-      const failure = audience.failure;
-      const at = !audience.platformCustomAudienceId ? "create" : uploaded < 1 ? "upload" : "lookalike";
-      return stopped(
-        { create: at === "create" ? "failed" : "done", upload: at === "upload" ? "failed" : at === "lookalike" ? "done" : "waiting", lookalike: at === "lookalike" ? "failed" : "waiting" },
-        `${failure?.message ?? "The activation failed."} ${failure?.remedy ? `What to do: ${failure.remedy}` : "Start the launch again."}`,
-        detail,
-      );
-    }
-    const after = state.destination === "publish" ? "publish" : "link";
-    if (audience.status === "active") {
-      renderStages({ create: "done", upload: "done", lookalike: "done", [after]: "running" }, detail);
-      return audience;
-    }
-    if (!audience.platformCustomAudienceId) renderStages({ create: "running" }, detail);
-    else if (uploaded < 1 || !prospecting) renderStages({ create: "done", upload: "running" }, detail);
-    else renderStages({ create: "done", upload: "done", lookalike: "running" }, detail);
-    await sleep(700);
-  }
-}
-
-function stopped(states, message, detail = {}) {
-  renderStages(states, detail);
-  $("activation-error").textContent = `Error: ${message}`;
-  announce("The launch stopped: the error below says what to do.", "error");
-  return null;
+  if (state.destination === "publish") body.publish = advertBody();
+  else body.generateCampaign = true;
+  return body;
 }
 
 function advertBody() {
@@ -646,72 +593,106 @@ function advertBody() {
     productId: segment().productId,
   };
   if (f.description.value.trim()) body.description = f.description.value.trim();
+  if (objective() === "retargeting") body.countries = countries();
   return body;
 }
 
-async function publish(audience) {
-  const done = { create: "done", upload: "done", lookalike: "done" };
-  renderStages({ ...done, publish: "running" });
-  $("activation-error").textContent = "";
+function countries() {
+  return $("countries").value.split(/[\s,;]+/).map((c) => c.trim().toUpperCase()).filter(Boolean);
+}
+
+/** Start (or, after a failure, resume) the activation and follow it to its result. The same body goes
+ * with the same Idempotency-Key, so trying again resumes the failed attempt instead of making a
+ * second audience; changed settings make a new key and a new audience. */
+async function activate() {
+  const body = activationBody();
+  const key = JSON.stringify(body);
+  if (!state.launch || state.launch.key !== key) state.launch = { key, idempotencyKey: crypto.randomUUID() };
+  $("result").hidden = true;
   $("activation-retry").hidden = true;
-  let published;
+  $("activation-error").textContent = "";
+  $("activation-steps").replaceChildren();
+  $("activation-bar").value = 0;
+  $("activation-percent").textContent = "Starting…";
+  let audience;
   try {
-    published = await api(`/platform-ads/audiences/${encodeURIComponent(audience.audienceId)}/advert`, {
+    audience = await api("/platform-ads/activations", {
       method: "POST",
-      body: advertBody(),
+      body,
+      headers: { "Idempotency-Key": state.launch.idempotencyKey },
     });
   } catch (exc) {
-    stopped({ ...done, publish: "failed" }, exc.message);
-    $("activation-retry").hidden = false;
-    return;
+    return stopped(exc.message);
   }
-  renderStages({ ...done, publish: "done" });
-  const link = await api(`/platform-ads/audiences/${encodeURIComponent(audience.audienceId)}/ads-manager-link`).catch(() => null);
-  const names = { campaign: "Campaign", adset: "Ad set", adcreative: "Creative", ad: "Ad" };
-  showResult(
-    published.state === "paused"
-      ? `${published.message} Nothing is spent until you switch it on in the ads manager.`
-      : published.message,
-    published.objects.filter((o) => o.platformId).map((o) => [`${names[o.kind] ?? o.kind} id`, o.platformId]),
-    link,
-    published.warnings,
+  state.audienceId = audience.audienceId;
+  for (;;) {
+    const status = await api(`/platform-ads/activations/${encodeURIComponent(audience.audienceId)}`);
+    renderActivation(status);
+    if (status.state === "succeeded") return showResult(status);
+    if (status.state === "failed") {
+      const error = status.error ?? { message: "The activation failed." };
+      stopped(`${error.message}${error.remedy ? ` What to do: ${error.remedy}` : " Try again."}`);
+      $("activation-retry").hidden = false;
+      return null;
+    }
+    await sleep(700);
+  }
+}
+
+function renderActivation(status) {
+  const at = status.steps.indexOf(status.step);
+  const p = status.progress;
+  $("activation-steps").replaceChildren(
+    ...status.steps.map((step, i) => {
+      const now = status.step === "done" || i < at ? "done"
+        : i === at ? (status.state === "failed" ? "failed" : status.state === "waiting" ? "waiting-now" : "running")
+          : "waiting";
+      const kind = { done: "ok", failed: "bad" }[now] ?? "info";
+      const word = { done: "Done", failed: "Failed", running: "In progress", "waiting-now": "Waiting", waiting: "To do" }[now];
+      let detail = "";
+      if (step === "upload_batches" && p.batchesTotal) detail = ` · ${p.usersUploaded.toLocaleString()} of ${p.rowsTotal.toLocaleString()} users, batch ${p.batchesDone} of ${p.batchesTotal}`;
+      if (step === "select_users" && p.usersTotal) detail = ` · ${p.usersTotal.toLocaleString()} users`;
+      if (now === "waiting-now" && status.waitingFor) detail += ` · ${WAITING[status.waitingFor] ?? status.waitingFor}`;
+      return el("li", { "aria-current": now === "running" || now === "waiting-now" ? "step" : null },
+        el("span", { class: `badge ${kind}` }, word), " ", STEP_TEXT[step] ?? step.replaceAll("_", " "), detail);
+    }),
   );
+  $("activation-bar").value = p.percent;
+  $("activation-percent").textContent = `${p.percent}% done`;
 }
 
-async function generate(audience) {
-  const done = { create: "done", upload: "done", lookalike: "done" };
-  try {
-    const link = await api(`/platform-ads/audiences/${encodeURIComponent(audience.audienceId)}/ads-manager-link`);
-    renderStages({ ...done, link: "done" });
-    showResult(
-      `The audience is on the platform with ${audience.userCount.toLocaleString()} users. ${link.message}`,
-      link.platformAudienceIds.map((id, i) => [i === 0 ? "Custom audience id" : "Lookalike audience id", id]),
-      link,
-      [],
-    );
-  } catch (exc) {
-    stopped({ ...done, link: "failed" }, exc.message);
-  }
+function stopped(message) {
+  $("activation-error").textContent = `Error: ${message}`;
+  announce("The launch stopped: the error below says what to do.", "error");
+  return null;
 }
 
-function showResult(summary, ids, link, warnings) {
+function showResult(status) {
   $("activation-bar").value = 100;
   $("activation-percent").textContent = "100% done";
-  $("result-summary").textContent = summary;
-  $("result-ids").replaceChildren(...ids.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, el("code", {}, value))]));
-  $("result-links").replaceChildren(
-    ...(link ? [el("a", { class: "button", href: link.url, target: "_blank", rel: "noopener" }, "Open in the ads manager")] : []),
-    el("a", { class: "button secondary", href: "audiences.html" }, "See it in Audiences"),
-  );
-  if (warnings.length) $("result-summary").append(el("ul", {}, ...warnings.map((w) => el("li", {}, `Note: ${w}`))));
+  const ids = status.platformObjects.filter((o) => o.platformId && o.state !== "deleted");
+  const published = ids.some((o) => o.kind === "ad");
+  $("result-summary").textContent = published
+    ? `The advert is published for “${status.name}”, paused: nothing is spent until you switch it on in the ads manager.`
+    : `“${status.name}” is on the platform with ${status.progress.usersUploaded.toLocaleString()} users. Build the advert in the ads manager, which opens with the audience selected.`;
+  $("result-ids").replaceChildren(...ids.flatMap((o) => [el("dt", {}, OBJECT_NAMES[o.kind] ?? o.kind), el("dd", {}, el("code", {}, o.platformId))]));
+  const links = [];
+  if (status.adsManagerUrl) links.push(el("a", { class: "button", href: status.adsManagerUrl, target: "_blank", rel: "noopener" }, "Open in the ads manager"));
+  links.push(el("a", { class: "button secondary", href: "audiences.html" }, "See it in Audiences"));
+  $("result-links").replaceChildren(...links);
   $("result").hidden = false;
   announce("The launch is complete.", "success");
   $("result-title").focus();
+  if (published && !status.adsManagerUrl) addAdsManagerLink(status.audienceId);
 }
 
-$("retry-publish").addEventListener("click", () => {
-  if (state.active) publish(state.active.audience).catch(fail);
-});
+/** Publish advert's result links to the ads manager too (the audience's link shows the campaign there). */
+async function addAdsManagerLink(audienceId) {
+  const link = await api(`/platform-ads/audiences/${encodeURIComponent(audienceId)}/ads-manager-link`).catch(() => null);
+  if (link) $("result-links").prepend(el("a", { class: "button", href: link.url, target: "_blank", rel: "noopener" }, "Open in the ads manager"));
+}
+
+$("retry-publish").addEventListener("click", () => activate().catch(fail));
 
 // ---------------------------------------------------------------------------------------------
 

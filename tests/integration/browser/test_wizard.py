@@ -141,8 +141,10 @@ def test_from_three_files_to_a_published_prospecting_advert(
     # Then: the activation runs through its steps to a published, paused advert with its ids and links
     expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=60_000)
     expect(page.locator("#activation-bar")).to_have_attribute("value", "100")
-    expect(page.locator("#activation-steps li").filter(has_text="Done")).to_have_count(4)
-    expect(page.locator("#result-summary")).to_contain_text("Nothing is spent until you switch it on")
+    steps = page.locator("#activation-steps li")
+    expect(steps).to_have_count(8)  # select, hash, create, upload, wait for seed, lookalike, publish, mark
+    expect(steps.filter(has_not_text="Done")).to_have_count(0)
+    expect(page.locator("#result-summary")).to_contain_text("nothing is spent until you switch it on")
     ids = dict(
         zip(
             page.locator("#result-ids dt").all_inner_texts(),
@@ -150,7 +152,14 @@ def test_from_three_files_to_a_published_prospecting_advert(
             strict=True,
         )
     )
-    assert set(ids) == {"Campaign id", "Ad set id", "Creative id", "Ad id"}
+    assert set(ids) == {
+        "Custom audience id",
+        "Lookalike audience id",
+        "Campaign id",
+        "Ad set id",
+        "Creative id",
+        "Ad id",
+    }
     expect(page.get_by_role("link", name="Open in the ads manager")).to_have_attribute(
         "href", re.compile(BUSINESS_ACCOUNT_ID)
     )
@@ -184,7 +193,7 @@ def test_a_failing_readiness_item_stops_the_wizard_and_says_what_to_do(page: Pag
     expect(page.get_by_role("heading", name="3. Is everything ready?")).to_be_visible()
 
 
-def test_a_publish_error_shows_its_remedy_and_publishing_again_after_the_fix_succeeds(
+def test_a_publish_error_shows_its_remedy_and_trying_again_after_the_fix_publishes(
     page: Page, stack: LocalStack, synced_user: ShopUser, sandbox: httpx.Client, screenshots: Path
 ) -> None:
     # Given: a connected organization whose shop is synced, and an ad account that lost its payment method
@@ -203,6 +212,7 @@ def test_a_publish_error_shows_its_remedy_and_publishing_again_after_the_fix_suc
     page.get_by_label("Campaign name").fill("Spring sale")
     page.get_by_label("Daily budget (GBP)").fill("20")
     page.get_by_label("Audience name").fill("Publish error buyers")
+    page.get_by_label("Countries to advertise in").fill("GB, US")
     page.get_by_label("Headline").fill("Back in stock")
     page.get_by_label("Destination URL").fill(f"https://shop.example.com/products/{PRODUCT}")
     page.get_by_role("button", name="Launch and publish the advert").click()
@@ -223,7 +233,7 @@ def test_a_publish_error_shows_its_remedy_and_publishing_again_after_the_fix_suc
     sandbox.patch(
         f"/ad_accounts/{BUSINESS_ACCOUNT_ID}", json={"funding_source": "FUNDING-1"}
     ).raise_for_status()
-    page.get_by_role("button", name="Publish again").click()
+    page.get_by_role("button", name="Try again").click()
 
     # Then: the same audience gets its advert
     expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=30_000)
