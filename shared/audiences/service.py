@@ -100,6 +100,7 @@ class AudienceStore(ActivationStore, Protocol):
         self, org_id: str, idempotency_key: str, audience_id: str, request_sha256: str | None = None
     ) -> tuple[str, str | None]: ...
     def create(self, record: AudienceRecord) -> bool: ...
+    def release_key(self, org_id: str, idempotency_key: str, audience_id: str) -> None: ...
     def begin_attempt(self, record: AudienceRecord, previous_attempt: int | None) -> bool: ...
     def transfer_lease(self, org_id: str, audience_id: str, owner: str, lease: WorkerLease) -> bool: ...
 
@@ -244,6 +245,20 @@ class AudienceService:
                 if existing.request_sha256 not in (None, digest):
                     raise _key_reused()
                 return existing, False
+        try:
+            return self._store_new(org_id, audience_id, request, idempotency_key, digest)
+        except Exception:
+            self._abandon(org_id, audience_id, idempotency_key)
+            raise
+
+    def _store_new(
+        self,
+        org_id: str,
+        audience_id: str,
+        request: CreateAudienceRequest,
+        idempotency_key: str | None,
+        digest: str,
+    ) -> tuple[AudienceRecord, bool]:
         self._validate(org_id, request)
         connection, _ = self.connections.client_for(org_id)
         now = self.clock()
@@ -278,6 +293,20 @@ class AudienceService:
             # Another request with the same key stored it first: that one is the audience.
             return self._require(org_id, audience_id), False
         return record, True
+
+    def _abandon(self, org_id: str, audience_id: str, idempotency_key: str | None) -> None:
+        """Nothing half-written: undo what a failed ``accept`` wrote (the users' source object, raw
+        identifiers, and the Idempotency-Key's claim, which would refuse the corrected request as a
+        reused key), unless the record was stored after all (a write whose answer was lost): then the
+        audience exists and a retry resumes it. Best effort: the caller sees the original error."""
+        try:
+            if self.audiences.get(org_id, audience_id) is not None:
+                return
+            self.blobs.delete(f"sources/{org_id}/{audience_id}.json")
+            if idempotency_key:
+                self.audiences.release_key(org_id, idempotency_key, audience_id)
+        except Exception:
+            logger.exception("audience cleanup failed", extra={"audience_id": audience_id})
 
     def _validate(self, org_id: str, request: CreateAudienceRequest) -> None:
         """What can be refused before anything is stored: an unreadable upload, a list nobody in it

@@ -9,6 +9,7 @@ free, expired or already the caller's; an activation attempt only if it follows 
 
 from __future__ import annotations
 
+import contextlib
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -61,6 +62,16 @@ class DynamoAudienceStore:
             digest = found.get("request_sha256")
             return str(found["audience_id"]), str(digest) if digest else None
         return audience_id, request_sha256
+
+    def release_key(self, org_id: str, idempotency_key: str, audience_id: str) -> None:
+        """Unbind ``idempotency_key`` if it is still bound to ``audience_id`` (a failed creation)."""
+        # Bound to another audience, or already released: nothing to do.
+        with contextlib.suppress(self._table.meta.client.exceptions.ConditionalCheckFailedException):
+            self._table.delete_item(
+                Key={"pk": f"ORG#{org_id}", "sk": f"AUDIENCEKEY#{idempotency_key}"},
+                ConditionExpression="audience_id = :audience_id",
+                ExpressionAttributeValues={":audience_id": audience_id},
+            )
 
     def create(self, record: AudienceRecord) -> bool:
         """Write a new audience; False when one with its id exists already (another request made it)."""

@@ -67,6 +67,11 @@ class MemoryAudiences:
         self.digests.setdefault((org_id, idempotency_key), request_sha256)
         return bound, self.digests[(org_id, idempotency_key)]
 
+    def release_key(self, org_id: str, idempotency_key: str, audience_id: str) -> None:
+        if self.keys.get((org_id, idempotency_key)) == audience_id:
+            del self.keys[(org_id, idempotency_key)]
+            self.digests.pop((org_id, idempotency_key), None)
+
     def create(self, record: AudienceRecord) -> bool:
         if (record.org_id, record.audience_id) in self.items:
             return False
