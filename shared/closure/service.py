@@ -18,7 +18,9 @@ The phases run in this order, for these reasons:
    bucket);
 5. ``keys``: each API key's usage counters, then the key;
 6. ``records``: the rest of the organization's partition: the organization itself, models, the
-   connection with its encrypted token, audiences, dataset versions, syncs.
+   connection with its encrypted token, audiences, dataset versions, syncs; then one more look
+   under the prefixes and for keys, for what a request or job already under way wrote after its
+   phase (found: deleted, or back to that phase).
 
 A finished closure keeps a receipt under the user (counts and times, nothing that names the
 organization) so the dashboard can show the result; it expires by itself.
@@ -377,7 +379,7 @@ class ClosureService:
         if phase == "records":
             deleted, done = self.items.delete_partition(org_id, self.batch)
             _count(record, phase, deleted)
-            return done
+            return done and not self._late_arrivals(record, org_id)
         raise AssertionError(f"no piece of work in phase {phase}")
 
     def _platform_piece(self, record: ClosureRecord, org_id: str) -> bool:
@@ -394,6 +396,21 @@ class ClosureService:
         platform.audiences.delete(org_id, audience.audience_id, confirm=True)
         _count(record, "platform", 1)
         return len(on_platform) == 1
+
+    def _late_arrivals(self, record: ClosureRecord, org_id: str) -> bool:
+        """Look once more for files and keys written after their phase ran (by a request or a job
+        already under way when the members were removed); anything found is deleted, or sends the
+        closure back to that phase. True when the closure went back."""
+        for role, prefix in organization_prefixes(org_id):
+            deleted, done = self.objects[role].delete_prefix(prefix, self.batch)
+            _count(record, "objects", deleted)
+            if not done:
+                record.phase, record.cursor = "objects", None
+                return True
+        if self.items.api_key_ids(org_id):
+            record.phase, record.cursor = "keys", None
+            return True
+        return False
 
     def _objects_piece(self, record: ClosureRecord, org_id: str) -> bool:
         prefixes = organization_prefixes(org_id)

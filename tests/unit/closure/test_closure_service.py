@@ -173,7 +173,8 @@ def test_a_step_cut_short_midway_is_resumed_from_the_saved_progress() -> None:
     assert finished.attempt == 2
     resumed_at = data.calls[len(calls_before)]
     assert resumed_at == calls_before[-1]  # the prefix being deleted when it stopped, not the first
-    assert calls_before[0] not in data.calls[len(calls_before) :]
+    # the first prefix, done before it stopped, is only looked at again by the final look for late arrivals
+    assert data.calls[len(calls_before) :].count(calls_before[0]) == 1
     assert all(count == 0 for count in data.objects.values())
     # every data object counted once (the piece that crashed deleted nothing), and the artifacts
     assert finished.deleted["objects"] == sum(data_objects().values()) + 4
@@ -225,3 +226,35 @@ def test_surrounding_spaces_are_ignored_but_case_is_not() -> None:
         w.service.start(USER, ORG, CloseAccountRequest(confirm_name="shop one"), w.start)
     w.service.start(USER, ORG, CloseAccountRequest(confirm_name=f"  {NAME} "), w.start)
     assert len(w.started) == 1
+
+
+def test_files_and_keys_written_after_their_phase_are_deleted_before_the_closure_ends() -> None:
+    # Given: a closure during which a request already under way stores a snapshot and a job a key,
+    # after the files and keys were deleted (while the organization's records are being deleted)
+    data = Bucket(data_objects())
+    w = world(data)
+    late_prefix = f"snapshots/{ORG}/"
+    original = w.items.delete_partition
+    arrived: list[bool] = []
+
+    def partition_then_late_writes(org_id: str, limit: int) -> tuple[int, bool]:
+        if not arrived:
+            arrived.append(True)
+            data.objects[late_prefix] = 5
+            w.items.keys["k3"] = 2
+        return original(org_id, limit)
+
+    w.items.delete_partition = partition_then_late_writes  # type: ignore[method-assign]
+    w.service.start(USER, ORG, CloseAccountRequest(confirm_name=NAME), w.start)
+    record = w.closures.get(USER)
+    assert record is not None
+
+    # When
+    finished = w.service.advance(USER, record.closure_id, budget=BUDGET)
+
+    # Then: they were found and deleted too, and counted
+    assert finished.state == "completed"
+    assert data.objects[late_prefix] == 0
+    assert w.items.keys == {}
+    assert finished.deleted["objects"] == sum(data_objects().values()) + 4 + 5
+    assert finished.deleted["keys"] == 6 + 3
