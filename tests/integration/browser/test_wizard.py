@@ -170,6 +170,35 @@ def test_from_three_files_to_a_published_prospecting_advert(
     objects = {o["id"]: o for o in state["ad_objects"]}
     assert objects[ids["Campaign id"]]["status"] == "PAUSED"
     assert objects[ids["Ad id"]]["status"] == "PAUSED"
+
+    # When: the audience is opened from the result, and deleting it is tried while its advert runs
+    page.get_by_role("link", name="See it in Audiences").click()
+    row = page.get_by_role("row").filter(has_text="Likely buyers of p00001")
+    expect(row).to_contain_text(f"{ids['Campaign id']} (paused)")
+    expect(row).to_contain_text("2% in GB")
+    shot("audiences-with-advert")
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.get_by_role("button", name="Delete Likely buyers of p00001").click()
+    # Then: it is refused with what to do
+    expect(page.get_by_role("status")).to_contain_text("Delete the advert first")
+
+    # When: the advert is deleted after confirming, then the audience
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.get_by_role("button", name="Delete advert of Likely buyers of p00001").click()
+    expect(page.get_by_role("status")).to_have_text("The advert of “Likely buyers of p00001” is deleted.")
+    expect(row.get_by_role("cell").nth(5)).to_have_text("—")
+    page.once("dialog", lambda dialog: dialog.accept())
+    row.get_by_role("button", name="Delete Likely buyers of p00001").click()
+
+    # Then: nothing of it is left, in the list or on the platform
+    expect(page.get_by_role("status")).to_have_text("“Likely buyers of p00001” is deleted.")
+    expect(page.locator("#audiences")).not_to_contain_text("Likely buyers of p00001")
+    left = httpx.get(f"{stack.sandbox.url}/_admin/state").json()
+    advert_objects = [o for o in left["ad_objects"] if o["id"] in ids.values()]
+    assert [o["status"] for o in advert_objects] == ["DELETED"] * 4
+    deleted = {a["id"]: a["deleted"] for a in left["audiences"]}
+    assert deleted[ids["Custom audience id"]] is True
+    assert deleted[ids["Lookalike audience id"]] is True
     assert not shot.violations, dump(shot.violations)
 
 
