@@ -33,3 +33,11 @@ def connected_org(stack: LocalStack, api: httpx.Client) -> ConnectedOrg:
     if answer.status_code != 200:
         raise RuntimeError(f"connecting {org_id} failed: the callback answered {answer.status_code}")
     return ConnectedOrg(org_id, headers)
+
+
+def reconnect(stack: LocalStack, api: httpx.Client, org: ConnectedOrg) -> None:
+    """Connect ``org`` again through the consent dialog (after its token was revoked, say)."""
+    url = api.post("/platform-ads/connect", headers=org.headers).json()["authorizationUrl"]
+    answer = consent(url, stack.api_url, org.headers["Authorization"])
+    if answer.status_code != 200:
+        raise RuntimeError(f"reconnecting {org.org_id} failed: the callback answered {answer.status_code}")

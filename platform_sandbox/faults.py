@@ -31,6 +31,8 @@ class FaultSpec(BaseModel):
     method: str | None = None
     path: str = ".*"
     count: int = Field(default=1, ge=1)
+    # Matching calls to let through before the fault fires (e.g. revoke the token after 2 batches).
+    after: int = Field(default=0, ge=0)
     code: int | None = None
     subcode: int | None = None
     message: str | None = None
@@ -50,6 +52,7 @@ class Fault:
     fault_id: int
     spec: FaultSpec
     remaining: int
+    passed: int = 0
 
     def matches(self, method: str, path: str) -> bool:
         if self.spec.method is not None and self.spec.method.upper() != method.upper():
@@ -77,6 +80,9 @@ class FaultQueue:
         """The spec of the first fault matching this call, consuming one of its uses; else None."""
         for fault in self._faults:
             if fault.matches(method, path):
+                if fault.passed < fault.spec.after:
+                    fault.passed += 1
+                    continue
                 fault.remaining -= 1
                 if fault.remaining == 0:
                     self._faults.remove(fault)

@@ -36,9 +36,10 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from pydantic import BaseModel
 
-from shared.audiences.batching import new_upload_session
+from shared.audiences.batching import new_session_id
 from shared.audiences.identifiers import SCHEMA, AudienceUser
-from shared.audiences.preparation import IdentifierColumns, prepare_columns
+from shared.audiences.preparation import IdentifierColumns, Row, prepare_columns
+from shared.audiences.quality import IdentifierQuality, QualityReport
 from shared.audiences.snapshot import iter_snapshot_csv
 from shared.audiences.uploads import upload_key
 from shared.clock import Clock
@@ -71,6 +72,8 @@ SAFETY_SECONDS = 3.0
 # operation_status codes meaning "still processing the upload" (docs/platform-notes.md §2.4).
 SEED_PROCESSING_CODES = frozenset({410, 414, 441})
 SEED_POLL_SECONDS = 15
+# Users normalised and hashed at a time (bounds NormaliseAndHash's memory).
+PREPARE_CHUNK_USERS = 50_000
 USERS_CSV_COLUMNS = ("user_id", "email", "firstName", "lastName", "phone", "score", "country")
 
 Outcome = Literal["claimed", "busy", "active", "done", "more", "throttled", "processing", "ready"]
@@ -200,6 +203,7 @@ class ActivationPipeline:
     segments: Callable[[], SegmentSource] | None = None
     batch_size: int = platform.MAX_ROWS_PER_CALL
     max_batches: int = 20
+    prepare_chunk: int = PREPARE_CHUNK_USERS
     # Source requests are read as ``CreateAudienceRequest`` JSON (``shared.audiences.models``).
     _graphs: dict[str, GraphClient] = field(default_factory=dict, repr=False)
 
@@ -300,17 +304,41 @@ class ActivationPipeline:
             return StepResult(outcome="done")
         assert activation.users_key is not None, "SelectUsers stores the users first"
         request = self._request(record)
-        columns = _columns_of_csv(self.blobs.get(activation.users_key))
-        prepared = prepare_columns(columns, default_country=request.country)
-        del columns
-        check_usable(len(prepared.rows), record.objective)
-        session = new_upload_session(len(prepared.rows), batch_size=self.batch_size)
-        prefix = f"activations/{org_id}/{audience_id}/batches/{session.session_id}"
-        for seq in range(1, session.total_batches + 1):
-            start = (seq - 1) * session.batch_size
-            chunk = prepared.rows[start : start + session.batch_size]
-            self.blobs.put(batch_key(prefix, seq), json.dumps(chunk).encode(), "application/json")
-        record.quality = prepared.report.model_dump(mode="json")
+        session_id = new_session_id()
+        prefix = f"activations/{org_id}/{audience_id}/batches/{session_id}"
+        # A chunk of users at a time, so memory stays bounded whatever the list's size; batch n is
+        # written as soon as its rows exist. The first usable record of a user_id is kept (as
+        # prepare_columns does within a chunk), across chunks too.
+        kept: set[str] = set()
+        pending: list[Row] = []
+        reports: list[QualityReport] = []
+        batches = later_duplicates = rows_total = 0
+        for columns in _column_chunks(self.blobs.get(activation.users_key), self.prepare_chunk):
+            prepared = prepare_columns(columns, default_country=request.country)
+            reports.append(prepared.report)
+            for row in prepared.rows:
+                if row[0] in kept:
+                    later_duplicates += 1
+                    continue
+                kept.add(row[0])
+                pending.append(row)
+                if len(pending) == self.batch_size:
+                    batches += 1
+                    self.blobs.put(
+                        batch_key(prefix, batches), json.dumps(pending).encode(), "application/json"
+                    )
+                    rows_total += len(pending)
+                    pending = []
+        if pending:
+            batches += 1
+            self.blobs.put(batch_key(prefix, batches), json.dumps(pending).encode(), "application/json")
+            rows_total += len(pending)
+        del kept, pending
+        check_usable(rows_total, record.objective)
+        session = platform.UploadSession(
+            session_id=session_id, total_rows=rows_total, batch_size=self.batch_size
+        )
+        record.quality = merged_report(reports, later_duplicates).model_dump(mode="json")
         record.upload = UploadProgress(
             session_id=session.session_id,
             total_rows=session.total_rows,
@@ -631,7 +659,8 @@ def _users_csv(users: list[AudienceUser]) -> bytes:
 
 
 def _csv_rows(data: bytes) -> tuple[list[str], Iterator[list[str]]]:
-    reader = csv.reader(io.StringIO(data.decode("utf-8-sig")))
+    # Read through a wrapper, not a decoded copy: a million-user file is held once, as bytes.
+    reader = csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=""))
     header = next(reader, [])
     return header, reader
 
@@ -644,26 +673,64 @@ def _users_of_csv(data: bytes) -> Iterator[AudienceUser]:
             yield AudienceUser.model_validate(cells)
 
 
-def _columns_of_csv(data: bytes) -> IdentifierColumns:
-    """The identifier columns of a users CSV (``USERS_CSV_COLUMNS`` header, any order), blanks as None."""
+def _column_chunks(data: bytes, size: int) -> Iterator[IdentifierColumns]:
+    """The identifier columns of a users CSV (``USERS_CSV_COLUMNS`` header, any order), ``size``
+    users at a time; blank cells are missing values."""
     header, rows = _csv_rows(data)
     index = {name: i for i, name in enumerate(header)}
     wanted = ("user_id", "email", "phone", "firstName", "lastName", "country")
-    columns: dict[str, list[str | None]] = {name: [] for name in wanted}
-    positions = [(columns[name], index.get(name)) for name in wanted]
+    positions = [index.get(name) for name in wanted]
+    chunk: list[list[str]] = []
     for row in rows:
-        if not row:
-            continue
-        for column, at in positions:
-            value = row[at] if at is not None and at < len(row) else ""
-            column.append(value if value.strip() else None)
+        if row:
+            chunk.append(row)
+        if len(chunk) == size:
+            yield _columns(chunk, positions)
+            chunk = []
+    if chunk:
+        yield _columns(chunk, positions)
+
+
+def _columns(rows: list[list[str]], positions: list[int | None]) -> IdentifierColumns:
+    def column(at: int | None) -> list[str | None]:
+        if at is None:
+            return [None] * len(rows)
+        return [(row[at] if at < len(row) and row[at].strip() else None) for row in rows]
+
+    user_ids, emails, phones, first_names, last_names, countries = (column(at) for at in positions)
     return IdentifierColumns(
-        user_ids=[u or "" for u in columns["user_id"]],
-        emails=columns["email"],
-        phones=columns["phone"],
-        first_names=columns["firstName"],
-        last_names=columns["lastName"],
-        countries=columns["country"],
+        user_ids=[u or "" for u in user_ids],
+        emails=emails,
+        phones=phones,
+        first_names=first_names,
+        last_names=last_names,
+        countries=countries,
+    )
+
+
+def merged_report(reports: list[QualityReport], later_duplicates: int) -> QualityReport:
+    """One report for a list prepared in chunks: the counts added up, plus the records whose user_id
+    a previous chunk had kept (``later_duplicates``), dropped as duplicates."""
+    identifiers: dict[str, IdentifierQuality] = {}
+    for key in reports[0].identifiers if reports else ():
+        parts = [r.identifiers[key] for r in reports]
+        reasons: dict[str, int] = {}
+        for part in parts:
+            for reason, count in part.unusable_reasons.items():
+                reasons[reason] = reasons.get(reason, 0) + count
+        identifiers[key] = IdentifierQuality(
+            present=sum(p.present for p in parts),
+            usable=sum(p.usable for p in parts),
+            unusable=sum(p.unusable for p in parts),
+            unusable_reasons=dict(sorted(reasons.items())),
+            missing=sum(p.missing for p in parts),
+        )
+    return QualityReport(
+        total_records=sum(r.total_records for r in reports),
+        identifiers=identifiers,
+        dropped_no_identifier=sum(r.dropped_no_identifier for r in reports),
+        duplicate_user_ids=sum(r.duplicate_user_ids for r in reports) + later_duplicates,
+        rows_to_upload=sum(r.rows_to_upload for r in reports) - later_duplicates,
     )
 
 

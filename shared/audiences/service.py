@@ -76,9 +76,7 @@ if TYPE_CHECKING:
 SendBatch = Callable[[GraphClient, str, Sequence[str], platform.UploadBatch], platform.UploadResult]
 
 SNAPSHOT_LINK_SECONDS = 300
-KEY_REUSED_REMEDY = (
-    "Use a new Idempotency-Key for a new request; repeat a request only with its original body."
-)
+KEY_REUSED_REMEDY = "Use a new key for a new request; repeat a request only with its original body."
 
 
 class StartedExecution(Protocol):
@@ -376,6 +374,9 @@ class AudienceService:
                 return record
         previous = current.attempt if current is not None else None
         attempt = (previous or 0) + 1
+        if from_worker is not None and current is not None and current.execution_name is None:
+            # A request handing over its own attempt: the execution continues it.
+            attempt = current.attempt
         name = f"{record.audience_id}-{attempt}"
         activation = ActivationRecord(
             attempt=attempt,

@@ -19,7 +19,7 @@ def users(count: int) -> list[dict[str, Any]]:
 
 def wait_for(stack: LocalStack, org: ConnectedOrg, audience_id: str, status: str) -> dict[str, Any]:
     """Poll the audience list (as the dashboard does) until the audience reaches ``status``."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # a shared machine can be slow
     with httpx.Client(base_url=stack.api_url, timeout=30) as api:
         while time.monotonic() < deadline:
             for audience in api.get("/platform-ads/audiences", headers=org.headers).json()["audiences"]:

@@ -12,17 +12,19 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from shared.audiences.activation import StepFailed, StepResult, Worker
+from shared.audiences.activation import StepFailed, StepResult, Worker, batch_key
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
+from shared.audiences.preparation import prepare_audience
 from shared.audiences.service import AudienceService
-from shared.errors import NotFound, PreconditionFailed, ValidationFailed
+from shared.errors import IdempotencyKeyReused, NotFound, PreconditionFailed, ValidationFailed
 from shared.platform import audiences as platform_audiences
 from shared.platform.client import GraphClient
 from shared.platform.errors import (
     TOKEN_INVALID,
     AudienceUpdateFailed,
     LookalikesExist,
+    PlatformThrottled,
     ReconnectRequired,
     build_error,
 )
@@ -450,6 +452,40 @@ def test_activation_sends_at_most_the_given_batches_per_step_and_resumes_where_i
     )
 
 
+def test_users_hashed_a_chunk_at_a_time_are_the_rows_and_report_of_the_whole_list(
+    service: AudienceService, blobs: MemoryBlobs
+) -> None:
+    # Given 25 users, three of them repeating a user_id of an earlier chunk, one without identifier
+    users = buyers(22) + buyers(3, first=2) + [AudienceUser(user_id="nobody")]
+    whole = CreateAudienceRequest(name="Chunked", users=users)
+    executions = Executions()
+    accepted = service.start_activation(ORG, whole, None, executions)
+
+    # When the activation normalises and hashes them 7 users at a time
+    pipeline = service.pipeline
+    pipeline.prepare_chunk = 7
+    worker = execution_worker(executions.started[0][0])
+    for step in ("claim", "select_users", "normalise_and_hash"):
+        pipeline.run(step, ORG, accepted.audience_id, worker)
+
+    # Then the stored batches hold exactly the rows of the whole list prepared at once, in order
+    expected = prepare_audience(users)
+    stored = service.audiences.get(ORG, accepted.audience_id)
+    assert stored is not None
+    assert stored.upload is not None
+    assert stored.activation is not None
+    prefix = stored.activation.batch_keys_prefix
+    assert prefix is not None
+    rows = [
+        tuple(row)
+        for seq in range(1, stored.upload.batches_total + 1)
+        for row in json.loads(blobs.get(batch_key(prefix, seq)))
+    ]
+    assert rows == expected.rows
+    # And the quality report adds up to the whole list's
+    assert stored.quality == expected.report.model_dump(mode="json")
+
+
 def test_a_throttled_upload_step_asks_the_state_machine_to_wait_as_long_as_the_platform_asks(
     service: AudienceService, platform: SandboxPlatform
 ) -> None:
@@ -537,6 +573,82 @@ def test_claiming_an_active_audience_changes_nothing(
     # Then
     assert claimed.outcome == "active"
     assert platform.calls() == []
+
+
+def test_the_synchronous_create_never_sleeps_past_its_time_and_hands_the_rest_to_the_state_machine(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given a request with 20 s left, and a platform that throttles uploads for a minute
+    platform.fault(kind="throttle", method="POST", path="/users$", code=80003, regain_minutes=1, count=3)
+    executions = Executions()
+
+    # When
+    created = service.create(ORG, request(25), KEY, seconds_left=lambda: 20.0, hand_off=executions)
+
+    # Then nothing slept past the time left; the rest runs in the state machine, where to watch it said
+    assert all(pause <= 20.0 for pause in platform.sleeps), platform.sleeps
+    assert created.status == "uploading"
+    assert created.activation_url == f"/platform-ads/activations/{created.audience_id}"
+    assert executions.started == [
+        (f"{created.audience_id}-1", {"org_id": ORG, "audience_id": created.audience_id})
+    ]
+    # And the execution holds the audience: it can carry on where the request stopped
+    stored = service.audiences.get(ORG, created.audience_id)
+    assert stored is not None
+    assert stored.lease is not None
+    assert stored.lease.owner == f"{created.audience_id}-1"
+
+
+def test_without_the_state_machine_the_synchronous_create_fails_fast_with_the_throttles_remedy(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given a platform that throttles uploads for a minute, and 20 s left
+    platform.fault(kind="throttle", method="POST", path="/users$", code=80003, regain_minutes=1, count=3)
+
+    # When
+    with pytest.raises(PlatformThrottled) as raised:
+        service.create(ORG, request(25), KEY, seconds_left=lambda: 20.0)
+
+    # Then at once, with what to do
+    assert all(pause <= 20.0 for pause in platform.sleeps)
+    assert raised.value.remedy is not None
+    assert "same Idempotency-Key" in raised.value.remedy
+
+
+def test_one_worker_advances_an_audience_at_a_time(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given an execution working on an audience
+    executions = Executions()
+    accepted = service.start_activation(ORG, request(25), None, executions)
+    first = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, first, "claim", "select_users")
+
+    # When another worker claims it, or tries a step
+    other = execution_worker("intruder-1")
+    [claimed] = run_steps(service, accepted.audience_id, other, "claim")
+    with pytest.raises(StepFailed) as raised:
+        service.pipeline.run("create_custom_audience", ORG, accepted.audience_id, other)
+
+    # Then it is told to wait for the first, and does nothing on the platform
+    assert (claimed.outcome, claimed.wait_seconds > 0) == ("busy", True)
+    assert type(raised.value).__name__ == "activation_lease_lost"
+    assert platform.calls(r"/customaudiences$", method="POST") == []
+
+
+def test_a_key_reused_with_another_body_is_refused_on_either_route(service: AudienceService) -> None:
+    # Given an activation accepted with a key
+    service.start_activation(ORG, request(5), KEY, Executions())
+
+    # When the same key comes with another list, on either route
+    with pytest.raises(IdempotencyKeyReused) as on_create:
+        service.create(ORG, request(6), KEY)
+    with pytest.raises(IdempotencyKeyReused) as on_activation:
+        service.start_activation(ORG, request(6), KEY, Executions())
+
+    # Then both are refused the same way (422, the header named)
+    assert on_create.value.status == on_activation.value.status == 422
+    assert on_create.value.field == "Idempotency-Key"
 
 
 # --- refresh, delete, snapshot ---------------------------------------------------------------------

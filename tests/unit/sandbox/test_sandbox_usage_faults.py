@@ -101,3 +101,13 @@ def test_invalid_fault_is_refused(client: FlaskClient) -> None:
     # Then the admin API refuses it and queues nothing
     assert response.status_code == 400
     assert client.get("/_admin/faults").get_json() == {"faults": []}
+
+
+def test_a_fault_can_let_some_matching_calls_through_first(client: FlaskClient, token: str) -> None:
+    # Given a transient fault that lets two matching calls through
+    client.post("/_admin/faults", json={"kind": "transient", "path": "/me$", "after": 2})
+    headers = {"Authorization": f"Bearer {token}"}
+    # When the path is called three times
+    statuses = [client.get("/v25.0/me", headers=headers).status_code for _ in range(3)]
+    # Then the third call meets the fault
+    assert statuses == [200, 200, 500]
