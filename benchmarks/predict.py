@@ -316,7 +316,8 @@ def _cold_rows(model: _Model) -> list[BenchRow]:
             "ms",
             baseline=first_ms["naive"],
             notes=f"spawn to first prediction (child clock), median of {COLD_ROUNDS}; "
-            f"service {_spread(first['service'])}; naive {_spread(first['naive'])}",
+            f"service {_spread(first['service'])}; naive {_spread(first['naive'])}; the service "
+            f"processes have the template's {', '.join(f'{k}={v}' for k, v in FUNCTION_ENV.items())}",
         ),
         bench_row(
             "cold_start.speedup_first_prediction",

@@ -30,11 +30,21 @@ user_days_since_first_order             customer age: days since the user's firs
 user_mean_days_between_orders           mean gap between the user's orders (2+ orders)          730
 user_spend_trend_90d                    spend in the last 90 days minus the 90 days before      0
 user_product_affinity                   the user's taste for the product (see below)            0
+user_category_lift                      how much more the user buys in the product's category   0
+                                        than the shop does (log ratio, see below)
 ======================================  ======================================================  ========
 
-Taste: training factorises the purchase matrix (before the training window) into a few product
-factors (``product_taste``); a user's taste is the unit-length, units-weighted mean of the factors of
-what they bought, and ``user_product_affinity`` is its dot product with the product's factors.
+Taste: training learns a few product factors (``product_taste``) from which products are bought by
+the same customers (before the training window): the positive pointwise mutual information of two
+products being bought by one customer, factorised (see ``shared.ml.training``). A user's taste is the
+unit-length, units-weighted mean of the factors of what they bought, and ``user_product_affinity`` is
+its dot product with the product's factors.
+
+Category lift: ``log((units in the category + a * share) / (units + a)) - log(share)``, where ``share``
+is the category's share of all units the shop sold and ``a`` (:data:`CATEGORY_PRIOR_UNITS`) is a prior
+of a few units at the shop's share, so a customer with one purchase is not taken for a specialist; 0
+for a customer without orders. ``user_category_share`` is the same ratio unsmoothed and unscaled; the lift
+is on the log scale a linear model needs (purchase rates multiply).
 
 The last three are the customer-lifetime features (age, purchase rhythm, spend trend). A bundle keeps
 the feature names it was trained on and :func:`pair_features` computes exactly those, so a model
@@ -60,6 +70,8 @@ IntArray = NDArray[np.int64]
 NEVER_DAYS = 730.0
 RECENT_DAYS = 90.0
 TREND_DAYS = 30.0
+# The category lift's prior: this many units bought at the shop's category shares.
+CATEGORY_PRIOR_UNITS = 3.0
 
 FEATURE_NAMES: tuple[str, ...] = (
     "user_days_since_last_order",
@@ -79,6 +91,7 @@ FEATURE_NAMES: tuple[str, ...] = (
     "user_mean_days_between_orders",
     "user_spend_trend_90d",
     "user_product_affinity",
+    "user_category_lift",
 )
 # Heavy-tailed counts and money: a linear model sees them through log1p (see training and scoring).
 LOG_SCALED: tuple[str, ...] = (
@@ -179,6 +192,8 @@ class FeatureState:
     # Taste factors: (n_products, k) and (n_users, k); see the module docstring.
     product_taste: FloatArray | None = None
     user_taste: FloatArray | None = None
+    # Each category's share of all units sold, indexed by category (for the category lift).
+    category_share: FloatArray | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         """Every array field by name (for saving into a bundle; absent ones are left out)."""
@@ -259,7 +274,16 @@ def build_state(
         - np.bincount(past.user[previous], past.amount[previous], minlength=n_users),
         product_taste=product_taste,
         user_taste=None if product_taste is None else _user_taste(past, n_users, product_taste),
+        category_share=_category_share(category, past.units, product_category),
     )
+
+
+def _category_share(line_category: IntArray, units: FloatArray, product_category: IntArray) -> FloatArray:
+    """Each category's share of the units sold (zeros when nothing was sold)."""
+    n_categories = int(product_category.max(initial=-1)) + 1
+    sold = np.bincount(line_category, units, minlength=n_categories)[:n_categories].astype(np.float64)
+    total = float(sold.sum())
+    return sold / total if total > 0 else sold
 
 
 def _user_taste(past: History, n_users: int, product_taste: FloatArray) -> FloatArray:
@@ -307,8 +331,21 @@ def pair_features(
         affinity = np.einsum("ij,ij->i", state.user_taste[users], state.product_taste[product]) * known
     else:  # a state without taste factors (saved before they existed, or rebuilt without the model)
         affinity = np.zeros(len(users))
+
+    def category_lift() -> FloatArray:
+        if state.category_share is None:  # a state saved before the lift existed
+            return np.zeros(len(users))
+        category = state.product_category[product]
+        in_range = category < state.category_share.size
+        share = np.where(in_range, state.category_share[np.where(in_range, category, 0)], 0.0)
+        sold = known & (share > 0)
+        share = np.where(sold, share, 1.0)
+        smoothed = (category_units + CATEGORY_PRIOR_UNITS * share) / (user_units + CATEGORY_PRIOR_UNITS)
+        return np.where(sold, np.log(smoothed) - np.log(share), 0.0)
+
     computed = {
         "user_product_affinity": lambda: affinity,
+        "user_category_lift": category_lift,
         "user_category_purchases_90d": lambda: category_recent,
         "user_category_share": lambda: share,
         "user_product_purchases": lambda: pair_units,

@@ -153,3 +153,73 @@ def test_the_customer_lifetime_features_are_computed_from_the_history() -> None:
     # Then: age 100 days, a 20-day rhythm, +20 spent in the last 90 days over the 90 before; a
     # customer without orders gets the fallbacks
     assert rows.tolist() == [[100.0, 20.0, 20.0], [0.0, 730.0, 0.0]]
+
+
+def test_the_category_lift_says_how_much_more_a_customer_buys_in_a_category_than_the_shop() -> None:
+    # Given a shop selling 8 units in category 0 and 8 in category 1, one customer having bought 6 of
+    # category 0 and nothing else, seen on day 10
+    from shared.ml.features import CATEGORY_PRIOR_UNITS, History, build_state, pair_features
+
+    history = History(
+        user=np.array([0, 1, 2]),
+        product=np.array([0, 0, 1]),
+        day=np.array([1.0, 2.0, 3.0]),
+        units=np.array([6.0, 2.0, 8.0]),
+        amount=np.ones(3),
+        order_key=np.arange(3),
+    )
+    state = build_state(
+        history, as_of_day=10.0, n_users=4, product_category=np.array([0, 1]), product_price=np.ones(2)
+    )
+
+    # When the lift is computed for that customer and one without orders, for both categories and an
+    # unknown product
+    rows = pair_features(state, np.array([0, 0, 3, 0]), np.array([0, 1, 0, -1]), ["user_category_lift"])
+
+    # Then it is log((6 + a/2) / (6 + a)) - log(1/2) for the category bought, the log of the smoothed
+    # share alone for the other, and 0 for the new customer and the unknown product
+    a = CATEGORY_PRIOR_UNITS
+    expected = [np.log((6 + a / 2) / (6 + a) / 0.5), np.log((a / 2) / (6 + a) / 0.5), 0.0, 0.0]
+    assert rows[:, 0] == pytest.approx(expected)
+    assert rows[0, 0] > 0 > rows[1, 0]
+
+
+def test_taste_factors_make_products_bought_by_the_same_customers_alike() -> None:
+    # Given two groups of customers, even ones buying 4 of products 0-7, odd ones 4 of products 8-15
+    from shared.ml.training import _encode, _taste_factors
+
+    rng = np.random.default_rng(3)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    orders = [
+        OrderRecord(
+            order_id=f"o{user}-{line}",
+            user_id=f"u{user:03d}",
+            product_id=f"p{8 * (user % 2) + product:02d}",
+            timestamp=start + timedelta(days=int(rng.integers(0, 300))),
+            quantity=1,
+            amount=10.0,
+        )
+        for user in range(200)
+        for line, product in enumerate(rng.choice(8, size=4, replace=False))
+    ]
+    # ... and one late order, so the history spans a year
+    last = OrderRecord(
+        order_id="last",
+        user_id="u000",
+        product_id="p00",
+        timestamp=start + timedelta(days=364),
+        quantity=1,
+        amount=10.0,
+    )
+    shop = _encode(ShopData(customers=[], products=[], orders=[*orders, last]), None)
+
+    # When the taste factors are learnt
+    factors = _taste_factors(shop, shop.train_day, TrainingConfig())
+
+    # Then they are unit vectors; products of one group are alike, products of different groups not at all
+    similarity = factors @ factors.T
+    off_diagonal = ~np.eye(8, dtype=bool)
+    assert np.linalg.norm(factors, axis=1) == pytest.approx(np.ones(16))
+    assert similarity[:8, :8][off_diagonal].mean() > 0.3
+    assert similarity[8:, 8:][off_diagonal].mean() > 0.3
+    assert np.abs(similarity[:8, 8:]).max() == pytest.approx(0.0, abs=1e-9)
