@@ -1,4 +1,5 @@
-"""Checking and counting one ``/users`` or ``/usersreplace`` payload (docs/platform-notes.md §3.2-§3.5, §3.7).
+"""Checking and counting one ``/users`` or ``/usersreplace`` payload (docs/platform-notes.md §3.2-§3.5,
+§3.7, and §3.8 for the data processing options).
 
 Pure functions over plain values: the audience endpoints decide what to do with the result.
 """
@@ -30,6 +31,13 @@ ATTRIBUTE_KEYS = frozenset(
     }
 )
 KNOWN_KEYS = HASHED_KEYS | PLAIN_IDENTITY_KEYS | ATTRIBUTE_KEYS
+# Limited Data Use (docs/platform-notes.md §3.8): the options column, and its country and state.
+DPO, DPO_COUNTRY, DPO_STATE = (
+    "DATA_PROCESSING_OPTIONS",
+    "DATA_PROCESSING_OPTIONS_COUNTRY",
+    "DATA_PROCESSING_OPTIONS_STATE",
+)
+DPO_COUNTRIES = frozenset({0, 1})  # 1 = USA, 0 = let the platform locate the person
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
 MAX_SAMPLES = 100
 
@@ -62,6 +70,7 @@ def check_payload(payload: dict[str, Any], max_rows: int) -> CheckedBatch:
     batch = CheckedBatch(schema=schema, received=len(data))
     for index, raw_row in enumerate(data):
         row = _row_values(raw_row, schema, index)
+        _check_data_processing(schema, raw_row, index)
         problem = _row_problem(schema, row)
         if problem is None:
             batch.valid.append(row)
@@ -83,7 +92,43 @@ def _schema(raw: Any) -> tuple[str, ...]:
         raise errors.invalid_parameter(f"Invalid schema key {unknown[0]}", blame="payload")
     if len(set(keys)) != len(keys):
         raise errors.invalid_parameter("payload.schema repeats a key", blame="payload")
+    if (DPO_COUNTRY in keys or DPO_STATE in keys) and DPO not in keys:
+        raise errors.invalid_parameter(
+            f"{DPO_COUNTRY} and {DPO_STATE} need {DPO} in the schema", blame="payload"
+        )
+    if DPO_COUNTRY in keys and DPO_STATE not in keys:
+        raise errors.invalid_parameter(f"{DPO_STATE} must be set when {DPO_COUNTRY} is", blame="payload")
     return tuple(keys)
+
+
+def _check_data_processing(schema: tuple[str, ...], raw_row: Any, index: int) -> None:
+    """Refuse a row whose data processing options are not as documented (§3.8): ``[]`` or
+    ``["LDU"]``; a country of 1 or 0 and, when the country is given, a state (an integer, 1000 for
+    California, 0 to locate)."""
+    if DPO not in schema or not isinstance(raw_row, list):
+        return
+    values = dict(zip(schema, raw_row, strict=True))
+    options = values[DPO]
+    if not isinstance(options, list) or options not in ([], ["LDU"]):
+        raise errors.invalid_parameter(f'Row {index}: {DPO} must be [] or ["LDU"]', blame="payload.data")
+    country, state = values.get(DPO_COUNTRY, ""), values.get(DPO_STATE, "")
+    if country != "" and (not _is_int(country) or country not in DPO_COUNTRIES):
+        raise errors.invalid_parameter(
+            f"Row {index}: {DPO_COUNTRY} must be 1 (USA) or 0 (locate)", blame="payload.data"
+        )
+    if country != "" and state == "":
+        raise errors.invalid_parameter(
+            f"Row {index}: {DPO_STATE} must be set when {DPO_COUNTRY} is", blame="payload.data"
+        )
+    if state != "" and (not _is_int(state) or state < 0):
+        raise errors.invalid_parameter(
+            f"Row {index}: {DPO_STATE} must be a state code (1000 for California) or 0 (locate)",
+            blame="payload.data",
+        )
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _row_values(raw_row: Any, schema: tuple[str, ...], index: int) -> Row:

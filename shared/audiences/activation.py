@@ -75,6 +75,11 @@ SEED_POLL_SECONDS = 15
 # Users normalised and hashed at a time (bounds NormaliseAndHash's memory).
 PREPARE_CHUNK_USERS = 50_000
 USERS_CSV_COLUMNS = ("user_id", "email", "firstName", "lastName", "phone", "score", "country")
+# Written only when some user carries a Limited Data Use flag (docs/platform-notes.md §3.8): a list
+# with the limitedDataUse column sends the data processing options on every row.
+LIMITED_DATA_USE_COLUMNS = ("limitedDataUse", "state")
+# How pydantic reads a true boolean cell (an uploaded list was validated as AudienceUser already).
+_TRUE_CELLS = frozenset({"true", "1", "yes", "y", "on", "t"})
 
 Outcome = Literal["claimed", "busy", "active", "done", "more", "throttled", "processing", "ready"]
 
@@ -310,11 +315,13 @@ class ActivationPipeline:
         # written as soon as its rows exist. The first usable record of a user_id is kept (as
         # prepare_columns does within a chunk), across chunks too.
         kept: set[str] = set()
+        schema: tuple[str, ...] = SCHEMA
         pending: list[Row] = []
         reports: list[QualityReport] = []
         batches = later_duplicates = rows_total = 0
         for columns in _column_chunks(self.blobs.get(activation.users_key), self.prepare_chunk):
             prepared = prepare_columns(columns, default_country=request.country)
+            schema = prepared.schema  # the same for every chunk (the file's columns decide it)
             reports.append(prepared.report)
             for row in prepared.rows:
                 if row[0] in kept:
@@ -347,6 +354,7 @@ class ActivationPipeline:
         )
         activation.rows_total = session.total_rows
         activation.batch_keys_prefix = prefix
+        activation.upload_schema = list(schema)
         self._save(record, worker)
         return StepResult(outcome="done")
 
@@ -379,6 +387,7 @@ class ActivationPipeline:
             session_id=progress.session_id, total_rows=progress.total_rows, batch_size=progress.batch_size
         )
         graph = self._graph(org_id, worker)
+        schema = tuple(self._activation(record).upload_schema or SCHEMA)
         sent, slowest = 0, 0.0
         try:
             while progress.batches_done < progress.batches_total:
@@ -388,7 +397,7 @@ class ActivationPipeline:
                 started = time.monotonic()
                 rows = json.loads(self.blobs.get(batch_key(prefix, seq)))
                 batch = platform.UploadBatch(session=session, batch_seq=seq, rows=rows)
-                result = platform.add_users(graph, record.platform_custom_audience_id, SCHEMA, batch)
+                result = platform.add_users(graph, record.platform_custom_audience_id, schema, batch)
                 progress.batches_done = seq
                 progress.num_received = max(progress.num_received, result.num_received)
                 progress.num_invalid_entries += result.num_invalid_entries
@@ -642,19 +651,22 @@ class _Counted:
 def _users_csv(users: list[AudienceUser]) -> bytes:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(USERS_CSV_COLUMNS)
+    limited = any(u.limited_data_use is not None for u in users)
+    writer.writerow(USERS_CSV_COLUMNS + LIMITED_DATA_USE_COLUMNS if limited else USERS_CSV_COLUMNS)
     for u in users:
-        writer.writerow(
-            (
-                u.user_id,
-                u.email or "",
-                u.first_name or "",
-                u.last_name or "",
-                u.phone or "",
-                u.score or "",
-                u.country or "",
-            )
+        row: tuple[object, ...] = (
+            u.user_id,
+            u.email or "",
+            u.first_name or "",
+            u.last_name or "",
+            u.phone or "",
+            u.score or "",
+            u.country or "",
         )
+        if limited:
+            flag = "" if u.limited_data_use is None else str(u.limited_data_use).lower()
+            row = (*row, flag, u.state or "")
+        writer.writerow(row)
     return buffer.getvalue().encode()
 
 
@@ -678,7 +690,7 @@ def _column_chunks(data: bytes, size: int) -> Iterator[IdentifierColumns]:
     users at a time; blank cells are missing values."""
     header, rows = _csv_rows(data)
     index = {name: i for i, name in enumerate(header)}
-    wanted = ("user_id", "email", "phone", "firstName", "lastName", "country")
+    wanted = ("user_id", "email", "phone", "firstName", "lastName", "country", *LIMITED_DATA_USE_COLUMNS)
     positions = [index.get(name) for name in wanted]
     chunk: list[list[str]] = []
     for row in rows:
@@ -697,7 +709,9 @@ def _columns(rows: list[list[str]], positions: list[int | None]) -> IdentifierCo
             return [None] * len(rows)
         return [(row[at] if at < len(row) and row[at].strip() else None) for row in rows]
 
-    user_ids, emails, phones, first_names, last_names, countries = (column(at) for at in positions)
+    user_ids, emails, phones, first_names, last_names, countries, flags, states = (
+        column(at) for at in positions
+    )
     return IdentifierColumns(
         user_ids=[u or "" for u in user_ids],
         emails=emails,
@@ -705,6 +719,11 @@ def _columns(rows: list[list[str]], positions: list[int | None]) -> IdentifierCo
         first_names=first_names,
         last_names=last_names,
         countries=countries,
+        # A list with the limitedDataUse column carries the options on every row (blank: not LDU).
+        limited_data_use=None
+        if positions[6] is None
+        else [None if v is None else v.strip().lower() in _TRUE_CELLS for v in flags],
+        states=states,
     )
 
 

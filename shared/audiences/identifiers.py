@@ -27,6 +27,17 @@ HASHED_KEYS: tuple[str, ...] = ("EMAIL", "PHONE", "FN", "LN", "COUNTRY")
 # The platform matches people on these alone; names and country only strengthen a match, so a row
 # without either is dropped instead of uploaded as noise.
 MATCH_KEYS: tuple[str, ...] = ("EMAIL", "PHONE")
+# Limited Data Use (docs/platform-notes.md §3.8): three more columns, sent when an audience's users
+# carry a Limited Data Use flag. Per row: the options (["LDU"], or [] for explicitly not LDU), the
+# country (1 = USA, 0 = let the platform locate the person) and the state (1000 = California, 0 =
+# locate; set whenever the country is).
+DATA_PROCESSING_SCHEMA: tuple[str, ...] = (
+    "DATA_PROCESSING_OPTIONS",
+    "DATA_PROCESSING_OPTIONS_COUNTRY",
+    "DATA_PROCESSING_OPTIONS_STATE",
+)
+_CALIFORNIA = frozenset({"ca", "california"})
+DataProcessingOptions = tuple[list[str], int, int]
 
 
 class DropReason(Enum):
@@ -66,6 +77,10 @@ class AudienceUser(BaseModel):
     phone: str | None = Field(default=None, repr=False)
     score: float | None = None
     country: str | None = None
+    # Limited Data Use (docs/platform-notes.md §3.8), beside country as extensions of the spec's record:
+    # the person asked for Limited Data Use (true), or explicitly not (false), and their state or region.
+    limited_data_use: bool | None = Field(default=None, alias="limitedDataUse")
+    state: str | None = Field(default=None, repr=False)
 
 
 # --- hashing -------------------------------------------------------------------------------------
@@ -139,6 +154,19 @@ def normalise_country(value: str | None) -> str | DropReason:
         return DropReason.EMPTY
     code = COUNTRY_ALIASES.get(code, code)
     return code if code in ISO_COUNTRIES else DropReason.INVALID_COUNTRY
+
+
+def data_processing_options(
+    limited_data_use: bool | None, country: str | None, state: str | None
+) -> DataProcessingOptions:
+    """One row's Limited Data Use columns (docs/platform-notes.md §3.8): ``(["LDU"], 1, 1000)`` for a
+    Californian who asked for it; ``(["LDU"], 0, 0)`` (the platform locates them) for anyone else who
+    did, since for customer lists LDU applies to California only and the platform decides where the
+    person is; ``([], 0, 0)`` for a person who did not."""
+    if not limited_data_use:
+        return ([], 0, 0)
+    in_california = normalise_country(country) == "us" and (state or "").strip().lower() in _CALIFORNIA
+    return (["LDU"], 1, 1000) if in_california else (["LDU"], 0, 0)
 
 
 # --- phone --------------------------------------------------------------------------------------

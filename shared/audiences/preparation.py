@@ -16,8 +16,10 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 from shared.audiences.identifiers import (
+    DATA_PROCESSING_SCHEMA,
     DIALING_RULES,
     E164_MAX_LENGTH,
     E164_MIN_LENGTH,
@@ -30,6 +32,7 @@ from shared.audiences.identifiers import (
     AudienceUser,
     DialingRule,
     DropReason,
+    data_processing_options,
     extern_id,
     is_sha256_hex,
     normalise_country,
@@ -38,8 +41,9 @@ from shared.audiences.identifiers import (
 from shared.audiences.quality import QualityReport, build_report
 from shared.errors import ValidationFailed
 
-# One upload row: six strings in identifiers.SCHEMA order ("" for a missing key).
-Row = tuple[str, str, str, str, str, str]
+# One upload row: six strings in identifiers.SCHEMA order ("" for a missing key), then, when the
+# audience carries Limited Data Use flags, the three DATA_PROCESSING_SCHEMA values (a list and two ints).
+Row = tuple[Any, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +56,9 @@ class IdentifierColumns:
     first_names: Sequence[str | None]
     last_names: Sequence[str | None]
     countries: Sequence[str | None]
+    # Limited Data Use (docs/platform-notes.md §3.8): each user's flag and state, when known.
+    limited_data_use: Sequence[bool | None] | None = None
+    states: Sequence[str | None] | None = None
 
     def __post_init__(self) -> None:
         lengths = {len(column) for column in self._all()}
@@ -61,8 +68,23 @@ class IdentifierColumns:
     def __len__(self) -> int:
         return len(self.user_ids)
 
-    def _all(self) -> tuple[Sequence[str | None], ...]:
-        return (self.user_ids, self.emails, self.phones, self.first_names, self.last_names, self.countries)
+    def _all(self) -> tuple[Sequence[object], ...]:
+        optional = tuple(column for column in (self.limited_data_use, self.states) if column is not None)
+        return (
+            self.user_ids,
+            self.emails,
+            self.phones,
+            self.first_names,
+            self.last_names,
+            self.countries,
+            *optional,
+        )
+
+    @property
+    def carries_limited_data_use(self) -> bool:
+        """Whether the users come with Limited Data Use flags (the column is given, even if some
+        users leave it blank), so every row carries the data processing options."""
+        return self.limited_data_use is not None
 
     @classmethod
     def from_records(cls, records: Iterable[Mapping[str, str | None]]) -> IdentifierColumns:
@@ -85,6 +107,7 @@ class IdentifierColumns:
     def from_users(cls, users: Iterable[AudienceUser]) -> IdentifierColumns:
         """Columns of already validated ``users``, in their order."""
         users = list(users)
+        flags = [user.limited_data_use for user in users]
         return cls(
             user_ids=[user.user_id for user in users],
             emails=[user.email for user in users],
@@ -92,6 +115,8 @@ class IdentifierColumns:
             first_names=[user.first_name for user in users],
             last_names=[user.last_name for user in users],
             countries=[user.country for user in users],
+            limited_data_use=flags if any(flag is not None for flag in flags) else None,
+            states=[user.state for user in users],
         )
 
 
@@ -117,7 +142,9 @@ def prepare_columns(columns: IdentifierColumns, *, default_country: str | None =
     ``default_country`` (alpha-2, the store's country) gives national phone numbers their calling
     code when the customer's own country is missing or invalid; it is never sent as the customer's
     COUNTRY. Records without a usable e-mail or phone are dropped, and of several records with the
-    same user_id only the first usable one is kept; both are counted in the report.
+    same user_id only the first usable one is kept; both are counted in the report. When any user
+    carries a Limited Data Use flag, every row also carries the DATA_PROCESSING_SCHEMA columns
+    (``identifiers.data_processing_options``) and the schema says so.
     Raises ``ValidationFailed`` for an unknown ``default_country``.
     """
     store_country = _store_country(default_country)
@@ -131,7 +158,8 @@ def prepare_columns(columns: IdentifierColumns, *, default_country: str | None =
             "LN": _name_column(columns.last_names, drops["LN"]),
             "COUNTRY": countries,
         }
-        rows, no_identifier, duplicates = _assemble_rows(columns.user_ids, prepared)
+        extra = _data_processing_columns(columns) if columns.carries_limited_data_use else []
+        rows, no_identifier, duplicates = _assemble_rows(columns.user_ids, prepared, extra)
     report = build_report(
         prepared,
         drops,
@@ -139,7 +167,19 @@ def prepare_columns(columns: IdentifierColumns, *, default_country: str | None =
         duplicate_user_ids=duplicates,
         rows_to_upload=len(rows),
     )
-    return PreparedAudience(rows=rows, report=report)
+    schema = SCHEMA + DATA_PROCESSING_SCHEMA if extra else SCHEMA
+    return PreparedAudience(rows=rows, report=report, schema=schema)
+
+
+def _data_processing_columns(columns: IdentifierColumns) -> list[list[Any]]:
+    """The three Limited Data Use columns of every user, in ``DATA_PROCESSING_SCHEMA`` order."""
+    flags = columns.limited_data_use or [None] * len(columns)
+    states = columns.states or [None] * len(columns)
+    options = [
+        data_processing_options(flag, country, state)
+        for flag, country, state in zip(flags, columns.countries, states, strict=True)
+    ]
+    return [list(column) for column in zip(*options, strict=True)] if options else [[], [], []]
 
 
 @contextmanager
@@ -419,8 +459,11 @@ def _prepared_country(raw: str | None) -> tuple[str, str | None, DropReason | No
     return hashlib.sha256(code.encode()).hexdigest(), code, None
 
 
-def _assemble_rows(user_ids: Sequence[str], prepared: dict[str, list[str]]) -> tuple[list[Row], int, int]:
-    """Rows in SCHEMA order, with the number dropped for having no match key and as duplicates.
+def _assemble_rows(
+    user_ids: Sequence[str], prepared: dict[str, list[str]], extra: Sequence[Sequence[Any]] = ()
+) -> tuple[list[Row], int, int]:
+    """Rows in SCHEMA order (then the ``extra`` columns), with the number dropped for having no match
+    key and as duplicates.
 
     One pass: on 100,000+ rows, walking the columns once beats several whole-column C passes (measured),
     as each pass misses the cache on every value again.
@@ -441,6 +484,7 @@ def _assemble_rows(user_ids: Sequence[str], prepared: dict[str, list[str]]) -> t
             prepared["FN"],
             prepared["LN"],
             prepared["COUNTRY"],
+            *extra,
             strict=True,
         ),
         strict=True,

@@ -138,6 +138,9 @@ class ActivationRecord(BaseModel):
     users_key: str | None = None
     rows_total: int = 0
     batch_keys_prefix: str | None = None
+    # The stored rows' columns (None: identifiers.SCHEMA); longer when the users carry Limited Data
+    # Use flags (the data processing options, docs/platform-notes.md §3.8).
+    upload_schema: list[str] | None = None
     wait_reason: str | None = None
     waiting_until: datetime | None = None
     publish: dict[str, Any] | None = None

@@ -173,6 +173,8 @@ class TargetingService:
                 last_name=c.last_name,
                 phone=c.phone,
                 country=c.country,
+                limited_data_use=c.limited_data_use,
+                state=c.state,
                 score=chosen[c.user_id],
             )
             for c in customers

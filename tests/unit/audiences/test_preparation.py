@@ -287,3 +287,38 @@ def test_unknown_store_country_is_a_validation_error() -> None:
 def test_columns_of_different_lengths_are_refused() -> None:
     with pytest.raises(ValueError, match="differ in length"):
         IdentifierColumns(user_ids=["u1"], emails=[], phones=[], first_names=[], last_names=[], countries=[])
+
+
+def test_limited_data_use_adds_the_data_processing_options_to_every_row() -> None:
+    # Given a Californian and a New Yorker who asked for Limited Data Use, and a customer who did not
+    users = [
+        AudienceUser(user_id="ca", email="ca@example.com", country="US", state="CA", limitedDataUse=True),
+        AudienceUser(user_id="ny", email="ny@example.com", country="US", state="NY", limitedDataUse=True),
+        AudienceUser(user_id="gb", email="gb@example.com", country="GB", limitedDataUse=False),
+    ]
+
+    # When the upload rows are prepared
+    prepared = prepare_audience(users)
+
+    # Then the schema ends with the three columns (docs/platform-notes.md §3.8), and each row says
+    # LDU in California, LDU located by the platform, or explicitly not LDU
+    assert prepared.schema == (
+        *SCHEMA,
+        "DATA_PROCESSING_OPTIONS",
+        "DATA_PROCESSING_OPTIONS_COUNTRY",
+        "DATA_PROCESSING_OPTIONS_STATE",
+    )
+    assert [row[6:] for row in prepared.rows] == [(["LDU"], 1, 1000), (["LDU"], 0, 0), ([], 0, 0)]
+    assert [row[1] for row in prepared.rows] == [sha256_hex(f"{u}@example.com") for u in ("ca", "ny", "gb")]
+
+
+def test_without_any_limited_data_use_flag_the_schema_is_the_identifiers_alone() -> None:
+    prepared = prepare_audience([AudienceUser(user_id="u1", email="a@example.com", state="CA")])
+    assert prepared.schema == SCHEMA
+    assert len(prepared.rows[0]) == len(SCHEMA)
+
+
+def test_the_users_list_accepts_the_flag_under_its_camel_case_name() -> None:
+    user = AudienceUser.model_validate({"user_id": "u1", "limitedDataUse": "true", "state": "CA"})
+    assert user.limited_data_use is True
+    assert "CA" not in repr(user)

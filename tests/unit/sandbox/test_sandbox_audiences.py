@@ -340,3 +340,69 @@ def test_deleted_audience_no_longer_exists(graph: Graph, new_audience: Callable[
     response = graph("GET", f"/{audience_id}")
     # Then it does not exist
     assert (error_of(response)["code"], error_of(response)["error_subcode"]) == (100, 33)
+
+
+DPO_SCHEMA = [
+    "EMAIL",
+    "DATA_PROCESSING_OPTIONS",
+    "DATA_PROCESSING_OPTIONS_COUNTRY",
+    "DATA_PROCESSING_OPTIONS_STATE",
+]
+
+
+class TestDataProcessingOptions:
+    """Limited Data Use columns as docs/platform-notes.md §3.8 documents them."""
+
+    def test_the_documented_options_are_accepted(
+        self, client: FlaskClient, new_audience: Callable[..., str], upload: Upload
+    ) -> None:
+        # Given rows as the platform's own example: a Californian with LDU, another person without
+        audience_id = new_audience()
+        rows = [[sha256("a@example.com"), ["LDU"], 1, 1000], [sha256("b@example.com"), [], 0, 0]]
+        # When they are uploaded
+        response = upload(audience_id, rows, schema=DPO_SCHEMA)
+        # Then both are received
+        assert response.status_code == 200, response.get_json()
+        assert response.get_json()["num_received"] == 2
+        assert members_of(client, audience_id)["count"] == 2
+
+    def test_options_other_than_ldu_are_refused(
+        self, new_audience: Callable[..., str], upload: Upload
+    ) -> None:
+        for options in (["LIMITED"], "LDU", ["LDU", "LDU"], None):
+            response = upload(new_audience(), [[sha256("a@example.com"), options, 0, 0]], schema=DPO_SCHEMA)
+            assert error_of(response)["code"] == 100, options
+            assert "DATA_PROCESSING_OPTIONS must be" in error_of(response)["message"]
+
+    def test_a_country_other_than_usa_or_locate_is_refused(
+        self, new_audience: Callable[..., str], upload: Upload
+    ) -> None:
+        for country in (2, "1", True):
+            response = upload(
+                new_audience(), [[sha256("a@example.com"), ["LDU"], country, 1000]], schema=DPO_SCHEMA
+            )
+            assert error_of(response)["code"] == 100, country
+            assert "DATA_PROCESSING_OPTIONS_COUNTRY must be" in error_of(response)["message"]
+
+    def test_a_country_needs_its_state(self, new_audience: Callable[..., str], upload: Upload) -> None:
+        # A row with the country but an empty state, and a schema with the country but no state column
+        row_without = upload(new_audience(), [[sha256("a@example.com"), ["LDU"], 1, ""]], schema=DPO_SCHEMA)
+        schema_without = upload(
+            new_audience(), [[sha256("a@example.com"), ["LDU"], 1]], schema=DPO_SCHEMA[:3]
+        )
+        for response in (row_without, schema_without):
+            assert error_of(response)["code"] == 100
+            assert "DATA_PROCESSING_OPTIONS_STATE must be set" in error_of(response)["message"]
+
+    def test_a_state_must_be_a_state_code(self, new_audience: Callable[..., str], upload: Upload) -> None:
+        response = upload(new_audience(), [[sha256("a@example.com"), ["LDU"], 1, "CA"]], schema=DPO_SCHEMA)
+        assert error_of(response)["code"] == 100
+        assert "DATA_PROCESSING_OPTIONS_STATE must be a state code" in error_of(response)["message"]
+
+    def test_country_and_state_need_the_options_column(
+        self, new_audience: Callable[..., str], upload: Upload
+    ) -> None:
+        schema = ["EMAIL", "DATA_PROCESSING_OPTIONS_COUNTRY", "DATA_PROCESSING_OPTIONS_STATE"]
+        response = upload(new_audience(), [[sha256("a@example.com"), 1, 1000]], schema=schema)
+        assert error_of(response)["code"] == 100
+        assert "need DATA_PROCESSING_OPTIONS" in error_of(response)["message"]
