@@ -223,12 +223,18 @@ class ReadinessService:
                 "Wait for the training of the current dataset to finish (GET /platform-ads/data-source).",
             )
         status = freshness(model.trained_at, self.clock(), {}, None, self.rules)
-        if status.is_stale or status.recommended_retrain:
+        reasons = list(status.reasons)
+        # The drift check stores the largest feature PSI on the model: above the threshold, predict
+        # and the models page say retrain, and so does the checklist.
+        psi = model.max_feature_psi
+        if psi is not None and psi > self.rules.psi_threshold:
+            reasons.append(f"a feature drifted since training (PSI {psi:.2f} > {self.rules.psi_threshold:g})")
+        if reasons:
             return _item(
                 "model_fresh",
                 "data",
                 "fail",
-                _sentence("; ".join(status.reasons)),
+                _sentence("; ".join(reasons)),
                 "Sync the shop's latest files to retrain.",
             )
         return _item(
