@@ -24,6 +24,7 @@ import pytest
 from local.connected import ConnectedOrg, connected_org
 from local.seed import seed_models
 from local.stack import LocalStack
+from local.statemachine import WorkerKilled
 from shared import wiring
 from tests.integration.test_sample_events import sample_body
 from tests.integration.test_wizard import synced_and_trained
@@ -362,3 +363,47 @@ def test_deleting_platform_audiences_needs_a_connected_ad_account(
     assert error["field"] == "deletePlatformAudiences"
     assert "Connect the ad account" in error["remedy"]
     assert api.get(CLOSURE, headers=org.headers).json()["closure"] is None
+
+
+def test_a_step_whose_process_dies_midway_is_retried_and_goes_on_from_its_saved_progress(
+    stack: LocalStack, api: httpx.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given: an organization with files under several prefixes, and a closure step whose process
+    # is killed (out of memory, say) in the middle of deleting them: the second S3 deletion never
+    # returns, and no code of the step runs after it
+    from shared.repositories.closure import S3PrefixEraser
+
+    org = connected_org(stack, api)
+    name = wiring.organization_store().name_of(org.org_id)
+    assert name is not None
+    footprint = Footprint(org=org, name=name, user_id=user_of(org), api_key="")
+    body = {**sample_body("create_audience"), "name": "killed midway"}
+    created = api.post("/platform-ads/audiences", json=body, headers=org.headers)
+    assert created.status_code == 201, created.text
+    record = wiring.audience_store().get(org.org_id, created.json()["audienceId"])
+    assert record is not None
+    assert record.snapshot_key
+    assert record.source_key
+    footprint.object_keys += [record.snapshot_key, record.source_key]
+    calls: list[str] = []
+    delete_prefix = S3PrefixEraser.delete_prefix
+
+    def killed_on_the_second_call(self: S3PrefixEraser, prefix: str, limit: int) -> tuple[int, bool]:
+        calls.append(prefix)
+        if len(calls) == 2:
+            raise WorkerKilled
+        return delete_prefix(self, prefix, limit)
+
+    monkeypatch.setattr(S3PrefixEraser, "delete_prefix", killed_on_the_second_call)
+
+    # When: the account is closed
+    assert close(api, footprint).status_code == 202
+    closure = wait_for_closure(api, footprint, {"completed", "failed"})
+
+    # Then: the state machine retried the step, which went on from the prefix it died in (the first
+    # one, done before, is looked at again only by the last look for late arrivals)
+    assert closure["state"] == "completed", closure
+    assert closure["attempt"] == 1
+    assert calls[2] == calls[1]
+    assert calls[2:].count(calls[0]) == 1
+    assert_nothing_remains(stack, footprint)
