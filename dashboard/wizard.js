@@ -480,10 +480,20 @@ function toggleObjective() {
   const prospecting = objective() === "prospecting";
   $("lookalike-fields").hidden = !prospecting;
   $("countries-field").hidden = prospecting; // a lookalike delivers in its own country
-  if (prospecting) seedCheck().catch(fail);
+  if (prospecting) seedCheck();
 }
 
-async function seedCheck() {
+let seedChecked = null; // the latest seed check: resolves to the seed, or null when it could not be made
+
+function seedCheck() {
+  seedChecked = countSeed().catch((exc) => {
+    $("seed-check").textContent = `The seed could not be counted: ${exc.message}`;
+    return null;
+  });
+  return seedChecked;
+}
+
+async function countSeed() {
   const country = $("lookalike-country").value;
   $("seed-check").textContent = `Counting your likely buyers in ${country}…`;
   const preview = await api("/platform-ads/targeting/preview", {
@@ -494,10 +504,11 @@ async function seedCheck() {
   $("seed-check").textContent = seed.reached
     ? `Enough to seed a lookalike: ${seed.usableInCountry.toLocaleString()} of the segment can be matched in ${country} (at least ${seed.minimum} needed).`
     : `Not enough to seed a lookalike: ${seed.usableInCountry.toLocaleString()} of the segment can be matched in ${country}, and at least ${seed.minimum} are needed. Widen the segment in Targeting, or choose another country.`;
+  return seed;
 }
 
 for (const radio of document.querySelectorAll("input[name=objective]")) radio.addEventListener("change", toggleObjective);
-$("lookalike-country").addEventListener("change", () => seedCheck().catch(fail));
+$("lookalike-country").addEventListener("change", () => seedCheck());
 
 /** The first problem of the setup form, as [field, what to do], or null. */
 function setupProblem(form) {
@@ -525,10 +536,16 @@ function setupProblem(form) {
   return null;
 }
 
-$("setup-form").addEventListener("submit", (event) => {
+$("setup-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const form = event.target;
-  const problem = setupProblem(form);
+  // The lookalike comes first in the form, so its seed is checked first.
+  let problem = null;
+  if (objective() === "prospecting") {
+    const seed = await (seedChecked ?? seedCheck());
+    if (!seed || !seed.reached) problem = ["lookalikeCountry", $("seed-check").textContent];
+  }
+  problem ??= setupProblem(form);
   for (const input of form.querySelectorAll("[aria-invalid]")) input.removeAttribute("aria-invalid");
   if (problem) {
     const [name, remedy] = problem;

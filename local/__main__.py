@@ -10,11 +10,12 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from local.seed import as_dict, seed_demo
+from local.seed import as_dict, seed_demo, write_shop_files
 from local.stack import LocalStack
 from local.template import ROOT
 
 CREDENTIALS_FILE = ROOT / ".local" / "credentials.json"
+SHOP_FILES = ROOT / ".local" / "demo-shop"
 
 
 def main() -> None:
@@ -47,6 +48,7 @@ def main() -> None:
         dashboard_port=args.dashboard_port,
     ) as stack:
         credentials = seed_demo(stack)
+        write_shop_files(SHOP_FILES)
         info = {
             "dashboard_url": stack.dashboard_url,
             "api_url": stack.api_url,
@@ -101,6 +103,8 @@ def banner(info: dict[str, object]) -> str:
             f"  Dashboard user {info['email']} / {info['password']}",
             f"  API key        {info['api_key']}",
             f"  Credentials    {CREDENTIALS_FILE.relative_to(ROOT)} (git-ignored)",
+            f"  Shop files     {SHOP_FILES.relative_to(ROOT)}/customers.csv, products.csv, orders.csv"
+            " (upload them in the dashboard's launch wizard)",
             "",
             "Try:",
             f"  curl -s {api}/client/models {key_header}",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 from local.stack import LocalStack
 from shared import wiring
@@ -97,6 +98,26 @@ def seed_demo(
         sample_user_id=sample_user,
         sample_product_id=sample_product,
     )
+
+
+def write_shop_files(folder: Path, n_users: int = 1000, seed: int = 7) -> list[Path]:
+    """A synthetic shop's customers, products and orders as the CSV files the launch wizard uploads,
+    so a new user can try the wizard at once. Returns their paths."""
+    from shared.ml.datasets import dump_records
+    from tools.synthetic import SyntheticConfig, generate_shop
+
+    shop = generate_shop(SyntheticConfig(n_users=n_users, n_products=max(50, n_users // 10), seed=seed))
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    for kind, records in (
+        ("customers", shop.data.customers),
+        ("products", shop.data.products),
+        ("orders", shop.data.orders),
+    ):
+        path = folder / f"{kind}.csv"
+        path.write_bytes(dump_records(records, "csv"))
+        written.append(path)
+    return written
 
 
 def as_dict(credentials: DemoCredentials) -> dict[str, object]:

@@ -126,6 +126,11 @@ def test_from_three_files_to_a_published_prospecting_advert(
     # And: set up as a prospecting advert with a 2% GB lookalike
     page.get_by_role("radio", name=re.compile("^Prospecting")).check()
     page.get_by_label("Lookalike size").select_option("2")
+    page.get_by_label("Lookalike country").select_option("AU")
+    expect(page.locator("#seed-check")).to_contain_text("Not enough to seed a lookalike")
+    page.get_by_role("button", name="Launch and publish the advert").click()
+    expect(page.get_by_role("alert").filter(has_text="Not enough")).to_contain_text("choose another country")
+    expect(page.get_by_label("Lookalike country")).to_be_focused()
     page.get_by_label("Lookalike country").select_option("GB")
     expect(page.locator("#seed-check")).to_contain_text("Enough to seed a lookalike")
     expect(page.get_by_label("Daily budget (GBP)")).to_be_visible()
