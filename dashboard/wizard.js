@@ -355,9 +355,15 @@ const RULE_LABELS = { top_percent: "Percent of users", top_n: "Number of users",
 let previewTimer = null;
 let previewSerial = 0;
 
+/** The purchase models trained on synced data: those whose scores a segment can cut. */
 async function loadModels() {
   if ($("model").options.length) return;
-  $("model").replaceChildren(el("option", { value: "shop-purchase" }, "Likely buyers of a product (shop-purchase)"));
+  const { models } = await api("/dashboard/models");
+  const usable = models.filter((m) => m.type === "purchase" && m.datasetVersion);
+  $("model").replaceChildren(
+    ...(usable.length ? usable : [{ name: "shop-purchase" }]).map((m) =>
+      el("option", { value: m.name }, m.version ? `${m.name} (trained ${formatDate(m.trainedAt)})` : m.name)),
+  );
 }
 
 function segment() {
@@ -716,8 +722,8 @@ $("retry-publish").addEventListener("click", () => activate().catch(fail));
 const ENTER = {
   data: () => showCurrentData().catch(fail),
   readiness: () => loadReadiness().catch(fail),
-  targeting: () => {
-    loadModels();
+  targeting: async () => {
+    await loadModels().catch(fail);
     $("rule-value-label").textContent = RULE_LABELS[$("rule").value];
     schedulePreview();
   },
