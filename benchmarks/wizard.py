@@ -12,7 +12,8 @@
   (a cold container), so both the first and the warm (median) preview are reported.
 
 Run with ``python -m benchmarks.wizard``; ``WIZARD_SYNC_SCALE=0.2`` runs the sync at a fifth of the
-size on a machine without ~10 GB to spare.
+size on a machine without ~3 GB to spare. The sync reports wall and CPU seconds (the machine may be
+shared) and the load average.
 """
 
 from __future__ import annotations
