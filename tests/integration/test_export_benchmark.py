@@ -22,6 +22,6 @@ def test_export_benchmark_reports_time_split_calls_and_http_overhead(stack: Loca
     assert by_name["audience_export.library"]["target"] == 15.0
     for stage in ("prepare", "snapshot", "s3_put", "record_save", "upload", "other"):
         assert stage in by_name["audience_export.library"]["notes"]
-    # One audience created, one batch of users
-    assert by_name["audience_export.platform_calls"]["value"] == 2
+    # One audience created, one batch of users, one read of the seed's operation_status
+    assert by_name["audience_export.platform_calls"]["value"] == 3
     assert by_name["audience_export.http"]["baseline"] is not None
