@@ -144,6 +144,10 @@ def build_event(request: Request, route: Route, path_params: dict[str, str], api
     body_bytes = request.get_data()
     content_type = request.headers.get("content-type", "")
     is_text = not body_bytes or content_type.startswith(TEXT_TYPES) or "x-www-form-urlencoded" in content_type
+    if is_text and not _is_utf8(body_bytes):
+        # A Lambda event is JSON text: bytes that are not UTF-8 travel base64-encoded whatever the
+        # Content-Type claims, so the function (not the gateway) decides what to answer.
+        is_text = False
     now = datetime.now(UTC)
     route_key = f"{route.method} {route.path}"
     event: dict[str, Any] = {
@@ -181,6 +185,14 @@ def build_event(request: Request, route: Route, path_params: dict[str, str], api
     if body_bytes:
         event["body"] = body_bytes.decode() if is_text else base64.b64encode(body_bytes).decode()
     return event
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def to_response(result: Any) -> Response:

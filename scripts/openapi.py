@@ -50,8 +50,9 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     """Replace Powertools' generic 422 with the error responses the service really sends.
 
     Validation failures are mapped to 400 with the service's one error body (``shared.api``), so the
-    document says that, plus 401/403 for authenticated routes, 415 for routes that read a JSON body
-    and 404/500 everywhere.
+    document says that, plus 401 for authenticated routes, 403 for dashboard (JWT) routes, 409 and
+    422 for routes that take an Idempotency-Key, 415 for routes that read a JSON body and 404/500
+    everywhere.
     """
     schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     error_schema = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -67,6 +68,22 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
             responses["400"] = {"description": "Invalid request: the error names the field", "content": body}
             if any(requirement for requirement in operation.get("security", [])):
                 responses["401"] = {"description": "Missing or invalid credentials", "content": body}
+            if any("bearerJwt" in requirement for requirement in operation.get("security", [])):
+                # shared.middleware.require_user: a valid JWT of a user in no organization.
+                responses["403"] = {
+                    "description": "The signed-in user may not do this (no organization, or not theirs)",
+                    "content": body,
+                }
+            if _takes_idempotency_key(operation):
+                # shared.api: Powertools' idempotency errors, found by tests/integration/test_fuzz.py.
+                responses["409"] = {
+                    "description": "A request with this Idempotency-Key is still being processed",
+                    "content": body,
+                }
+                responses["422"] = {
+                    "description": "This Idempotency-Key was already used with a different body",
+                    "content": body,
+                }
             if "requestBody" in operation:
                 responses["415"] = {
                     "description": "The body is not sent as application/json",
@@ -75,6 +92,13 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
             responses["404"] = {"description": "Not found", "content": body}
             responses["500"] = {"description": "Unexpected failure", "content": body}
     return schema
+
+
+def _takes_idempotency_key(operation: dict[str, Any]) -> bool:
+    return any(
+        parameter.get("in") == "header" and str(parameter.get("name", "")).lower() == "idempotency-key"
+        for parameter in operation.get("parameters", [])
+    )
 
 
 def render(schema: dict[str, Any]) -> str:

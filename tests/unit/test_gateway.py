@@ -49,6 +49,16 @@ def test_a_binary_body_is_base64_encoded() -> None:
     assert base64.b64decode(event["body"]) == b"\x00\xff"
 
 
+def test_a_json_body_that_is_not_utf8_is_base64_encoded() -> None:
+    # Given a body declared as JSON whose bytes are not UTF-8 (the fuzzer sent these)
+    incoming = request(method="POST", path="/x", data=b"_e\xc3\x28\xff", content_type="application/json")
+    # When the gateway builds the event
+    event = build_event(incoming, Route("POST", "/x", "F"), {}, "api1")
+    # Then the bytes arrive base64-encoded, unchanged, instead of failing the gateway with a 500
+    assert event["isBase64Encoded"] is True
+    assert base64.b64decode(event["body"]) == b"_e\xc3\x28\xff"
+
+
 def test_literal_routes_win_over_parameterised_ones() -> None:
     # Given
     table = RouteTable(
