@@ -16,6 +16,10 @@ from shared.records.audiences import FailureRecord
 from shared.targeting.models import SegmentSpec
 from shared.wire_models import CamelModel
 
+# One minor unit of most currencies, and more than any shop spends in a day.
+MIN_DAILY_BUDGET = 0.01
+MAX_DAILY_BUDGET = 1_000_000_000
+
 
 class CreateAudienceRequest(CamelModel):
     """``POST /platform-ads/audiences`` (docs/service-contract.md §4.3), plus the wizard's prospecting
@@ -37,7 +41,15 @@ class CreateAudienceRequest(CamelModel):
     )
     objective: Literal["retargeting", "prospecting"] = "retargeting"
     model_id: str | None = Field(default=None, max_length=200)
-    daily_budget: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    # Bounded as a budget, not just as a number: DynamoDB stores numbers between 1e-130 and 1e126
+    # only, and 5e-324 (a positive float the fuzzer sent) was a 500 when the record was written.
+    daily_budget: float | None = Field(
+        default=None,
+        ge=MIN_DAILY_BUDGET,
+        le=MAX_DAILY_BUDGET,
+        allow_inf_nan=False,
+        description="Daily budget in the ad account's currency, from 0.01 to 1,000,000,000.",
+    )
     lookalike_size: Literal[1, 2, 5] | None = Field(
         default=None, description="Prospecting: lookalike size in percent."
     )

@@ -1,5 +1,5 @@
 """What the fuzzer (tests/integration/test_fuzz.py) found wrong, pinned one by one: a body that is not
-UTF-8 and path parameters Powertools' router did not take."""
+UTF-8, path parameters Powertools' router did not take, and daily budgets DynamoDB cannot store."""
 
 from __future__ import annotations
 
@@ -10,10 +10,11 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from shared import wiring
 from shared.api import create_app
+from shared.audiences.models import CreateAudienceRequest
 from tests.http_events import http_event
 from tests.unit.deployment import ENVIRONMENT
 
@@ -88,3 +89,23 @@ def test_a_path_parameter_of_any_characters_reaches_authentication(value: str) -
     # Then the route is found and the caller is told 401, not a 404 before authentication
     assert status == 401, body
     assert body["error"]["code"] == "unauthorized"
+
+
+@pytest.mark.parametrize("budget", [5e-324, 0.001, 1e200], ids=["subnormal", "below-a-cent", "astronomical"])
+def test_a_daily_budget_outside_a_budgets_range_names_the_field(budget: float) -> None:
+    # When an audience is asked for with a positive daily budget no shop has (5e-324 reached DynamoDB,
+    # which stores numbers from 1e-130 to 1e126 only: a 500)
+    with pytest.raises(ValidationError) as refused:
+        CreateAudienceRequest.model_validate(
+            {"name": "Buyers", "users": [{"user_id": "u1"}], "dailyBudget": budget}
+        )
+    # Then it is refused as a validation error of dailyBudget
+    assert [error["loc"] for error in refused.value.errors()] == [("dailyBudget",)]
+
+
+@pytest.mark.parametrize("budget", [0.01, 20, 1_000_000_000])
+def test_a_daily_budget_inside_the_range_is_taken(budget: float) -> None:
+    request = CreateAudienceRequest.model_validate(
+        {"name": "Buyers", "users": [{"user_id": "u1"}], "dailyBudget": budget}
+    )
+    assert request.daily_budget == budget
