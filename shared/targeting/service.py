@@ -234,8 +234,14 @@ class TargetingService:
         warnings = []
         now: datetime = self.clock()
         status = freshness(model.trained_at, now, {}, None, self.rules)
-        if status.recommended_retrain:
-            warnings.append(TargetingWarning(code="model_retrain", message="; ".join(status.reasons)))
+        reasons = list(status.reasons)
+        # A drift above the threshold (stored by the drift check) calls for retraining, as predict says.
+        psi = model.max_feature_psi
+        drifted = psi is not None and psi > self.rules.psi_threshold
+        if drifted:
+            reasons.append(f"a feature drifted since training (PSI {psi:.2f} > {self.rules.psi_threshold:g})")
+        if status.recommended_retrain or drifted:
+            warnings.append(TargetingWarning(code="model_retrain", message="; ".join(reasons)))
         elif status.is_stale:
             warnings.append(TargetingWarning(code="model_stale", message="; ".join(status.reasons)))
         current = self.datasets.current(org_id)

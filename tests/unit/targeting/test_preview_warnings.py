@@ -1,0 +1,110 @@
+"""The preview warns when the model should be retrained: by its age, and by the drift its drift check
+measured (as predict's recommended_retrain does)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from shared.datasources.coverage import FLAGS, Coverage, write_coverage
+from shared.ml.freshness import FreshnessRules
+from shared.ml.scoring import ScoringBundle, load_bundle
+from shared.ml.training import TrainingConfig, train_model
+from shared.records.datasources import DatasetVersion
+from shared.records.models import ModelRecord
+from shared.targeting.models import PreviewRequest
+from shared.targeting.service import CoverageCache, TargetingService
+from tools.synthetic import SyntheticConfig, generate_shop
+
+NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
+RULES = FreshnessRules(stale_after_days=30, retrain_after_days=60, psi_threshold=0.2)
+
+
+@pytest.fixture(scope="module")
+def bundle() -> ScoringBundle:
+    shop = generate_shop(SyntheticConfig(n_users=300, n_products=30, seed=3))
+    trained = train_model(shop.data, name="shop-purchase", model_type="purchase", config=TrainingConfig())
+    return load_bundle(trained.artifacts["bundle"].data)
+
+
+class Blobs:
+    def __init__(self, objects: dict[str, bytes]) -> None:
+        self.objects = objects
+
+    def get(self, key: str) -> bytes:
+        return self.objects[key]
+
+
+class One:
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def get(self, *_: str) -> object:
+        return self.value
+
+    def current(self, *_: str) -> object:
+        return self.value
+
+    def bundle_for(self, *_: object) -> object:
+        return self.value
+
+
+def preview(bundle: ScoringBundle, **changes: object) -> list[str]:
+    record = ModelRecord.model_validate(
+        {
+            "org_id": "shop",
+            "name": "shop-purchase",
+            "type": "purchase",
+            "version": "m1",
+            "trained_at": NOW - timedelta(days=1),
+            "training_cutoff": NOW - timedelta(days=31),
+            "training_user_count": 300,
+            "bundle_key": "b",
+            "bundle_sha256": "s",
+            "dataset_version": "v1",
+            **changes,
+        }
+    )
+    dataset = DatasetVersion(
+        org_id="shop",
+        version="v1",
+        created_at=NOW,
+        keys={"identifiers": "identifiers"},
+        row_counts={},
+        rows_read={},
+        rejected_count=0,
+        rejected_rows_accepted=False,
+    )
+    users = np.sort(bundle.user_ids)
+    coverage = Coverage(
+        user_ids=users,
+        countries=np.full(users.size, "GB", dtype="<U2"),
+        flags={name: np.ones(users.size, dtype=bool) for name in FLAGS},
+    )
+    blobs = Blobs({"identifiers": write_coverage(coverage)})
+    service = TargetingService(
+        models=One(record),  # type: ignore[arg-type]
+        datasets=One(dataset),  # type: ignore[arg-type]
+        bundles=One(bundle),  # type: ignore[arg-type]
+        coverages=CoverageCache(blobs),
+        blobs=blobs,
+        rules=RULES,
+        clock=lambda: NOW,
+    )
+    request = PreviewRequest.model_validate(
+        {"modelName": "shop-purchase", "productId": "p00001", "rule": "top_percent", "value": 50}
+    )
+    return [f"{w.code}: {w.message}" for w in service.preview("shop", request).warnings]
+
+
+def test_a_fresh_model_without_drift_gets_no_retrain_warning(bundle: ScoringBundle) -> None:
+    assert not [w for w in preview(bundle) if w.startswith(("model_retrain", "model_stale"))]
+
+
+def test_a_drifted_model_gets_the_retrain_warning_with_its_measurement(bundle: ScoringBundle) -> None:
+    warnings = preview(bundle, max_feature_psi=0.31)
+    assert [w for w in warnings if w.startswith("model_retrain")] == [
+        "model_retrain: a feature drifted since training (PSI 0.31 > 0.2)"
+    ]
