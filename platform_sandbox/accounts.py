@@ -22,6 +22,8 @@ def account_node(account: AdAccount, user_id: str) -> Payload:
         "account_status": account.account_status,
         "disable_reason": 0,
         "business": {"id": business.business_id, "name": business.name} if business else None,
+        # A VAT flag, unrelated to business ownership (docs/platform-notes.md §1.7).
+        "is_personal": 0,
         "owner": business.business_id if business else user_id,
         "currency": account.currency,
         "timezone_name": account.timezone_name,

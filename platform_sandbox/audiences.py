@@ -10,7 +10,7 @@ from platform_sandbox import errors
 from platform_sandbox.graph import GraphCall, Payload, edge_page, graph_endpoint, project
 from platform_sandbox.uploads import CheckedBatch, check_payload
 from platform_sandbox.usage import BucType
-from platform_sandbox.world import AdAccount, CustomAudience, ReplaceSession, UploadSession
+from platform_sandbox.world import AdAccount, CustomAudience, ReplaceSession, UploadSession, World
 
 blueprint = Blueprint("audiences", __name__)
 
@@ -20,7 +20,7 @@ LOOKALIKE_TYPE_RATIOS = {"similarity": 0.01, "reach": 0.05}
 DEFAULT_FIELDS: tuple[str, ...] = ()
 
 
-def audience_node(audience: CustomAudience, min_seed_size: int) -> Payload:
+def audience_node(audience: CustomAudience, min_seed_size: int, world: World) -> Payload:
     """Every field the sandbox knows of an audience (docs/platform-notes.md §2.4)."""
     count = _approximate_size(audience)
     return {
@@ -40,6 +40,13 @@ def audience_node(audience: CustomAudience, min_seed_size: int) -> Payload:
         ),
         "lookalike_spec": audience.lookalike_spec,
         "time_created": audience.time_created,
+        "time_updated": audience.time_updated or audience.time_created,
+        "retention_days": audience.retention_days,
+        "is_value_based": audience.is_value_based,
+        "origin_audience_id": audience.origin_audience_id,
+        "lookalike_audience_ids": [
+            lookalike.audience_id for lookalike in world.lookalikes_of(audience.audience_id)
+        ],
     }
 
 
@@ -67,7 +74,8 @@ def create_audience(call: GraphCall, account_id: str) -> Payload:
 def list_audiences(call: GraphCall, account_id: str) -> Payload:
     call.account(account_id, write=False, buc=BucType.CUSTOM_AUDIENCE)
     min_seed = call.state.config.min_seed_size
-    nodes = [audience_node(a, min_seed) for a in call.state.world.live_audiences_of(account_id)]
+    world = call.state.world
+    nodes = [audience_node(a, min_seed, world) for a in world.live_audiences_of(account_id)]
     return edge_page(nodes, call.params, node_type="CustomAudience")
 
 
@@ -76,7 +84,7 @@ def read_audience(call: GraphCall, audience: CustomAudience) -> Payload:
     _authorize(
         call, audience, write=False, deleted_error=errors.unsupported_request("GET", audience.audience_id)
     )
-    node = audience_node(audience, call.state.config.min_seed_size)
+    node = audience_node(audience, call.state.config.min_seed_size, call.state.world)
     return project(node, call.params, default=DEFAULT_FIELDS, node_type="CustomAudience")
 
 
@@ -85,6 +93,9 @@ def update_audience(call: GraphCall, audience: CustomAudience) -> Payload:
     _authorize(call, audience, write=True, deleted_error=errors.audience_deleted())
     audience.name = call.params.text("name") or audience.name
     audience.description = call.params.text("description") or audience.description
+    if call.params.has("retention_days"):
+        audience.retention_days = _retention_days(call)
+    audience.time_updated = int(call.now)
     return {"success": True}
 
 
@@ -170,7 +181,17 @@ def _new_custom(call: GraphCall, account: AdAccount, name: str) -> CustomAudienc
         time_created=int(call.now),
         description=call.params.text("description", "") or "",
         customer_file_source=source,
+        retention_days=_retention_days(call),
+        is_value_based=bool(call.params.boolean("is_value_based")),
     )
+
+
+def _retention_days(call: GraphCall) -> int | None:
+    """``retention_days``, 1 to 180 when given (docs/platform-notes.md §2.1)."""
+    days = call.params.integer("retention_days")
+    if days is not None and not 1 <= days <= 180:
+        raise errors.invalid_parameter("retention_days must be between 1 and 180", blame="retention_days")
+    return days
 
 
 def _new_lookalike(call: GraphCall, account: AdAccount, name: str) -> CustomAudience:

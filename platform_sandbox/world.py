@@ -171,6 +171,10 @@ class CustomAudience:
     origin_audience_id: str | None = None
     lookalike_spec: dict[str, Any] | None = None
     deleted: bool = False
+    time_updated: int | None = None
+    # None keeps members for as long as the platform does (docs/platform-notes.md §2.1).
+    retention_days: int | None = None
+    is_value_based: bool = False
 
     @property
     def member_count(self) -> int:

@@ -72,6 +72,7 @@ def audience(api: FacebookAdsApi) -> CustomAudience:
             CustomAudience.Field.subtype: CustomAudience.Subtype.custom,
             CustomAudience.Field.customer_file_source: (CustomAudience.CustomerFileSource.user_provided_only),
             CustomAudience.Field.description: "Made by the SDK",
+            CustomAudience.Field.retention_days: 30,
         }
     )
     return created
@@ -91,6 +92,7 @@ def test_the_sdk_reads_an_ad_account(api: FacebookAdsApi, admin: httpx.Client) -
             AdAccount.Field.business,
             AdAccount.Field.tos_accepted,
             AdAccount.Field.currency,
+            AdAccount.Field.is_personal,
         ]
     )
     # Then it gets the account the sandbox holds
@@ -100,6 +102,7 @@ def test_the_sdk_reads_an_ad_account(api: FacebookAdsApi, admin: httpx.Client) -
     assert account[AdAccount.Field.account_status] == 1
     assert account[AdAccount.Field.business]["id"] == held["business"]
     assert account[AdAccount.Field.tos_accepted] == {"custom_audience_tos": 1}
+    assert account[AdAccount.Field.is_personal] == 0
     # And the call went to the trailing-slash path the SDK builds, with the proof it computed
     logged = admin.get("/requests", params={"path": f"^/{ACCOUNT}/$"}).json()["requests"]
     assert [(entry["status"], entry["params"]["appsecret_proof"]) for entry in logged] == [
@@ -124,6 +127,26 @@ def test_the_sdk_reads_an_audience(api: FacebookAdsApi, audience: CustomAudience
     assert read[CustomAudience.Field.subtype] == "CUSTOM"
     assert read[CustomAudience.Field.customer_file_source] == "USER_PROVIDED_ONLY"
     assert read[CustomAudience.Field.operation_status]["code"] == 410
+
+
+def test_the_sdk_reads_the_audience_fields_the_platform_documents(
+    api: FacebookAdsApi, audience: CustomAudience
+) -> None:
+    # When the SDK asks for documented fields beyond the basics (docs/platform-notes.md §2.4)
+    read = CustomAudience(audience[CustomAudience.Field.id], api=api).api_get(
+        fields=[
+            CustomAudience.Field.retention_days,
+            CustomAudience.Field.is_value_based,
+            CustomAudience.Field.time_created,
+            CustomAudience.Field.time_updated,
+            CustomAudience.Field.lookalike_audience_ids,
+        ]
+    )
+    # Then each comes back, as the platform answers them, instead of "nonexisting field"
+    assert read[CustomAudience.Field.retention_days] == 30
+    assert read[CustomAudience.Field.is_value_based] is False
+    assert read[CustomAudience.Field.time_updated] == read[CustomAudience.Field.time_created]
+    assert read[CustomAudience.Field.lookalike_audience_ids] == []
 
 
 def test_the_sdk_lists_audiences_with_ids_only_unless_it_asks_for_fields(

@@ -9,6 +9,7 @@ import pytest
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
+from platform_sandbox import SandboxState
 from tests.unit.sandbox.samples import ACCOUNT, error_of
 
 Graph = Callable[..., TestResponse]
@@ -125,3 +126,34 @@ def test_an_audience_read_without_fields_answers_its_id(
     response = graph("GET", f"/{audience_id}")
     # Then only its id comes back (docs/platform-notes.md §2.4)
     assert response.get_json() == {"id": audience_id}
+
+
+@pytest.mark.parametrize("days", ["0", "181", "soon"])
+def test_retention_days_outside_1_to_180_is_refused(graph: Graph, days: str) -> None:
+    # When an audience is created keeping its members for an impossible number of days
+    response = graph(
+        "POST",
+        f"/{ACCOUNT}/customaudiences",
+        data={
+            "name": "Buyers",
+            "subtype": "CUSTOM",
+            "customer_file_source": "USER_PROVIDED_ONLY",
+            "retention_days": days,
+        },
+    )
+    # Then it is the platform's invalid-parameter error (docs/platform-notes.md §2.1)
+    assert error_of(response)["code"] == 100
+
+
+def test_a_renamed_audience_reports_when_it_was_updated(
+    graph: Graph, new_audience: Callable[..., str], state: SandboxState
+) -> None:
+    # Given an audience renamed a minute after it was made
+    audience_id = new_audience("Buyers")
+    state.clock.advance(60)
+    graph("POST", f"/{audience_id}", data={"name": "Best buyers", "retention_days": "90"})
+    # When its times and retention are read
+    node = graph("GET", f"/{audience_id}?fields=time_created,time_updated,retention_days").get_json()
+    # Then the update is a minute after the creation and the retention is the new one
+    assert node["time_updated"] - node["time_created"] == 60
+    assert node["retention_days"] == 90
