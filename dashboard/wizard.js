@@ -514,6 +514,11 @@ async function countSeed() {
 }
 
 for (const radio of document.querySelectorAll("input[name=objective]")) radio.addEventListener("change", toggleObjective);
+// A changed answer is a new attempt: the last refusal no longer applies.
+$("setup-form").addEventListener("change", () => {
+  $("setup-error").textContent = "";
+  for (const input of $("setup-form").querySelectorAll("[aria-invalid]")) input.removeAttribute("aria-invalid");
+});
 $("lookalike-country").addEventListener("change", () => seedCheck());
 
 /** The first problem of the setup form, as [field, what to do], or null. */

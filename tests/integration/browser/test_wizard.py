@@ -133,6 +133,7 @@ def test_from_three_files_to_a_published_prospecting_advert(
     expect(page.get_by_label("Lookalike country")).to_be_focused()
     page.get_by_label("Lookalike country").select_option("GB")
     expect(page.locator("#seed-check")).to_contain_text("Enough to seed a lookalike")
+    expect(page.locator("#setup-error")).to_be_empty()
     expect(page.get_by_label("Daily budget (GBP)")).to_be_visible()
     page.get_by_label("Campaign name").fill("Spring sale")
     page.get_by_label("Daily budget (GBP)").fill("20.00")
