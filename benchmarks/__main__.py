@@ -48,13 +48,12 @@ def merge_results(
     """The results file after a run of the modules ``ran`` that produced ``rows``.
 
     Rows of the modules that ran are replaced (a module that now returns fewer rows loses the old
-    ones); rows of every other module are kept as they were, with their own ``measured_at``. Rows are
-    grouped by module in name order.
+    ones) and carry ``measured_at``; rows of every other module are kept exactly as they were. Rows
+    are grouped by module in name order.
     """
+    # Kept as they are: a row without its time (written before rows carried one, or added by hand)
+    # is not given one it may not have.
     kept = [row for row in (previous or {}).get("results", []) if row.get("module") not in ran]
-    # Files written before rows carried their time: the file's time is when those rows were measured.
-    for row in kept:
-        row.setdefault("measured_at", (previous or {}).get("measured_at"))
     fresh = [{**row, "measured_at": measured_at} for row in rows]
     merged = sorted([*kept, *fresh], key=lambda row: str(row.get("module")))  # stable: order within a module
     return {

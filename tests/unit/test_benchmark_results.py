@@ -25,11 +25,11 @@ def test_a_module_run_replaces_its_own_rows_and_keeps_the_others() -> None:
     # When only predict ran
     merged = merge_results(previous, ["predict"], [_row("predict", "cold_start.speedup", 3.1)], NOW)
 
-    # Then predict's rows are the new ones only, the others are untouched and keep their time
-    assert [(r["module"], r["name"], r["value"], r["measured_at"]) for r in merged["results"]] == [
-        ("audience_hashing", "audience_hashing.fast_path", 215_000.0, EARLIER),
-        ("predict", "cold_start.speedup", 3.1, NOW),
-        ("wizard", "wizard.sync", 107.9, EARLIER),
+    # Then predict's rows are the new ones only, with their time; the others are untouched
+    assert merged["results"] == [
+        _row("audience_hashing", "audience_hashing.fast_path", 215_000.0),
+        _row("predict", "cold_start.speedup", 3.1, measured_at=NOW),
+        _row("wizard", "wizard.sync", 107.9),
     ]
     assert merged["measured_at"] == NOW
 
