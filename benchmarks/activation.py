@@ -99,7 +99,9 @@ def _route_steps_to(stack: LocalStack, worker: StepWorker) -> None:
         return worker.invoke(event) if function == STEP_FUNCTION else in_process(function, event)
 
     specs = functions(load_template())
-    dispatch_lambda_tasks(invoke, {stack.physical[name].ref: name for name in specs})
+    dispatch_lambda_tasks(
+        invoke, {stack.physical[name].ref: name for name in specs if name in stack.physical}
+    )
 
 
 def _measure(stack: LocalStack, size: int) -> list[BenchRow]:

@@ -35,7 +35,7 @@ from benchmarks._rows import BenchRow
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
 from shared import wiring
-from shared.audiences import service
+from shared.audiences import activation
 from shared.audiences.models import AudienceCreated, CreateAudienceRequest
 from shared.observability import logger
 from tests.audience_reference import generate_corpus
@@ -69,12 +69,13 @@ class Stopwatch:
         """Time the export's stages: module functions it calls and the stores it is given."""
         blobs, audiences = wiring.data_blobs(), wiring.audience_store()
         with ExitStack() as stack:
+            # The synchronous create runs the activation pipeline's steps (shared.audiences.activation).
             for owner, name, label in (
-                (service, "prepare_audience", "prepare"),
-                (service, "snapshot_csv", "snapshot"),
-                (service.platform, "add_users", "upload"),
+                (activation, "prepare_columns", "prepare"),
+                (activation.ActivationPipeline, "_write_snapshot", "snapshot"),
+                (activation.platform, "add_users", "upload"),
                 (blobs, "put", "s3_put"),
-                (audiences, "put", "record_save"),
+                (audiences, "save_leased", "record_save"),
             ):
                 stack.enter_context(mock.patch.object(owner, name, self.timed(label, getattr(owner, name))))
             yield self

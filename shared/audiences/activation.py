@@ -40,8 +40,8 @@ from shared.audiences.batching import new_session_id
 from shared.audiences.identifiers import SCHEMA, AudienceUser
 from shared.audiences.preparation import IdentifierColumns, Row, prepare_columns
 from shared.audiences.quality import IdentifierQuality, QualityReport
-from shared.audiences.snapshot import iter_snapshot_csv
-from shared.audiences.uploads import upload_key
+from shared.audiences.snapshot import SNAPSHOT_COLUMNS, csv_safe_text, score_cell, snapshot_row
+from shared.audiences.uploads import plainly_valid, upload_key
 from shared.clock import Clock
 from shared.errors import PreconditionFailed, ServiceError, ValidationFailed
 from shared.observability import logger
@@ -277,7 +277,7 @@ class ActivationPipeline:
         if request.upload_id:
             # The upload was checked when the activation was accepted: read it as it is.
             users_key = upload_key(record.org_id, request.upload_id)
-            count = self._write_snapshot(record, _users_of_csv(self.blobs.get(users_key)))
+            count = self._write_snapshot(record, _snapshot_rows_of_csv(self.blobs.get(users_key)))
             return users_key, count
         users: list[AudienceUser] = list(request.users)
         if request.segment is not None:
@@ -287,17 +287,27 @@ class ActivationPipeline:
             record.segment = chosen.provenance
             users = chosen.users
         self.blobs.put(users_key, _users_csv(users), "text/csv")
-        self._write_snapshot(record, iter(users))
+        self._write_snapshot(record, (snapshot_row(user) for user in users))
         return users_key, len(users)
 
-    def _write_snapshot(self, record: AudienceRecord, users: Iterator[AudienceUser]) -> int:
-        counted = _Counted(users)
+    def _write_snapshot(self, record: AudienceRecord, rows: Iterator[tuple[str, ...]]) -> int:
+        """Store the audience's CSV snapshot (``shared.audiences.snapshot``) of ``rows``; their number."""
+        buffer = io.StringIO()
+        writer = csv.writer(buffer, lineterminator="\r\n")
+        writer.writerow(SNAPSHOT_COLUMNS)
+        chunks: list[bytes] = []
+        count = 0
+        for row in rows:
+            writer.writerow(row)
+            count += 1
+            if count % 5_000 == 0:  # encoded as it goes: never the whole file twice as text
+                chunks.append(buffer.getvalue().encode())
+                buffer.seek(0)
+                buffer.truncate()
+        chunks.append(buffer.getvalue().encode())
         if record.snapshot_key:
-            self.blobs.put(record.snapshot_key, b"".join(iter_snapshot_csv(counted)), "text/csv")
-        else:
-            for _ in counted:
-                pass
-        return counted.count
+            self.blobs.put(record.snapshot_key, b"".join(chunks), "text/csv")
+        return count
 
     def normalise_and_hash(self, org_id: str, audience_id: str, worker: Worker) -> StepResult:
         """``NormaliseAndHash``: join each user's identifiers into one row, normalise and hash them,
@@ -635,19 +645,6 @@ class ActivationPipeline:
         return record
 
 
-class _Counted:
-    """An iterator of users that counts what went through it."""
-
-    def __init__(self, users: Iterator[AudienceUser]) -> None:
-        self._users = users
-        self.count = 0
-
-    def __iter__(self) -> Iterator[AudienceUser]:
-        for user in self._users:
-            self.count += 1
-            yield user
-
-
 def _users_csv(users: list[AudienceUser]) -> bytes:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
@@ -677,12 +674,26 @@ def _csv_rows(data: bytes) -> tuple[list[str], Iterator[list[str]]]:
     return header, reader
 
 
-def _users_of_csv(data: bytes) -> Iterator[AudienceUser]:
+def _snapshot_rows_of_csv(data: bytes) -> Iterator[tuple[str, ...]]:
+    """The snapshot rows of an uploaded users CSV; a plainly valid row (``plainly_valid``) is written
+    without building its model, with exactly what ``snapshot_row`` would write for it."""
     header, rows = _csv_rows(data)
     for row in rows:
         cells = {name: value for name, value in zip(header, row, strict=False) if name and value.strip()}
-        if cells:
-            yield AudienceUser.model_validate(cells)
+        if not cells:
+            continue
+        if plainly_valid(cells):
+            score = cells.get("score")
+            yield (
+                csv_safe_text(cells["user_id"]),
+                csv_safe_text(cells.get("email")),
+                csv_safe_text(cells.get("firstName")),
+                csv_safe_text(cells.get("lastName")),
+                csv_safe_text(cells.get("phone")),
+                score_cell(float(score) if score is not None else None),
+            )
+        else:
+            yield snapshot_row(AudienceUser.model_validate(cells))
 
 
 def _column_chunks(data: bytes, size: int) -> Iterator[IdentifierColumns]:

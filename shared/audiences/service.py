@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -164,12 +165,13 @@ class AudienceService:
         request: CreateAudienceRequest,
         idempotency_key: str | None = None,
         *,
-        seconds_left: Callable[[], float] = lambda: 25.0,
+        seconds_left: Callable[[], float] = lambda: math.inf,
         hand_off: ExecutionStarter | None = None,
         request_id: str | None = None,
     ) -> AudienceCreated:
         """Create the audience on the platform and upload its users now, running the activation's
-        steps in this request while it has time (``seconds_left``: the function's remaining time).
+        steps in this request while it has time (``seconds_left``: the function's remaining time;
+        unlimited for a caller that is not a function, such as a benchmark).
 
         A job that does not fit (more batches than the time left, a throttle longer than it, a seed
         the platform is still processing) is handed to the state machine (``hand_off``) and the
@@ -186,7 +188,7 @@ class AudienceService:
             owner=f"request-{request_id or uuid.uuid4()}",
             seconds_left=seconds_left,
             sleep_limit=float("inf"),
-            lease_seconds=max(1.0, seconds_left()),
+            lease_seconds=min(float(LEASE_SECONDS), max(1.0, seconds_left())),
         )
         pipeline = self.pipeline
         claimed = pipeline.claim(org_id, record.audience_id, worker)

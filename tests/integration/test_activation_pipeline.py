@@ -282,15 +282,20 @@ def test_a_failed_activation_is_retried_in_a_new_execution_after_the_cause_is_fi
     assert failed["error"]["code"] == "platform_terms_not_accepted"
     assert failed["error"]["step"] == "create_custom_audience"
 
-    # When the terms are accepted (the fault is gone) and the activation is repeated
+    # When the terms are accepted (the fault is gone) and the user presses Retry
     sandbox.delete("/faults")
-    retried = api.post("/platform-ads/activations", json=body, headers=headers)
+    retried = api.post(f"/platform-ads/activations/{audience_id}/retry", headers=org.headers)
 
     # Then it runs again, in a new execution, to the end
-    assert retried.status_code == 202
+    assert retried.status_code == 202, retried.text
+    assert retried.json()["activationUrl"] == f"/platform-ads/activations/{audience_id}"
     done = wait_until(api, org, audience_id, "succeeded", "failed")
     assert (done["state"], done["attempt"], done["error"]) == ("succeeded", 2, None)
     assert_everyone_once(sandbox, done, 20)
+    # And an active audience cannot be retried
+    again = api.post(f"/platform-ads/activations/{audience_id}/retry", headers=org.headers)
+    assert again.status_code == 409
+    assert again.json()["error"]["remedy"]
 
 
 def test_a_throttled_run_waits_in_the_state_machine_and_loses_nobody(

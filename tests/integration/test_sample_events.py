@@ -28,6 +28,7 @@ from local.seed import DemoCredentials, create_user, sign_in
 from local.stack import LocalStack
 from local.template import ROOT, functions, load_template, routes
 from shared import wiring
+from shared.audiences.activation import Worker
 from shared.audiences.models import CreateAudienceRequest
 from shared.datasources.models import SyncRequest
 from shared.ml.datasets import dump_records
@@ -137,8 +138,29 @@ def with_an_accepted_activation(env: SampleContext, event: dict[str, Any]) -> Se
     # Accepted as POST /platform-ads/activations does, but with no execution started, so this step
     # is the one that does the work.
     request = CreateAudienceRequest.model_validate_json(sample(ROOT / "events/start_activation.json")["body"])
-    accepted = wiring.audience_service().start_activation(env.org.org_id, request, None, lambda *_: None)
+    accepted = wiring.audience_service().start_activation(env.org.org_id, request, None, NoExecutions())
     return Setting({SAMPLE_ORG_ID: env.org.org_id, SAMPLE_AUDIENCE_ID: accepted.audience_id})
+
+
+def with_a_failed_activation(env: SampleContext, event: dict[str, Any]) -> Setting:
+    # Accepted without an execution, then failed as RecordFailure records a crash, so it can be retried.
+    request = CreateAudienceRequest.model_validate_json(sample(ROOT / "events/start_activation.json")["body"])
+    service = wiring.audience_service()
+    accepted = service.start_activation(env.org.org_id, request, None, NoExecutions())
+    worker = Worker(owner=f"{accepted.audience_id}-1", seconds_left=lambda: 300.0)
+    cause = json.dumps({"errorType": "Runtime.ExitError", "errorMessage": "Runtime exited"})
+    service.pipeline.record_failure(env.org.org_id, accepted.audience_id, worker, "Runtime.ExitError", cause)
+    return Setting({SAMPLE_AUDIENCE_ID: accepted.audience_id})
+
+
+class NoExecutions:
+    """An execution starter that starts nothing: the sample's step does the work itself."""
+
+    def __call__(self, name: str, payload: dict[str, str]) -> None:
+        return None
+
+    def running(self, name: str) -> bool:
+        return False
 
 
 def with_shop_files(env: SampleContext, event: dict[str, Any]) -> Setting:
@@ -234,6 +256,7 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "targeting_preview": with_a_trained_data_source,
     "ads_manager_link": with_an_audience,
     "get_activation": with_an_audience,
+    "retry_activation": with_a_failed_activation,
     "delete_advert": with_an_advert,
     "audience_snapshot": with_an_audience,
     "delete_audience": with_an_audience,

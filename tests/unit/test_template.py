@@ -131,7 +131,7 @@ def test_what_functions_read_is_found(settings_read: dict[str, set[str]]) -> Non
     # read the state machine's ARN.
     assert {"main_table", "usage_table", "artifacts_bucket", "kms_key_id"} <= settings_read["PredictFunction"]
     readers = {name for name, read in settings_read.items() if "activation_state_machine_arn" in read}
-    assert readers == {"StartActivationFunction", "CreateAudienceFunction"}
+    assert readers == {"StartActivationFunction", "CreateAudienceFunction", "RetryActivationFunction"}
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))

@@ -12,11 +12,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from shared.audiences import activation
 from shared.audiences.activation import StepFailed, StepResult, Worker, batch_key
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
 from shared.audiences.preparation import prepare_audience
 from shared.audiences.service import AudienceService
+from shared.audiences.snapshot import snapshot_row
 from shared.errors import IdempotencyKeyReused, NotFound, PreconditionFailed, ValidationFailed
 from shared.platform import audiences as platform_audiences
 from shared.platform.client import GraphClient
@@ -796,3 +798,27 @@ def test_an_audience_from_before_snapshots_has_no_link(
     # When / Then
     with pytest.raises(NotFound, match="before CSV snapshots existed"):
         service.snapshot_link(ORG, created.audience_id)
+
+
+def test_the_snapshot_of_an_uploaded_csv_is_what_the_model_would_write_for_every_row() -> None:
+    # Given rows a spreadsheet could misread, scores in several spellings, a blank score
+    lines = [
+        "user_id,email,firstName,lastName,phone,score,country",
+        "u1,a@example.com,=SUM(A1),-Smith,+447700900001,0.5,GB",
+        "u2,b@example.com,Ana,Silva,,1e3,",
+        "u3,,,,07700 900003,-2,GB",
+        "u4,c@example.com,,,, 3 ,",
+        "u5,d@example.com,Zoë,Ó Briain,,,IE",
+    ]
+    data = "\n".join(lines).encode()
+
+    # When the SelectUsers step writes its snapshot rows (the fast path where it can)
+    rows = list(activation._snapshot_rows_of_csv(data))
+
+    # Then each row is exactly what the model's snapshot_row writes
+    header = lines[0].split(",")
+    expected = []
+    for line in lines[1:]:
+        cells = {k: v for k, v in zip(header, line.split(","), strict=True) if v.strip()}
+        expected.append(snapshot_row(AudienceUser.model_validate(cells)))
+    assert rows == expected
