@@ -37,10 +37,17 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel
 
 from shared.audiences.batching import new_session_id
+from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED, new_seed, split_holdout
 from shared.audiences.identifiers import SCHEMA, AudienceUser
 from shared.audiences.preparation import IdentifierColumns, Row, prepare_columns
 from shared.audiences.quality import IdentifierQuality, QualityReport
-from shared.audiences.snapshot import SNAPSHOT_COLUMNS, csv_safe_text, score_cell, snapshot_row
+from shared.audiences.snapshot import (
+    GROUP_COLUMN,
+    SNAPSHOT_COLUMNS,
+    csv_safe_text,
+    score_cell,
+    snapshot_row,
+)
 from shared.audiences.uploads import plainly_valid, upload_key
 from shared.clock import Clock
 from shared.errors import PreconditionFailed, ServiceError, ValidationFailed
@@ -53,6 +60,7 @@ from shared.records.audiences import (
     ActivationStep,
     AudienceRecord,
     FailureRecord,
+    HoldoutRecord,
     UploadProgress,
     WorkerLease,
 )
@@ -194,6 +202,20 @@ def users_csv_key(org_id: str, audience_id: str) -> str:
     return f"activations/{org_id}/{audience_id}/users.csv"
 
 
+def groups_csv_key(org_id: str, audience_id: str) -> str:
+    return f"activations/{org_id}/{audience_id}/groups.csv"
+
+
+def groups_csv(users: list[AudienceUser], groups: list[str]) -> bytes:
+    """The holdout's groups file: ``user_id,score,group`` per segment user (no identifiers)."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(("user_id", "score", "group"))
+    for user, group in zip(users, groups, strict=True):
+        writer.writerow((user.user_id, "" if user.score is None else repr(user.score), group))
+    return buffer.getvalue().encode()
+
+
 def batch_key(prefix: str, batch_seq: int) -> str:
     return f"{prefix}/{batch_seq:06d}.json"
 
@@ -286,15 +308,56 @@ class ActivationPipeline:
             chosen = self.segments().users_for(record.org_id, request.segment)
             record.segment = chosen.provenance
             users = chosen.users
+            if request.holdout_percent > 0:
+                return users_key, self._hold_out(record, users, request.holdout_percent, request.holdout_seed)
         self.blobs.put(users_key, _users_csv(users), "text/csv")
         self._write_snapshot(record, (snapshot_row(user) for user in users))
         return users_key, len(users)
 
-    def _write_snapshot(self, record: AudienceRecord, rows: Iterator[tuple[str, ...]]) -> int:
-        """Store the audience's CSV snapshot (``shared.audiences.snapshot``) of ``rows``; their number."""
+    def _hold_out(
+        self, record: AudienceRecord, users: list[AudienceUser], percent: float, seed: int | None
+    ) -> int:
+        """Keep ``percent`` % of a segment's users out of the upload (stratified by score, from a
+        recorded seed): the users file holds the uploaded group only; the snapshot and the groups
+        file hold everyone with their group. Returns the uploaded count."""
+        split = split_holdout(
+            [u.user_id for u in users],
+            [u.score if u.score is not None else 0.0 for u in users],
+            percent,
+            new_seed() if seed is None else seed,
+        )
+        held = split.held_out
+        groups = [GROUP_HOLDOUT if h else GROUP_UPLOADED for h in held]
+        uploaded = [u for u, h in zip(users, held, strict=True) if not h]
+        users_key = users_csv_key(record.org_id, record.audience_id)
+        groups_key = groups_csv_key(record.org_id, record.audience_id)
+        self.blobs.put(users_key, _users_csv(uploaded), "text/csv")
+        self.blobs.put(groups_key, groups_csv(users, groups), "text/csv")
+        self._write_snapshot(
+            record,
+            ((*snapshot_row(u), g) for u, g in zip(users, groups, strict=True)),
+            (*SNAPSHOT_COLUMNS, GROUP_COLUMN),
+        )
+        record.holdout = HoldoutRecord(
+            percent=percent,
+            seed=split.seed,
+            uploaded_users=split.uploaded_count,
+            holdout_users=split.holdout_count,
+            groups_key=groups_key,
+        )
+        return len(uploaded)
+
+    def _write_snapshot(
+        self,
+        record: AudienceRecord,
+        rows: Iterator[tuple[str, ...]],
+        columns: tuple[str, ...] = SNAPSHOT_COLUMNS,
+    ) -> int:
+        """Store the audience's CSV snapshot (``shared.audiences.snapshot``) of ``rows``; their number.
+        A holdout's snapshot adds the ``group`` column (``columns``)."""
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\r\n")
-        writer.writerow(SNAPSHOT_COLUMNS)
+        writer.writerow(columns)
         chunks: list[bytes] = []
         count = 0
         for row in rows:

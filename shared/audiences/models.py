@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from shared.audiences.holdout import DEFAULT_HOLDOUT_PERCENT, MAX_HOLDOUT_PERCENT
 from shared.audiences.identifiers import AudienceUser
 from shared.publishing.models import PublishAdvertRequest
 from shared.records.audiences import FailureRecord
@@ -38,6 +39,22 @@ class CreateAudienceRequest(CamelModel):
         default=None,
         description="A predictive segment instead of users: the users a model's scores for a product keep "
         "(top_n, top_percent or threshold), with their identifiers from the synced data source.",
+    )
+    holdout_percent: float = Field(
+        default=DEFAULT_HOLDOUT_PERCENT,
+        ge=0,
+        le=MAX_HOLDOUT_PERCENT,
+        allow_inf_nan=False,
+        description="Segment audiences: the share of the segment (percent, stratified by score) kept out "
+        "of the upload as a holdout, so a lift report can compare buyers with and without the ads. 0 "
+        "turns it off. Lists of users (users, uploadId) have no holdout.",
+    )
+    holdout_seed: int | None = Field(
+        default=None,
+        ge=0,
+        lt=2**63,
+        description="Segment audiences: the seed of the holdout's random split (recorded with the "
+        "audience); omit it for a fresh one.",
     )
     objective: Literal["retargeting", "prospecting"] = "retargeting"
     model_id: str | None = Field(default=None, max_length=200)
@@ -143,6 +160,16 @@ class SegmentView(CamelModel):
     users_without_customer_row: int
 
 
+class HoldoutView(CamelModel):
+    """The segment's users kept out of the upload: share, seed and group sizes."""
+
+    percent: float
+    seed: int = Field(description="Reproduces the split from the same users and scores.")
+    uploaded_users: int
+    holdout_users: int
+    lift_url: str = Field(description="The lift report: GET this path.")
+
+
 class ActivationProgressView(CamelModel):
     """Upload progress: users and batches (what the progress bar fills)."""
 
@@ -215,6 +242,9 @@ class AudienceView(CamelModel):
     segment: SegmentView | None = Field(
         default=None,
         description="The model version, dataset version and rule a segment audience was built from.",
+    )
+    holdout: HoldoutView | None = Field(
+        default=None, description="Segment audiences with a holdout: its share, seed and group sizes."
     )
     activation_url: str = Field(description="Where its activation's progress is: GET this path.")
 

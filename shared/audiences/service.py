@@ -533,6 +533,8 @@ def _activation_files(record: AudienceRecord) -> list[str]:
     )
     if activation.batch_keys_prefix and upload is not None:
         files += [batch_key(activation.batch_keys_prefix, seq) for seq in range(1, upload.batches_total + 1)]
+    if record.holdout is not None:
+        files.append(record.holdout.groups_key)
     return files
 
 

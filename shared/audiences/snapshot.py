@@ -17,6 +17,8 @@ from collections.abc import Iterable, Iterator
 from shared.audiences.identifiers import AudienceUser
 
 SNAPSHOT_COLUMNS: tuple[str, ...] = ("user_id", "email", "firstName", "lastName", "phone", "score")
+# A segment audience with a holdout adds this column: ``uploaded`` or ``holdout`` (never uploaded).
+GROUP_COLUMN = "group"
 _FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 DEFAULT_ROWS_PER_CHUNK = 5_000
 
@@ -46,18 +48,24 @@ def snapshot_row(user: AudienceUser) -> tuple[str, ...]:
 
 
 def iter_snapshot_csv(
-    users: Iterable[AudienceUser], *, rows_per_chunk: int = DEFAULT_ROWS_PER_CHUNK
+    users: Iterable[AudienceUser],
+    *,
+    rows_per_chunk: int = DEFAULT_ROWS_PER_CHUNK,
+    groups: Iterable[str] | None = None,
 ) -> Iterator[bytes]:
     """UTF-8 CSV chunks (header first) of ``users``, for streaming to S3 without holding the whole file.
 
     Each chunk holds up to ``rows_per_chunk`` complete rows; lines end with CRLF as RFC 4180 says.
+    ``groups`` (parallel to ``users``) adds the ``group`` column: which users a holdout kept out.
     """
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(SNAPSHOT_COLUMNS)
+    group_of = iter(groups) if groups is not None else None
+    writer.writerow(SNAPSHOT_COLUMNS if group_of is None else (*SNAPSHOT_COLUMNS, GROUP_COLUMN))
     pending = 0
     for user in users:
-        writer.writerow(snapshot_row(user))
+        row = snapshot_row(user)
+        writer.writerow(row if group_of is None else (*row, next(group_of)))
         pending += 1
         if pending >= rows_per_chunk:
             yield _drain(buffer)

@@ -13,6 +13,7 @@ from shared.audiences.models import (
     AdvertView,
     AudienceCreated,
     AudienceView,
+    HoldoutView,
     LookalikeView,
     PlatformObjectView,
     SegmentView,
@@ -46,7 +47,21 @@ def audience_view(record: AudienceRecord) -> AudienceView:
         failure=record.failure,
         advert=advert_view(record.publication),
         segment=SegmentView.model_validate(record.segment.model_dump()) if record.segment else None,
+        holdout=holdout_view(record),
         activation_url=activation_url(record.audience_id),
+    )
+
+
+def holdout_view(record: AudienceRecord) -> HoldoutView | None:
+    holdout = record.holdout
+    if holdout is None:
+        return None
+    return HoldoutView(
+        percent=holdout.percent,
+        seed=holdout.seed,
+        uploaded_users=holdout.uploaded_users,
+        holdout_users=holdout.holdout_users,
+        lift_url=f"/platform-ads/audiences/{record.audience_id}/lift",
     )
 
 

@@ -97,6 +97,18 @@ class SegmentProvenance(BaseModel):
     users_without_customer_row: int
 
 
+class HoldoutRecord(BaseModel):
+    """The share of a segment audience kept out of the upload (``shared.audiences.holdout``): the
+    seed that reproduces the split, the group sizes, and the stored groups (CSV: user_id, score,
+    group) that a lift report reads."""
+
+    percent: float
+    seed: int
+    uploaded_users: int
+    holdout_users: int
+    groups_key: str
+
+
 # The activation pipeline's steps, in order; each is one state of statemachine/activation.asl.json.
 ActivationStep = Literal[
     "queued",
@@ -176,6 +188,8 @@ class AudienceRecord(BaseModel):
     publication: PublicationRecord | None = None
     # Set when the users came from a segment (model, product, rule) instead of a list.
     segment: SegmentProvenance | None = None
+    # Set when a segment audience kept a holdout out of its upload (issue 15).
+    holdout: HoldoutRecord | None = None
     # The hash of the request that made it (``shared.audiences.requests.request_digest``): a reused
     # Idempotency-Key with another body is refused on every route.
     request_sha256: str | None = None

@@ -48,9 +48,11 @@ def test_three_files_become_a_preview_and_an_audience_from_its_segment(
     assert shown["seed"]["country"] == "GB"
     assert shown["seed"]["reached"] == (shown["seed"]["usableInCountry"] >= 100)
 
-    # When: an audience is created from the same segment
+    # When: an audience is created from the same segment, without a holdout
     created = api.post(
-        "/platform-ads/audiences", json={"name": "Likely buyers", "segment": SEGMENT}, headers=org.headers
+        "/platform-ads/audiences",
+        json={"name": "Likely buyers", "segment": SEGMENT, "holdoutPercent": 0},
+        headers=org.headers,
     )
 
     # Then: it holds the segment's users and records the model and dataset versions and the rule
@@ -105,3 +107,11 @@ def test_an_activation_accepts_a_segment_and_runs_in_the_background(
     assert active["segment"]["datasetVersion"] == version
     assert active["segment"]["usersSelected"] == 100
     assert 0 < active["userCount"] <= 100
+    # and kept the default 10 % holdout out of the upload, with its seed recorded
+    holdout = active["holdout"]
+    with_rows = 100 - active["segment"]["usersWithoutCustomerRow"]
+    assert holdout["percent"] == 10
+    assert holdout["holdoutUsers"] == with_rows // 10
+    assert holdout["uploadedUsers"] == with_rows - holdout["holdoutUsers"]
+    assert isinstance(holdout["seed"], int)
+    assert active["userCount"] <= holdout["uploadedUsers"]
