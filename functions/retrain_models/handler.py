@@ -17,10 +17,11 @@ app = create_app()
     status_code=202,
     response_description="Accepted: the current data is synced again and both models train on it",
     responses={
+        202: {"description": "Accepted: the current data is synced again and both models train on it"},
         409: {
             "description": "A sync or training is under way: wait for it, then retrain",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
-        }
+        },
     },
 )
 @tracer.capture_method

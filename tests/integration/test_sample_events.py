@@ -263,6 +263,7 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "platform_callback": with_an_authorization_code,
     "publish_advert": with_an_audience,
     "refresh_audience": with_an_audience,
+    "retrain_models": with_a_trained_data_source,
     "revoke_api_key": with_a_key_to_revoke,
     "train_model": with_shop_files,
 }
