@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
     from mypy_boto3_stepfunctions import SFNClient
 
+    from shared.audiences.lift import LiftService
     from shared.audiences.service import AudienceService
     from shared.auth.jwt import JwtVerifier
     from shared.closure.service import ClosureService, Platform
@@ -346,6 +347,14 @@ def audience_service() -> AudienceService:
         clock=utc_now,
         segments=targeting_service,
         publishing=publishing_service,
+    )
+
+
+def lift_service() -> LiftService:
+    from shared.audiences.lift import LiftService
+
+    return LiftService(
+        audiences=audience_store(), datasets=dataset_store(), blobs=data_blobs(), models=model_store()
     )
 
 

@@ -204,6 +204,17 @@ def with_a_trained_data_source(env: SampleContext, event: dict[str, Any]) -> Set
     return Setting()
 
 
+def with_a_segment_audience(env: SampleContext, event: dict[str, Any]) -> Setting:
+    """An active audience made from a segment of the trained shop, with the default 10 % holdout."""
+    from tests.integration.test_wizard import SEGMENT, synced_and_trained
+
+    synced_and_trained(env.api, env.org)
+    body = {"name": f"lift {uuid.uuid4().hex[:6]}", "segment": {**SEGMENT, "rule": "top_n", "value": 200}}
+    created = env.api.post("/platform-ads/audiences", json=body, headers=env.org.headers)
+    assert created.status_code == 201, created.text
+    return Setting({SAMPLE_AUDIENCE_ID: created.json()["audienceId"]})
+
+
 def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Setting:
     """A user starts connecting and approves in the platform's dialog; the platform's redirect
     carries the code and state the callback event's body needs, and the event's caller is that user."""
@@ -256,6 +267,7 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "targeting_preview": with_a_trained_data_source,
     "ads_manager_link": with_an_audience,
     "get_activation": with_an_audience,
+    "get_audience_lift": with_a_segment_audience,
     "retry_activation": with_a_failed_activation,
     "delete_advert": with_an_advert,
     "audience_snapshot": with_an_audience,
