@@ -81,7 +81,7 @@ SAFETY_SECONDS = 3.0
 SEED_PROCESSING_CODES = frozenset({410, 414, 441})
 SEED_POLL_SECONDS = 15
 # Users normalised and hashed at a time (bounds NormaliseAndHash's memory).
-PREPARE_CHUNK_USERS = 50_000
+PREPARE_CHUNK_USERS = 20_000
 USERS_CSV_COLUMNS = ("user_id", "email", "firstName", "lastName", "phone", "score", "country")
 # Written only when some user carries a Limited Data Use flag (docs/platform-notes.md §3.8): a list
 # with the limitedDataUse column sends the data processing options on every row.
