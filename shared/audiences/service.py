@@ -11,7 +11,9 @@ lost and nobody is uploaded twice.
 from __future__ import annotations
 
 import contextlib
+import csv
 import hashlib
+import io
 import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -33,6 +35,7 @@ from shared.audiences.activation import (
     planned_steps,
 )
 from shared.audiences.batching import iter_batches, new_upload_session
+from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED
 from shared.audiences.models import (
     ActivationRequest,
     ActivationStatus,
@@ -44,7 +47,7 @@ from shared.audiences.models import (
     SnapshotLink,
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
-from shared.audiences.snapshot import snapshot_csv
+from shared.audiences.snapshot import iter_snapshot_csv, snapshot_csv
 from shared.audiences.uploads import UploadBlobs, check_upload
 from shared.audiences.views import activation_status, audience_created, audience_view
 from shared.clock import Clock
@@ -431,7 +434,10 @@ class AudienceService:
                 f"Audience {audience_id} is {record.status}; only an active audience can be refreshed.",
                 remedy="Retry the creation with its Idempotency-Key first.",
             )
-        prepared = prepare_audience(request.users, default_country=request.country)
+        # A holdout stays held out: its users are never uploaded, whatever list a refresh sends.
+        held_out = _held_out_ids(self.blobs.get(record.holdout.groups_key)) if record.holdout else frozenset()
+        uploaded = [u for u in request.users if u.user_id not in held_out]
+        prepared = prepare_audience(uploaded, default_country=request.country)
         if not prepared.rows:
             raise ValidationFailed(
                 "No user has a usable e-mail address or phone number.",
@@ -447,7 +453,12 @@ class AudienceService:
                 pass
         finally:
             self.connections.record_usage(org_id, graph)
-        if record.snapshot_key:
+        if record.snapshot_key and record.holdout is not None:
+            groups = [GROUP_HOLDOUT if u.user_id in held_out else GROUP_UPLOADED for u in request.users]
+            self.blobs.put(
+                record.snapshot_key, b"".join(iter_snapshot_csv(request.users, groups=groups)), "text/csv"
+            )
+        elif record.snapshot_key:
             self.blobs.put(record.snapshot_key, snapshot_csv(request.users), "text/csv")
         record.upload = progress
         record.user_count = progress.total_rows
@@ -518,6 +529,12 @@ class AudienceService:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
+
+
+def _held_out_ids(groups_file: bytes) -> frozenset[str]:
+    """The user ids a holdout's groups file (``user_id,score,group``) marks as held out."""
+    rows = csv.DictReader(io.StringIO(groups_file.decode("utf-8")))
+    return frozenset(row["user_id"] for row in rows if row["group"] == GROUP_HOLDOUT)
 
 
 def _activation_files(record: AudienceRecord) -> list[str]:

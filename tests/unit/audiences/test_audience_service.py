@@ -6,6 +6,8 @@ DynamoDB does); the platform is the sandbox in process, reached through a real G
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -13,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from shared.audiences import activation
-from shared.audiences.activation import StepFailed, StepResult, Worker, batch_key
+from shared.audiences.activation import StepFailed, StepResult, Worker, batch_key, groups_csv
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
 from shared.audiences.preparation import prepare_audience
@@ -30,7 +32,7 @@ from shared.platform.errors import (
     ReconnectRequired,
     build_error,
 )
-from shared.records.audiences import AudienceRecord, WorkerLease
+from shared.records.audiences import AudienceRecord, HoldoutRecord, WorkerLease
 from shared.records.connections import Connection
 from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
 
@@ -822,3 +824,31 @@ def test_the_snapshot_of_an_uploaded_csv_is_what_the_model_would_write_for_every
         cells = {k: v for k, v in zip(header, line.split(","), strict=True) if v.strip()}
         expected.append(snapshot_row(AudienceUser.model_validate(cells)))
     assert rows == expected
+
+
+def test_a_refresh_keeps_the_holdout_out_of_the_upload(
+    service: AudienceService, platform: SandboxPlatform, blobs: MemoryBlobs, audiences: MemoryAudiences
+) -> None:
+    # Given an active audience of 25 whose users u3 and u13 were held out at activation
+    created = service.create(ORG, request(25))
+    stored = audiences.get(ORG, created.audience_id)
+    assert stored is not None
+    assert created.platform_custom_audience_id is not None
+    users = buyers(25)
+    groups = ["holdout" if u.user_id in {"u3", "u13"} else "uploaded" for u in users]
+    blobs.put("activations/groups.csv", groups_csv(users, groups))
+    stored.holdout = HoldoutRecord(
+        percent=10, seed=7, uploaded_users=23, holdout_users=2, groups_key="activations/groups.csv"
+    )
+    audiences.put(stored)
+
+    # When it is refreshed with the same 25 users
+    refreshed = service.refresh(ORG, created.audience_id, RefreshAudienceRequest(users=users))
+
+    # Then the two held-out users stay off the platform, and the snapshot marks their group
+    assert refreshed.user_count == 23
+    assert platform.member_count(created.platform_custom_audience_id) == 23
+    assert stored.snapshot_key is not None
+    rows = list(csv.reader(io.StringIO(blobs.get(stored.snapshot_key).decode())))
+    assert rows[0][-1] == "group"
+    assert {row[0] for row in rows[1:] if row[-1] == "holdout"} == {"u3", "u13"}
