@@ -35,6 +35,9 @@ def main() -> None:
     parser.add_argument(
         "--validate-every", type=float, default=60, help="minutes between token-validation runs (default 60)"
     )
+    parser.add_argument(
+        "--sync-every", type=float, default=15, help="minutes between audience sync runs (default 15)"
+    )
     args = parser.parse_args()
 
     stop = threading.Event()
@@ -59,6 +62,10 @@ def main() -> None:
         write_credentials(CREDENTIALS_FILE, info)
         print(banner(info), flush=True)
         schedule(stop, args.validate_every * 60, lambda: run_job(stack, "ValidateTokensFunction"))
+        # As deployed (rate(15 minutes)): audiences left mid-upload are resumed or failed.
+        schedule(stop, 15 * 60, lambda: run_job(stack, "SweepStrandedUploadsFunction"))
+        # As deployed (rate(15 minutes)): the due syncs of segment audiences start.
+        schedule(stop, args.sync_every * 60, lambda: run_job(stack, "SyncAudiencesFunction"))
         stop.wait()
         print("\nStopping the local stack...", flush=True)
 

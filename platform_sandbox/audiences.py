@@ -75,6 +75,8 @@ def list_audiences(call: GraphCall, account_id: str) -> Payload:
     call.account(account_id, write=False, buc=BucType.CUSTOM_AUDIENCE)
     min_seed = call.state.config.min_seed_size
     world = call.state.world
+    for audience in world.live_audiences_of(account_id):
+        _drop_expired_replace(call, audience)
     nodes = [audience_node(a, min_seed, world) for a in world.live_audiences_of(account_id)]
     return edge_page(nodes, call.params, node_type="CustomAudience")
 
@@ -84,6 +86,7 @@ def read_audience(call: GraphCall, audience: CustomAudience) -> Payload:
     _authorize(
         call, audience, write=False, deleted_error=errors.unsupported_request("GET", audience.audience_id)
     )
+    _drop_expired_replace(call, audience)
     node = audience_node(audience, call.state.config.min_seed_size, call.state.world)
     return project(node, call.params, default=DEFAULT_FIELDS, node_type="CustomAudience")
 
@@ -118,6 +121,7 @@ def users(call: GraphCall, audience_id: str) -> Payload:
     each ``batch_seq`` of a session once.
     """
     audience = _upload_target(call, audience_id)
+    _drop_expired_replace(call, audience)
     if audience.replace is not None:
         raise errors.replace_failed(
             1870145
@@ -131,6 +135,7 @@ def users(call: GraphCall, audience_id: str) -> Payload:
     else:
         rows.update(batch.valid)
         audience.ever_uploaded = True
+        audience.replace_failed = False
     return _record_batch(audience, session, batch_seq, last, batch)
 
 
@@ -153,6 +158,7 @@ def users_replace(call: GraphCall, audience_id: str) -> Payload:
     if last:
         audience.members = replace.staged
         audience.replace = None
+        audience.replace_failed = False
         audience.ever_uploaded = True
     return _record_batch(audience, replace.session, batch_seq, last, batch)
 
@@ -292,18 +298,24 @@ def _session(call: GraphCall, audience: CustomAudience) -> tuple[UploadSession, 
     return session, batch_seq, bool(raw.get("last_batch_flag", False))
 
 
+def _drop_expired_replace(call: GraphCall, audience: CustomAudience) -> ReplaceSession | None:
+    """A replace session older than 90 minutes is dropped whatever is called next: the audience keeps
+    its old members and reports the failed replace (415). Returns the dropped session, if any."""
+    running = audience.replace
+    if running is None or call.now - running.session.started_at <= call.state.config.replace_session_seconds:
+        return None
+    audience.replace = None
+    audience.replace_failed = True
+    return running
+
+
 def _replace_session(call: GraphCall, audience: CustomAudience) -> ReplaceSession:
     raw = call.params.json_object("session") or {}
     session_id = str(raw.get("session_id", ""))
+    dropped = _drop_expired_replace(call, audience)
+    if dropped is not None and dropped.session.session_id == session_id:
+        raise errors.replace_failed(1870158)
     running = audience.replace
-    if (
-        running is not None
-        and call.now - running.session.started_at > call.state.config.replace_session_seconds
-    ):
-        audience.replace = None  # the platform drops the session and keeps the old members
-        if running.session.session_id == session_id:
-            raise errors.replace_failed(1870158)
-        running = None
     if running is not None:
         if running.session.session_id != session_id:
             raise errors.replace_failed(1870145)
@@ -337,6 +349,8 @@ def _record_batch(
 def _operation_status(audience: CustomAudience) -> dict[str, Any]:
     if audience.replace is not None:
         return {"code": 414, "description": "Replace in progress"}
+    if audience.replace_failed:
+        return {"code": 415, "description": "Replace failed: the audience kept its previous members"}
     if not audience.ever_uploaded:
         return {"code": 410, "description": "No upload: no customer file has been uploaded yet"}
     return {"code": 200, "description": "Normal"}

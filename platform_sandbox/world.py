@@ -167,6 +167,9 @@ class CustomAudience:
     members: dict[tuple[str, ...], set[Row]] = field(default_factory=dict)
     sessions: dict[str, UploadSession] = field(default_factory=dict)
     replace: ReplaceSession | None = None
+    # The last replace was dropped unfinished (90 minutes passed): operation_status 415 until the next
+    # upload that completes (docs/platform-notes.md §3.6).
+    replace_failed: bool = False
     ever_uploaded: bool = False
     origin_audience_id: str | None = None
     lookalike_spec: dict[str, Any] | None = None

@@ -86,6 +86,12 @@ class Settings(BaseSettings):
     model_retrain_after_days: int = 60
     drift_psi_threshold: float = 0.2
 
+    # The stranded-upload sweeper: an audience left creating/uploading this long without a write is
+    # resumed (at most this many times) or failed. An hour is far beyond the 29 s a synchronous create
+    # lives and the Wait of an activation's throttled step.
+    stranded_upload_after_minutes: int = 60
+    stranded_upload_max_resumes: int = 3
+
     @property
     def effective_jwks_url(self) -> str:
         return self.jwks_url or f"{self.jwt_issuer.rstrip('/')}/.well-known/jwks.json"
@@ -99,6 +105,15 @@ class ActivationSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
     activation_state_machine_arn: Name
+
+
+class AudienceSyncSettings(BaseSettings):
+    """What only the functions that start audience syncs read (the scheduler, refresh now): not a
+    global, for the reason ``ActivationSettings`` gives."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    audience_sync_state_machine_arn: Name
 
 
 class DataSourceSettings(BaseSettings):

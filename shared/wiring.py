@@ -19,7 +19,13 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 from shared import aws
-from shared.settings import ActivationSettings, ClosureSettings, DataSourceSettings, Settings
+from shared.settings import (
+    ActivationSettings,
+    AudienceSyncSettings,
+    ClosureSettings,
+    DataSourceSettings,
+    Settings,
+)
 
 # The platform side (httpx, cryptography, pyjwt, the Graph client) and the idempotency utility are
 # imported inside their factories, so functions that never use them (predict, models) do not pay
@@ -39,10 +45,13 @@ if TYPE_CHECKING:
 
     from shared.audiences.lift import LiftService
     from shared.audiences.service import AudienceService
+    from shared.audiences.stranded import StrandedUploadSweeper
+    from shared.audiences.sync import AudienceSyncService, StartSync
     from shared.auth.jwt import JwtVerifier
     from shared.closure.service import ClosureService, Platform
     from shared.connections.lifecycle import ConnectionService
     from shared.datasources.service import DataSourceService
+    from shared.ml.freshness import FreshnessRules
     from shared.platform.client import GraphClient
     from shared.predictions.predict import BundleCache, Predictor, WholeBundles
     from shared.publishing.checkout import CheckoutLinks
@@ -103,6 +112,12 @@ def settings() -> Settings:
 def activation_settings() -> ActivationSettings:
     """The settings only the function that starts activations has."""
     return ActivationSettings()
+
+
+@collaborator
+def audience_sync_settings() -> AudienceSyncSettings:
+    """The settings only the functions that start audience syncs have."""
+    return AudienceSyncSettings()
 
 
 @collaborator
@@ -355,6 +370,76 @@ def lift_service() -> LiftService:
 
     return LiftService(
         audiences=audience_store(), datasets=dataset_store(), blobs=data_blobs(), models=model_store()
+    )
+
+
+def stranded_upload_sweeper() -> StrandedUploadSweeper:
+    """Resumes (a new attempt in the activation state machine) or fails audiences a worker left
+    mid-upload."""
+    from functools import partial
+
+    from shared.audiences.stranded import StrandedUploadSweeper, SweepPolicy
+    from shared.clock import utc_now
+
+    config = settings()
+    starter = activation_starter()
+    return StrandedUploadSweeper(
+        audiences=audience_store(),
+        connections=connection_store(),
+        blobs=data_blobs(),
+        executions=starter,
+        resume=partial(audience_service().resume_stranded, start=starter),
+        clock=utc_now,
+        policy=SweepPolicy(
+            stranded_after=timedelta(minutes=config.stranded_upload_after_minutes),
+            max_resumes=config.stranded_upload_max_resumes,
+        ),
+    )
+
+
+def audience_sync_service() -> AudienceSyncService:
+    """Segment audiences' sync, able to start runs (the scheduler, refresh now)."""
+    return _audience_sync(audience_sync_starter())
+
+
+def audience_sync_steps() -> AudienceSyncService:
+    """Segment audiences' sync for what never starts a run (the state machine's steps, the schedule
+    settings): not given the state machine's ARN, which would make the state machine depend on itself."""
+    return _audience_sync(_no_start)
+
+
+def _freshness_rules() -> FreshnessRules:
+    from shared.ml.freshness import FreshnessRules
+
+    return FreshnessRules.from_settings(settings())
+
+
+def _audience_sync(start: StartSync) -> AudienceSyncService:
+    from shared.audiences.sync import AudienceSyncService
+    from shared.clock import utc_now
+
+    return AudienceSyncService(
+        audiences=audience_store(),
+        blobs=data_blobs(),
+        connections=connection_service(),
+        connection_store=connection_store(),
+        models=model_store(),
+        segments=targeting_service,
+        rules=_freshness_rules,
+        start=start,
+        clock=utc_now,
+    )
+
+
+def _no_start(name: str, payload: dict[str, str]) -> None:
+    raise RuntimeError("this function does not start audience syncs")
+
+
+def audience_sync_starter() -> StepFunctionsStarter:
+    from shared.repositories.activations import StepFunctionsStarter
+
+    return StepFunctionsStarter(
+        stepfunctions_client(), audience_sync_settings().audience_sync_state_machine_arn
     )
 
 

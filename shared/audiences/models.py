@@ -1,6 +1,7 @@
 """The audience routes' request and response bodies (docs/service-contract.md §4.3-§4.7).
 
-Fields are snake_case in Python and camelCase on the wire (``CamelModel``).
+Fields are snake_case in Python and camelCase on the wire (``CamelModel``). ``AudienceSyncProgress`` is
+the one exception: the audience sync state machine reads it, in the snake_case of its own events.
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import BaseModel, Field, model_validator
 
 from shared.audiences.holdout import DEFAULT_HOLDOUT_PERCENT, MAX_HOLDOUT_PERCENT
 from shared.audiences.identifiers import AudienceUser
@@ -120,10 +121,71 @@ class ActivationRequest(CreateAudienceRequest):
 
 
 class RefreshAudienceRequest(CamelModel):
-    """Replace an audience's members with a new list (the platform's ``usersreplace``)."""
+    """Replace an audience's members with a new list (the platform's ``usersreplace``); without users,
+    a segment audience is synced now (re-scored, then replaced) in the background."""
 
-    users: list[AudienceUser] = Field(min_length=1)
+    users: list[AudienceUser] = Field(
+        default_factory=list,
+        description="The new members. Leave out (or send no body) to sync a segment audience now.",
+    )
     country: str | None = Field(default=None, pattern="^[A-Za-z]{2}$")
+
+
+class AudienceSyncRequest(CamelModel):
+    """``POST /platform-ads/audiences/{audienceId}/sync``: how a segment audience stays up to date."""
+
+    frequency: Literal["daily", "weekly", "off"] | None = Field(
+        default=None, description="How often it is re-scored and its members replaced (default daily)."
+    )
+    allow_stale_model: bool | None = Field(
+        default=None,
+        description="Sync even when the model is stale (older than the stale threshold); refused otherwise.",
+    )
+
+    @model_validator(mode="after")
+    def _changes_something(self) -> AudienceSyncRequest:
+        if self.frequency is None and self.allow_stale_model is None:
+            raise ValueError("frequency: send frequency, allowStaleModel or both")
+        return self
+
+
+class AudienceSyncRunView(CamelModel):
+    """One sync: how it ended, the model and data it used, and the sizes before and after."""
+
+    run_id: str
+    trigger: str = Field(description="schedule, or now (refresh now).")
+    outcome: str = Field(description="running, succeeded, failed, or stopped (the account was disconnected).")
+    started_at: datetime
+    finished_at: datetime | None
+    model_name: str | None
+    model_version: str | None
+    dataset_version: str | None
+    stale_model_allowed: bool
+    users_selected: int = Field(description="Users the segment kept from the new scores.")
+    users_without_customer_row: int
+    users_uploaded: int = Field(description="Members sent to replace the old ones (usable identifiers).")
+    previous_size: int = Field(description="Members before the sync.")
+    progress: dict[str, int] | None = Field(default=None, description="The replace's batches, while running.")
+    failure: FailureRecord | None = None
+
+
+class AudienceSyncView(CamelModel):
+    """A segment audience's sync: settings, when it next runs, the run in progress and the last one."""
+
+    frequency: str
+    allow_stale_model: bool
+    next_sync_at: datetime | None = Field(description="None when syncing is off.")
+    current: AudienceSyncRunView | None
+    last_run: AudienceSyncRunView | None
+
+
+class AudienceSyncProgress(BaseModel):
+    """What one audience sync step achieved; the sync state machine branches on it."""
+
+    status: Literal["replacing", "waiting", "done"]
+    wait_seconds: int = 0
+    batches_done: int = 0
+    batches_total: int = 0
 
 
 class LookalikeView(CamelModel):
@@ -247,6 +309,9 @@ class AudienceView(CamelModel):
         default=None, description="Segment audiences with a holdout: its share, seed and group sizes."
     )
     activation_url: str = Field(description="Where its activation's progress is: GET this path.")
+    sync: AudienceSyncView | None = Field(
+        default=None, description="Segment audiences: the scheduled re-scoring and member replacement."
+    )
 
 
 class AudienceList(CamelModel):

@@ -351,6 +351,12 @@ class AudienceService:
             )
         return audience_view(self._start_attempt(record, start))
 
+    def resume_stranded(self, record: AudienceRecord, start: ExecutionStarter) -> AudienceRecord:
+        """Start a new attempt of an audience a worker left mid-way (the stranded-upload sweeper,
+        ``shared.audiences.stranded``); it resumes after the last acknowledged batch. An attempt
+        still running (its execution, or a request's unexpired lease) is left to finish."""
+        return self._start_attempt(record, start)
+
     def activation_status(self, org_id: str, audience_id: str) -> ActivationStatus:
         """Where the audience's activation stands: what the dashboard's progress bar reads."""
         return activation_status(self._require(org_id, audience_id))

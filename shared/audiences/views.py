@@ -12,13 +12,16 @@ from shared.audiences.models import (
     AdvertObjectView,
     AdvertView,
     AudienceCreated,
+    AudienceSyncRunView,
+    AudienceSyncView,
     AudienceView,
     HoldoutView,
     LookalikeView,
     PlatformObjectView,
     SegmentView,
 )
-from shared.records.audiences import AudienceRecord, LookalikeRecord, PublicationRecord
+from shared.audiences.schedule import next_sync_at, sync_of
+from shared.records.audiences import AudienceRecord, LookalikeRecord, PublicationRecord, SyncRun
 
 
 def audience_view(record: AudienceRecord) -> AudienceView:
@@ -49,6 +52,46 @@ def audience_view(record: AudienceRecord) -> AudienceView:
         segment=SegmentView.model_validate(record.segment.model_dump()) if record.segment else None,
         holdout=holdout_view(record),
         activation_url=activation_url(record.audience_id),
+        sync=sync_view(record),
+    )
+
+
+def sync_view(record: AudienceRecord) -> AudienceSyncView | None:
+    """A segment audience's sync settings, next run, current run and last run; None for a list."""
+    sync = sync_of(record)
+    if sync is None:
+        return None
+    return AudienceSyncView(
+        frequency=sync.frequency,
+        allow_stale_model=sync.allow_stale_model,
+        next_sync_at=next_sync_at(record),
+        current=sync_run_view(sync.current),
+        last_run=sync_run_view(sync.last_run),
+    )
+
+
+def sync_run_view(run: SyncRun | None) -> AudienceSyncRunView | None:
+    if run is None:
+        return None
+    progress = None
+    if run.replace is not None and run.outcome == "running":
+        progress = {"batchesDone": run.replace.batches_done, "batchesTotal": run.replace.batches_total}
+    return AudienceSyncRunView(
+        run_id=run.run_id,
+        trigger=run.trigger,
+        outcome=run.outcome,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        model_name=run.model_name,
+        model_version=run.model_version,
+        dataset_version=run.dataset_version,
+        stale_model_allowed=run.stale_model_allowed,
+        users_selected=run.users_selected,
+        users_without_customer_row=run.users_without_customer_row,
+        users_uploaded=run.users_uploaded,
+        previous_size=run.previous_size,
+        progress=progress,
+        failure=run.failure,
     )
 
 

@@ -163,6 +163,57 @@ class ActivationRecord(BaseModel):
     finished_at: datetime | None = None
 
 
+class RecoveryRecord(BaseModel):
+    """The stranded-upload sweeper's work on an audience left ``creating``/``uploading`` by a worker that
+    stopped (a synchronous create killed at its timeout): each resume it started, and why."""
+
+    attempts: int = 0
+    last_attempt_at: datetime
+    reason: str
+
+
+SyncFrequency = Literal["daily", "weekly", "off"]
+SyncOutcome = Literal["running", "succeeded", "failed", "stopped"]
+
+
+class SyncRun(BaseModel):
+    """One sync of a segment audience: re-scored, then its members replaced (``usersreplace``).
+
+    While it runs it also holds the replace session's progress, so a step that stops (throttling, a
+    lost worker) continues the same session after the last acknowledged batch."""
+
+    run_id: str
+    trigger: Literal["schedule", "now"]
+    outcome: SyncOutcome = "running"
+    started_at: datetime
+    finished_at: datetime | None = None
+    model_name: str | None = None
+    model_version: str | None = None
+    dataset_version: str | None = None
+    stale_model_allowed: bool = False
+    users_selected: int = 0
+    users_without_customer_row: int = 0
+    users_uploaded: int = 0
+    previous_size: int = 0
+    # The replace session (docs/platform-notes.md §3.6) and the pending members' stored source.
+    replace: UploadProgress | None = None
+    replace_started_at: datetime | None = None
+    source_key: str | None = None
+    failure: FailureRecord | None = None
+
+
+class AudienceSync(BaseModel):
+    """How a segment audience stays up to date while the ad account is connected
+    (docs/service-contract.md §3: disconnecting stops syncing)."""
+
+    frequency: SyncFrequency = "daily"
+    allow_stale_model: bool = False
+    # When the next scheduled sync is due (None: a day or week after creation, by ``frequency``).
+    next_sync_at: datetime | None = None
+    current: SyncRun | None = None
+    last_run: SyncRun | None = None
+
+
 class AudienceRecord(BaseModel):
     org_id: str
     audience_id: str
@@ -195,3 +246,6 @@ class AudienceRecord(BaseModel):
     request_sha256: str | None = None
     activation: ActivationRecord | None = None
     lease: WorkerLease | None = None
+    recovery: RecoveryRecord | None = None
+    # Segment audiences only; None means the defaults (daily, stale models refused, never synced).
+    sync: AudienceSync | None = None

@@ -8,4 +8,5 @@ Single-table design on the main table (``pk``/``sk`` plus ``gsi1pk``/``gsi1sk``)
 | dashboard user -> org | ``USER#<sub>`` | ``META`` | |
 | API key | ``APIKEY#<key_id>`` | ``META`` | ``ORG#<org>#APIKEYS`` / ``<created>#<key_id>`` |
 | model | ``ORG#<org>`` | ``MODEL#<name>`` | |
+| audience | ``ORG#<org>`` | ``AUDIENCE#<id>`` | ``AUDIENCES#in_progress`` / ``<updated>#<org>#<id>`` |
 """

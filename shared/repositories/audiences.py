@@ -5,6 +5,11 @@ Claims are conditional writes: the key's pointer (with the request's hash) is wr
 the audience item only if absent (``create``); its worker lease (``lease``: owner, until) only if
 free, expired or already the caller's; an activation attempt only if it follows the one recorded
 (``begin_attempt``); and a worker's progress only while it holds the lease (``save_leased``).
+
+An audience still being created (``creating`` or ``uploading``) is also indexed under
+``gsi1pk = AUDIENCES#in_progress`` with ``gsi1sk = <updated_at>#<org>#<id>``, so the stranded-upload
+sweeper finds the ones nobody has touched since a cutoff with one query, never a scan; writing the
+audience in any other state drops the index keys (the record is written whole).
 """
 
 from __future__ import annotations
@@ -22,22 +27,52 @@ from shared.repositories.items import from_item, query_all, to_item
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
+IN_PROGRESS_INDEX_KEY = "AUDIENCES#in_progress"
+_INDEX_ATTRIBUTES = {"pk", "sk", "gsi1pk", "gsi1sk"}
+
 
 class DynamoAudienceStore:
     def __init__(self, table: Table) -> None:
         self._table = table
 
     def put(self, record: AudienceRecord) -> None:
-        item = {"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCE#{record.audience_id}"}
-        self._table.put_item(Item={**item, **to_item(record.model_dump())})
+        self._table.put_item(Item=_item(record))
+
+    def mark_recovery(self, record: AudienceRecord) -> bool:
+        """Write ``record.recovery`` (and ``updated_at``, which moves it in the in-progress index)
+        if the audience is still in progress; False when it is not (it finished meanwhile)."""
+        assert record.recovery is not None
+        index = _index_keys(record)
+        if not index:
+            return False
+        try:
+            self._table.update_item(
+                Key=_key(record.org_id, record.audience_id),
+                UpdateExpression="SET recovery = :recovery, updated_at = :updated, gsi1sk = :gsi1sk",
+                ConditionExpression="gsi1pk = :in_progress",
+                ExpressionAttributeValues={
+                    ":recovery": to_item(record.recovery.model_dump()),
+                    ":updated": iso(record.updated_at),
+                    ":gsi1sk": index["gsi1sk"],
+                    ":in_progress": IN_PROGRESS_INDEX_KEY,
+                },
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    def idle_in_progress(self, before: datetime) -> list[AudienceRecord]:
+        """Audiences still ``creating``/``uploading`` whose record was last written before ``before``."""
+        condition = Key("gsi1pk").eq(IN_PROGRESS_INDEX_KEY) & Key("gsi1sk").lt(iso(before))
+        items = query_all(self._table, IndexName="gsi1", KeyConditionExpression=condition)
+        return [_to_record(item) for item in items]
 
     def start_publication(self, record: AudienceRecord) -> bool:
         """Save ``record`` with its new publication unless another one was started meanwhile (one
         that was rolled back may be replaced). False when another request got there first."""
-        item = {"pk": f"ORG#{record.org_id}", "sk": f"AUDIENCE#{record.audience_id}"}
         try:
             self._table.put_item(
-                Item={**item, **to_item(record.model_dump())},
+                Item=_item(record),
                 ConditionExpression="attribute_not_exists(publication) OR publication.#state = :replaceable",
                 ExpressionAttributeNames={"#state": "state"},
                 ExpressionAttributeValues={":replaceable": "rolled_back"},
@@ -77,7 +112,7 @@ class DynamoAudienceStore:
         """Write a new audience; False when one with its id exists already (another request made it)."""
         try:
             self._table.put_item(
-                Item={**_key(record.org_id, record.audience_id), **to_item(record.model_dump())},
+                Item=_item(record),
                 ConditionExpression="attribute_not_exists(pk)",
             )
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:
@@ -134,7 +169,7 @@ class DynamoAudienceStore:
         """Save ``record`` only while ``owner`` holds its lease; False when someone else took it."""
         try:
             self._table.put_item(
-                Item={**_key(record.org_id, record.audience_id), **to_item(record.model_dump())},
+                Item=_item(record),
                 ConditionExpression="lease.#owner = :owner",
                 ExpressionAttributeNames={"#owner": "owner"},
                 ExpressionAttributeValues={":owner": owner},
@@ -160,11 +195,23 @@ class DynamoAudienceStore:
         }
         if previous_attempt is not None:
             values[":previous"] = previous_attempt
+        # The in-progress index follows the status, as a whole-item write does.
+        index = _index_keys(record)
+        if index:
+            values.update({":gsi1pk": index["gsi1pk"], ":gsi1sk": index["gsi1sk"]})
+            expression = (
+                "SET activation = :activation, #status = :status, updated_at = :updated, "
+                "gsi1pk = :gsi1pk, gsi1sk = :gsi1sk REMOVE failure"
+            )
+        else:
+            expression = (
+                "SET activation = :activation, #status = :status, updated_at = :updated "
+                "REMOVE failure, gsi1pk, gsi1sk"
+            )
         try:
             self._table.update_item(
                 Key=_key(record.org_id, record.audience_id),
-                UpdateExpression="SET activation = :activation, #status = :status, updated_at = :updated "
-                "REMOVE failure",
+                UpdateExpression=expression,
                 ConditionExpression=f"attribute_exists(pk) AND ({condition})",
                 ExpressionAttributeNames={"#status": "status"},
                 ExpressionAttributeValues=values,
@@ -195,5 +242,20 @@ def _key(org_id: str, audience_id: str) -> dict[str, str]:
     return {"pk": f"ORG#{org_id}", "sk": f"AUDIENCE#{audience_id}"}
 
 
+def _item(record: AudienceRecord) -> dict[str, Any]:
+    return {**_key(record.org_id, record.audience_id), **to_item(record.model_dump()), **_index_keys(record)}
+
+
+def _index_keys(record: AudienceRecord) -> dict[str, str]:
+    if record.status not in ("creating", "uploading"):
+        return {}
+    return {
+        "gsi1pk": IN_PROGRESS_INDEX_KEY,
+        "gsi1sk": f"{iso(record.updated_at)}#{record.org_id}#{record.audience_id}",
+    }
+
+
 def _to_record(item: dict[str, Any]) -> AudienceRecord:
-    return AudienceRecord.model_validate(from_item({k: v for k, v in item.items() if k not in {"pk", "sk"}}))
+    return AudienceRecord.model_validate(
+        from_item({k: v for k, v in item.items() if k not in _INDEX_ATTRIBUTES})
+    )

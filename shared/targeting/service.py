@@ -156,10 +156,15 @@ class TargetingService:
             warnings=self._warnings(org_id, model, dataset, cut, view, seed),
         )
 
-    def users_for(self, org_id: str, spec: SegmentSpec) -> SegmentUsers:
+    def users_for(self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = False) -> SegmentUsers:
         """The segment's users, best first, joined to their identifiers in the synced customers file
-        (users without a customer row are left out and counted)."""
+        (users without a customer row are left out and counted).
+
+        The identifiers come from the dataset the model was trained on, or with ``latest_identifiers``
+        from the dataset in force (an audience sync: people's current e-mails and phones)."""
         model, bundle, dataset = self._sources(org_id, spec)
+        if latest_identifiers:
+            dataset = self.datasets.current(org_id) or dataset
         scores = bundle.score_all_users(spec.product_id)
         cut = select(scores, spec)
         chosen = dict(zip(bundle.user_ids[cut.indices].tolist(), scores[cut.indices].tolist(), strict=True))

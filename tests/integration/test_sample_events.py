@@ -10,6 +10,7 @@ key to revoke, an authorization code), and changes nothing else.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import uuid
 from collections.abc import Callable
@@ -53,6 +54,7 @@ SAMPLE_SYNC_ID = "20261122T000000Z-0a1b2c3d"
 SAMPLE_ORG_NAME = "Demo Shop"
 SAMPLE_USER_ID = "0c7e5a4e-1f2d-4b8a-9e3c-5d6f7a8b9c0d"
 SAMPLE_CLOSURE_ID = "7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6"
+SAMPLE_RUN_ID = "schedule-20261123T060000"
 
 
 def sample(path: Path) -> dict[str, Any]:
@@ -215,6 +217,20 @@ def with_a_segment_audience(env: SampleContext, event: dict[str, Any]) -> Settin
     return Setting({SAMPLE_AUDIENCE_ID: created.json()["audienceId"]})
 
 
+def with_a_sync_to_step(env: SampleContext, event: dict[str, Any]) -> Setting:
+    # A segment audience's sync started as refresh now does, with no execution started, so this step
+    # is the one that scores and replaces.
+    setting = with_a_segment_audience(env, event)
+    audience_id = setting.replacements[SAMPLE_AUDIENCE_ID]
+    syncs = dataclasses.replace(wiring.audience_sync_steps(), start=lambda *_: None)
+    run = syncs.sync_now(env.org.org_id, audience_id).sync
+    assert run is not None
+    assert run.current is not None
+    return Setting(
+        {SAMPLE_ORG_ID: env.org.org_id, SAMPLE_AUDIENCE_ID: audience_id, SAMPLE_RUN_ID: run.current.run_id}
+    )
+
+
 def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Setting:
     """A user starts connecting and approves in the platform's dialog; the platform's redirect
     carries the code and state the callback event's body needs, and the event's caller is that user."""
@@ -262,6 +278,8 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "activation_step": with_an_accepted_activation,
     "account_closure_step": with_an_accepted_closure,
     "close_account": with_the_organizations_name,
+    "audience_sync": with_a_segment_audience,
+    "audience_sync_step": with_a_sync_to_step,
     "data_source_sync_job": with_a_sync_to_run,
     "sync_data_source": with_files_to_sync,
     "targeting_preview": with_a_trained_data_source,
@@ -323,10 +341,30 @@ def _validated(result: Any) -> None:
     assert result["checked"] == result["valid"] + result["expiring"] + result["invalid"] + result["failed"]
 
 
+@direct("audience_sync_step")
+def _sync_stepped(result: Any) -> None:
+    # The segment's members fit in one batch, so one step scores, replaces and finishes.
+    assert result == {"status": "done", "wait_seconds": 0, "batches_done": 1, "batches_total": 1}
+
+
+@direct("sync_audiences")
+def _syncs_started(result: Any) -> None:
+    assert set(result) == {"organizations", "due", "started"}
+    assert result["organizations"] >= 1
+    assert result["due"] >= result["started"] >= 0
+
+
+@direct("sweep_stranded_uploads")
+def _swept(result: Any) -> None:
+    assert set(result) == {"stranded", "resumed", "failed", "running"}
+    assert result["stranded"] == result["resumed"] + result["failed"] + result["running"]
+
+
 # Routes documenting more than one success: the one the sample asks for.
 # the publish sample is a dry run (201 creates the advert); the create sample fits in its request (202:
-# the upload continues in the state machine)
-SUCCESS_OF_SAMPLE = {"publish_advert": 200, "create_audience": 201}
+# the upload continues in the state machine); the refresh sample sends users (202 syncs a segment
+# audience now)
+SUCCESS_OF_SAMPLE = {"publish_advert": 200, "create_audience": 201, "refresh_audience": 200}
 
 
 def documented_success(route_key: str, sample_name: str) -> tuple[int, dict[str, Any] | None]:

@@ -24,7 +24,13 @@ from pydantic_settings import BaseSettings
 
 from local.template import ROOT, FunctionSpec
 from shared import wiring
-from shared.settings import ActivationSettings, ClosureSettings, DataSourceSettings, Settings
+from shared.settings import (
+    ActivationSettings,
+    AudienceSyncSettings,
+    ClosureSettings,
+    DataSourceSettings,
+    Settings,
+)
 from tests.unit.deployment import ENVIRONMENT, REGION
 
 SETTINGS_FACTORIES: dict[str, type[BaseSettings]] = {
@@ -32,6 +38,7 @@ SETTINGS_FACTORIES: dict[str, type[BaseSettings]] = {
     "activation_settings": ActivationSettings,
     "data_source_settings": DataSourceSettings,
     "closure_settings": ClosureSettings,
+    "audience_sync_settings": AudienceSyncSettings,
 }
 # Field -> environment variable.
 VARIABLES: dict[str, str] = {

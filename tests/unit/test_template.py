@@ -127,11 +127,16 @@ def test_a_setting_missing_from_a_functions_environment_is_reported(
 
 def test_what_functions_read_is_found(settings_read: dict[str, set[str]]) -> None:
     # The recording sees through the wiring: predict reads its tables and the artifacts bucket,
-    # and only the functions that start activations (the synchronous create hands long jobs over)
-    # read the state machine's ARN.
+    # and only the functions that start activations (the synchronous create hands long jobs over; the
+    # stranded-upload sweeper resumes) read the state machine's ARN.
     assert {"main_table", "usage_table", "artifacts_bucket", "kms_key_id"} <= settings_read["PredictFunction"]
     readers = {name for name, read in settings_read.items() if "activation_state_machine_arn" in read}
-    assert readers == {"StartActivationFunction", "CreateAudienceFunction", "RetryActivationFunction"}
+    assert readers == {
+        "StartActivationFunction",
+        "CreateAudienceFunction",
+        "RetryActivationFunction",
+        "SweepStrandedUploadsFunction",
+    }
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))

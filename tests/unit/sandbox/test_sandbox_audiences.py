@@ -275,6 +275,33 @@ class TestReplace:
         # Then the session timed out
         assert error_of(response)["error_subcode"] == 1870158
 
+    def test_an_abandoned_replace_is_dropped_after_90_minutes_keeping_the_old_members(
+        self,
+        state: SandboxState,
+        client: FlaskClient,
+        graph: Graph,
+        new_audience: Callable[..., str],
+        upload: Upload,
+    ) -> None:
+        # Given an audience of three members whose replace session started 91 minutes ago and got
+        # nothing since
+        audience_id = new_audience()
+        upload(audience_id, hashed_emails(3))
+        upload(audience_id, hashed_emails(1), edge="usersreplace", session={"session_id": 5, "batch_seq": 1})
+        during = graph("GET", f"/{audience_id}?fields=operation_status").get_json()["operation_status"]
+        state.clock.advance(91 * 60)
+        # When the audience is read, then uploaded to
+        after = graph("GET", f"/{audience_id}?fields=operation_status").get_json()["operation_status"]
+        added = upload(audience_id, hashed_emails(1, start=20))
+        # Then the replace ran (414), was dropped as failed (415) with the old members kept, and no
+        # longer blocks an upload, which brings the audience back to normal
+        assert during["code"] == 414
+        assert after["code"] == 415
+        assert added.status_code == 200
+        assert members_of(client, audience_id)["count"] == 4
+        node = graph("GET", f"/{audience_id}?fields=operation_status").get_json()
+        assert node["operation_status"]["code"] == 200
+
 
 class TestLookalikes:
     def test_lookalike_of_a_large_enough_seed_is_created(

@@ -1,0 +1,337 @@
+"""The audience sync's steps and schedule: a replace that resumes in its session after throttling,
+a disconnection midway, a replace session the platform dropped, and what the scheduler starts.
+
+The platform is the sandbox in process behind a real Graph client; the stores are in-memory fakes of
+the service's protocols (the end-to-end runs are in ``tests/integration/test_audience_sync.py``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from shared.audiences.identifiers import AudienceUser
+from shared.audiences.models import CreateAudienceRequest
+from shared.audiences.preparation import prepare_audience
+from shared.audiences.service import AudienceService
+from shared.audiences.sync import AudienceSyncService, SyncPolicy
+from shared.errors import NotFound
+from shared.ml.freshness import FreshnessRules
+from shared.platform.errors import TOKEN_INVALID, build_error
+from shared.records.audiences import AudienceSync, HoldoutRecord, SegmentProvenance, SyncRun
+from shared.records.connections import Connection
+from shared.records.models import ModelRecord
+from shared.targeting.models import SegmentSpec
+from shared.targeting.service import SegmentUsers
+from tests.unit.audiences.test_audience_service import (
+    AD_ACCOUNT_ID,
+    ORG,
+    START,
+    MemoryAudiences,
+    MemoryBlobs,
+    SandboxConnections,
+    Ticking,
+    buyers,
+)
+from tests.unit.sandbox_platform import SandboxPlatform
+
+
+class Segment:
+    """``SegmentSource``: the users the current model's segment holds (set by the test)."""
+
+    def __init__(self, users: list[AudienceUser]) -> None:
+        self.users = users
+
+    def users_for(self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = False) -> SegmentUsers:
+        assert latest_identifiers
+        provenance = SegmentProvenance(
+            model_name=spec.model_name,
+            model_version="v2",
+            dataset_version="d2",
+            product_id=spec.product_id,
+            rule=spec.rule,
+            value=spec.value,
+            users_selected=len(self.users),
+            users_without_customer_row=0,
+        )
+        return SegmentUsers(users=list(self.users), provenance=provenance)
+
+
+class Models:
+    def __init__(self, trained_at: datetime) -> None:
+        self.trained_at = trained_at
+
+    def get(self, org_id: str, name: str) -> ModelRecord | None:
+        return ModelRecord(
+            org_id=org_id,
+            name=name,
+            type="purchase",
+            version="v2",
+            trained_at=self.trained_at,
+            training_cutoff=self.trained_at,
+            training_user_count=100,
+            bundle_key="bundle",
+            bundle_sha256="0" * 64,
+        )
+
+
+class Connections:
+    """``ConnectionReader``: which organizations are connected."""
+
+    def __init__(self) -> None:
+        self.connected = {ORG}
+
+    def get(self, org_id: str) -> Connection | None:
+        status = "active" if org_id in self.connected else "inactive"
+        return Connection(org_id=org_id, status=status, ad_account_id=AD_ACCOUNT_ID)
+
+    def active(self) -> list[Connection]:
+        return [Connection(org_id=o, status="active", ad_account_id=AD_ACCOUNT_ID) for o in self.connected]
+
+
+class Starts:
+    def __init__(self) -> None:
+        self.started: list[tuple[str, dict[str, str]]] = []
+
+    def __call__(self, name: str, payload: dict[str, str]) -> None:
+        self.started.append((name, payload))
+
+
+@pytest.fixture
+def platform() -> SandboxPlatform:
+    return SandboxPlatform()
+
+
+@pytest.fixture
+def world(platform: SandboxPlatform) -> dict[str, Any]:
+    """A segment audience of users 0-24 on the platform (batches of 10) and a sync service."""
+    audiences, blobs, clock = MemoryAudiences(), MemoryBlobs(), Ticking()
+    connections = SandboxConnections(platform)
+    creator = AudienceService(
+        audiences=audiences, blobs=blobs, connections=connections, clock=clock, batch_size=10
+    )
+    created = creator.create(ORG, CreateAudienceRequest(name="Likely buyers", users=buyers(25)))
+    record = audiences.get(ORG, created.audience_id)
+    assert record is not None
+    record.segment = SegmentProvenance(
+        model_name="shop-purchase",
+        model_version="v1",
+        dataset_version="d1",
+        product_id="p1",
+        rule="top_n",
+        value=25,
+        users_selected=25,
+        users_without_customer_row=0,
+    )
+    audiences.put(record)
+    starts = Starts()
+    service = AudienceSyncService(
+        audiences=audiences,
+        blobs=blobs,
+        connections=connections,
+        connection_store=Connections(),
+        models=Models(START),
+        segments=lambda: Segment(buyers(25, first=100)),
+        rules=FreshnessRules,
+        start=starts,
+        clock=clock,
+        policy=SyncPolicy(max_batches_per_step=2, batch_size=10),
+    )
+    return {
+        "service": service,
+        "audiences": audiences,
+        "connections": connections,
+        "starts": starts,
+        "audience_id": created.audience_id,
+        "platform_id": created.platform_custom_audience_id,
+        "clock": clock,
+    }
+
+
+def begin_run(world: dict[str, Any]) -> str:
+    """Refresh now: the run is recorded and its execution started."""
+    world["service"].sync_now(ORG, world["audience_id"])
+    [(_, payload)] = world["starts"].started
+    return str(payload["run_id"])
+
+
+def extern_ids(platform: SandboxPlatform, platform_id: str) -> list[str]:
+    members = platform.admin("GET", f"/audiences/{platform_id}/members")["members"]
+    return sorted(row[0] for group in members for row in group["rows"])
+
+
+def test_a_run_replaces_the_members_in_one_session_a_bounded_number_of_batches_per_step(
+    world: dict[str, Any], platform: SandboxPlatform
+) -> None:
+    # Given: a run of 25 new users, batches of 10, at most 2 batches a step
+    run_id = begin_run(world)
+    platform.forget_calls()
+    # When
+    first = world["service"].step(ORG, world["audience_id"], run_id)
+    second = world["service"].step(ORG, world["audience_id"], run_id)
+    # Then: two steps, three batches of one replace session, and exactly the new users on the platform
+    assert (first.status, first.batches_done, first.batches_total) == ("replacing", 2, 3)
+    assert second.status == "done"
+    sessions = platform.upload_sessions(r"/usersreplace$")
+    assert [seq for _, seq in sessions] == [1, 2, 3]
+    assert len({session for session, _ in sessions}) == 1
+    expected = sorted(row[0] for row in prepare_audience(buyers(25, first=100)).rows)
+    assert extern_ids(platform, world["platform_id"]) == expected
+    record = world["audiences"].get(ORG, world["audience_id"])
+    assert record.sync.last_run.outcome == "succeeded"
+    assert (record.sync.last_run.previous_size, record.sync.last_run.users_uploaded) == (25, 25)
+    assert record.segment.model_version == "v2"
+
+
+def test_a_sync_never_uploads_the_audiences_holdout(world: dict[str, Any], platform: SandboxPlatform) -> None:
+    # Given: the audience kept users u100-u104 out of its upload as its holdout (lift measurement)
+    audiences: MemoryAudiences = world["audiences"]
+    record = audiences.get(ORG, world["audience_id"])
+    groups = "user_id,score,group\n" + "".join(f"u{i},0.9,holdout\n" for i in range(100, 105))
+    world["service"].blobs.put("groups.csv", groups.encode(), "text/csv")
+    record.holdout = HoldoutRecord(
+        percent=20, seed=1, uploaded_users=20, holdout_users=5, groups_key="groups.csv"
+    )
+    audiences.put(record)
+    run_id = begin_run(world)
+    # When: the segment (users u100-u124) is synced
+    while world["service"].step(ORG, world["audience_id"], run_id).status != "done":
+        pass
+    # Then: the held-out users are not on the platform; the others are
+    expected = sorted(row[0] for row in prepare_audience(buyers(20, first=105)).rows)
+    assert extern_ids(platform, world["platform_id"]) == expected
+    assert audiences.get(ORG, world["audience_id"]).sync.last_run.users_uploaded == 20
+
+
+def test_a_throttled_step_waits_and_the_next_continues_the_same_session(
+    world: dict[str, Any], platform: SandboxPlatform
+) -> None:
+    # Given: a run whose first step sent batches 1 and 2, and then a platform that throttles (longer
+    # than the client's retries)
+    run_id = begin_run(world)
+    service: AudienceSyncService = world["service"]
+    platform.forget_calls()
+    first = service.step(ORG, world["audience_id"], run_id)
+    platform.fault(
+        kind="throttle", method="POST", path="/usersreplace$", code=80003, regain_minutes=2, count=6
+    )
+    # When: the next step meets the throttle, and the one after meets none
+    waiting = service.step(ORG, world["audience_id"], run_id)
+    platform.admin("DELETE", "/faults")
+    done = service.step(ORG, world["audience_id"], run_id)
+    # Then: the state machine is told to wait, and the next step finishes the same session
+    assert (first.status, first.batches_done) == ("replacing", 2)
+    assert (waiting.status, waiting.batches_done) == ("waiting", 2)
+    assert waiting.wait_seconds >= 1
+    assert done.status == "done"
+    sessions = platform.upload_sessions(r"/usersreplace$")
+    assert [seq for _, seq in sessions] == [1, 2, 3]
+    assert len({session for session, _ in sessions}) == 1
+    assert len(extern_ids(platform, world["platform_id"])) == 25
+
+
+def test_a_disconnection_midway_stops_the_run_and_the_platform_keeps_the_old_members(
+    world: dict[str, Any], platform: SandboxPlatform
+) -> None:
+    # Given: a run that sent two of its three batches
+    run_id = begin_run(world)
+    old = extern_ids(platform, world["platform_id"])
+    world["service"].step(ORG, world["audience_id"], run_id)
+    # When: the ad account is disconnected, and the next step comes
+    world["connections"].refusal = NotFound("No advertising account is connected.")
+    progress = world["service"].step(ORG, world["audience_id"], run_id)
+    # Then: the run is stopped with the reason; it is due again at once (as soon as reconnected)
+    assert progress.status == "done"
+    record = world["audiences"].get(ORG, world["audience_id"])
+    assert record.sync.current is None
+    assert record.sync.last_run.outcome == "stopped"
+    assert record.sync.last_run.failure.code == "platform_disconnected"
+    assert "Reconnect" in record.sync.last_run.failure.remedy
+    assert record.sync.next_sync_at <= world["clock"].now
+    # and the platform kept the old members (a replace changes nothing before its last batch)
+    assert extern_ids(platform, world["platform_id"]) == old
+
+
+def test_a_token_the_platform_no_longer_accepts_fails_the_run_with_the_remedy(world: dict[str, Any]) -> None:
+    # Given: a run, and a token revoked on the platform
+    run_id = begin_run(world)
+    world["connections"].refusal = build_error(TOKEN_INVALID)
+    # When
+    progress = world["service"].step(ORG, world["audience_id"], run_id)
+    # Then: the run failed with the platform error's code and remedy (the state machine has nothing
+    # to catch, so nothing is lost on the way)
+    assert progress.status == "done"
+    failure = world["audiences"].get(ORG, world["audience_id"]).sync.last_run.failure
+    assert failure.code == "platform_reconnect_required"
+    assert failure.remedy
+
+
+def test_a_replace_session_the_platform_dropped_starts_again_from_batch_1(
+    world: dict[str, Any], platform: SandboxPlatform
+) -> None:
+    # Given: a run that sent two batches, then stalled past the platform's 90-minute replace window
+    run_id = begin_run(world)
+    service: AudienceSyncService = world["service"]
+    service.step(ORG, world["audience_id"], run_id)
+    platform.admin("POST", "/clock", {"seconds": 91 * 60})
+    world["clock"].now += timedelta(minutes=91)
+    platform.forget_calls()
+    # When
+    while service.step(ORG, world["audience_id"], run_id).status != "done":
+        pass
+    # Then: a new session from batch 1 carried every new user
+    sessions = platform.upload_sessions(r"/usersreplace$")
+    assert [seq for _, seq in sessions] == [1, 2, 3]
+    assert len(extern_ids(platform, world["platform_id"])) == 25
+    assert world["audiences"].get(ORG, world["audience_id"]).sync.last_run.outcome == "succeeded"
+
+
+def test_a_superseded_run_does_nothing(world: dict[str, Any], platform: SandboxPlatform) -> None:
+    # Given: a run, and an execution of an older run that comes back late
+    begin_run(world)
+    platform.forget_calls()
+    # When
+    progress = world["service"].step(ORG, world["audience_id"], "now-19990101T000000")
+    # Then
+    assert progress.status == "done"
+    assert platform.calls("/usersreplace$") == []
+
+
+def test_the_scheduler_starts_due_runs_of_connected_organizations_only(world: dict[str, Any]) -> None:
+    # Given: the audience is due
+    audiences: MemoryAudiences = world["audiences"]
+    record = audiences.get(ORG, world["audience_id"])
+    record.sync = AudienceSync(next_sync_at=START)
+    audiences.put(record)
+    service: AudienceSyncService = world["service"]
+    # When: the organization is disconnected, the scheduler starts nothing
+    service.connection_store.connected = set()  # type: ignore[attr-defined]
+    assert service.start_due().started == 0
+    # When: connected again, it starts one run, and a second tick leaves the running one alone
+    service.connection_store.connected = {ORG}  # type: ignore[attr-defined]
+    assert service.start_due().started == 1
+    assert service.start_due().started == 0
+    [(name, payload)] = world["starts"].started
+    assert name == f"{world['audience_id']}-{payload['run_id']}"
+    assert audiences.get(ORG, world["audience_id"]).sync.current.trigger == "schedule"
+
+
+def test_a_run_lost_for_longer_than_a_replace_session_is_closed_and_started_again(
+    world: dict[str, Any],
+) -> None:
+    # Given: a due audience whose recorded run started long ago and never finished (a lost execution)
+    audiences: MemoryAudiences = world["audiences"]
+    record = audiences.get(ORG, world["audience_id"])
+    lost = SyncRun(run_id="schedule-lost", trigger="schedule", started_at=START - timedelta(hours=3))
+    record.sync = AudienceSync(next_sync_at=START, current=lost)
+    audiences.put(record)
+    # When
+    summary = world["service"].start_due()
+    # Then
+    assert summary.started == 1
+    record = audiences.get(ORG, world["audience_id"])
+    assert record.sync.last_run.run_id == "schedule-lost"
+    assert record.sync.last_run.failure.code == "sync_lost"
+    assert record.sync.current.run_id != "schedule-lost"
