@@ -362,6 +362,7 @@ def audience_service() -> AudienceService:
         clock=utc_now,
         segments=targeting_service,
         publishing=publishing_service,
+        max_upload_bytes=settings().audience_upload_max_bytes,
     )
 
 

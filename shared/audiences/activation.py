@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -137,6 +137,7 @@ class ActivationStore(Protocol):
 class ActivationBlobs(Protocol):
     def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
     def get(self, key: str) -> bytes: ...
+    def open(self, key: str) -> BinaryIO: ...
 
 
 class PlatformConnections(Protocol):
@@ -299,7 +300,8 @@ class ActivationPipeline:
         if request.upload_id:
             # The upload was checked when the activation was accepted: read it as it is.
             users_key = upload_key(record.org_id, request.upload_id)
-            count = self._write_snapshot(record, _snapshot_rows_of_csv(self.blobs.get(users_key)))
+            with self.blobs.open(users_key) as stream:  # a large list is read as it streams in
+                count = self._write_snapshot(record, _snapshot_rows_of_csv(stream))
             return users_key, count
         users: list[AudienceUser] = list(request.users)
         if request.segment is not None:
@@ -392,23 +394,24 @@ class ActivationPipeline:
         pending: list[Row] = []
         reports: list[QualityReport] = []
         batches = later_duplicates = rows_total = 0
-        for columns in _column_chunks(self.blobs.get(activation.users_key), self.prepare_chunk):
-            prepared = prepare_columns(columns, default_country=request.country)
-            schema = prepared.schema  # the same for every chunk (the file's columns decide it)
-            reports.append(prepared.report)
-            for row in prepared.rows:
-                if row[0] in kept:
-                    later_duplicates += 1
-                    continue
-                kept.add(row[0])
-                pending.append(row)
-                if len(pending) == self.batch_size:
-                    batches += 1
-                    self.blobs.put(
-                        batch_key(prefix, batches), json.dumps(pending).encode(), "application/json"
-                    )
-                    rows_total += len(pending)
-                    pending = []
+        with self.blobs.open(activation.users_key) as stream:  # read as it streams in
+            for columns in _column_chunks(stream, self.prepare_chunk):
+                prepared = prepare_columns(columns, default_country=request.country)
+                schema = prepared.schema  # the same for every chunk (the file's columns decide it)
+                reports.append(prepared.report)
+                for row in prepared.rows:
+                    if row[0] in kept:
+                        later_duplicates += 1
+                        continue
+                    kept.add(row[0])
+                    pending.append(row)
+                    if len(pending) == self.batch_size:
+                        batches += 1
+                        self.blobs.put(
+                            batch_key(prefix, batches), json.dumps(pending).encode(), "application/json"
+                        )
+                        rows_total += len(pending)
+                        pending = []
         if pending:
             batches += 1
             self.blobs.put(batch_key(prefix, batches), json.dumps(pending).encode(), "application/json")
@@ -730,14 +733,14 @@ def _users_csv(users: list[AudienceUser]) -> bytes:
     return buffer.getvalue().encode()
 
 
-def _csv_rows(data: bytes) -> tuple[list[str], Iterator[list[str]]]:
-    # Read through a wrapper, not a decoded copy: a million-user file is held once, as bytes.
-    reader = csv.reader(io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline=""))
+def _csv_rows(data: BinaryIO) -> tuple[list[str], Iterator[list[str]]]:
+    # Read through a wrapper over the S3 stream: a million-user file is never held whole.
+    reader = csv.reader(io.TextIOWrapper(data, encoding="utf-8-sig", newline=""))
     header = next(reader, [])
     return header, reader
 
 
-def _snapshot_rows_of_csv(data: bytes) -> Iterator[tuple[str, ...]]:
+def _snapshot_rows_of_csv(data: BinaryIO) -> Iterator[tuple[str, ...]]:
     """The snapshot rows of an uploaded users CSV; a plainly valid row (``plainly_valid``) is written
     without building its model, with exactly what ``snapshot_row`` would write for it."""
     header, rows = _csv_rows(data)
@@ -759,7 +762,7 @@ def _snapshot_rows_of_csv(data: bytes) -> Iterator[tuple[str, ...]]:
             yield snapshot_row(AudienceUser.model_validate(cells))
 
 
-def _column_chunks(data: bytes, size: int) -> Iterator[IdentifierColumns]:
+def _column_chunks(data: BinaryIO, size: int) -> Iterator[IdentifierColumns]:
     """The identifier columns of a users CSV (``USERS_CSV_COLUMNS`` header, any order), ``size``
     users at a time; blank cells are missing values."""
     header, rows = _csv_rows(data)

@@ -145,6 +145,8 @@ class AudienceService:
     segments: Callable[[], SegmentSource] | None = None
     publishing: Callable[[], Publishing] | None = None
     max_batches_per_step: int = 20
+    # The largest uploaded list read (``Settings.audience_upload_max_bytes``).
+    max_upload_bytes: int = 268_435_456
 
     @property
     def pipeline(self) -> ActivationPipeline:
@@ -315,7 +317,7 @@ class AudienceService:
         """What can be refused before anything is stored: an unreadable upload, a list nobody in it
         can be matched from (uploads and segments are checked by their steps)."""
         if request.upload_id:
-            check_upload(org_id, request.upload_id, self.blobs)
+            check_upload(org_id, request.upload_id, self.blobs, self.max_upload_bytes)
         elif request.users:
             prepared = prepare_audience(request.users, default_country=request.country)
             check_usable(len(prepared.rows), request.objective)

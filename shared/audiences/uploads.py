@@ -8,7 +8,7 @@ import io
 import re
 import uuid
 from collections.abc import Iterator
-from typing import Protocol, TextIO
+from typing import BinaryIO, NoReturn, Protocol, TextIO
 
 from pydantic import ValidationError
 
@@ -64,8 +64,8 @@ def read_users(lines: Iterator[str] | TextIO) -> list[AudienceUser]:
 
 
 class UploadBlobs(Protocol):
-    def get(self, key: str) -> bytes: ...
-    def exists(self, key: str) -> bool: ...
+    def open(self, key: str) -> BinaryIO: ...
+    def size(self, key: str) -> int | None: ...
     def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str: ...
 
 
@@ -80,38 +80,40 @@ def create_upload_link(org_id: str, blobs: UploadBlobs) -> UploadLink:
     return UploadLink(upload_id=upload_id, url=url)
 
 
-def check_upload(org_id: str, upload_id: str, blobs: UploadBlobs) -> int:
-    """Check an uploaded CSV row by row without keeping its users; returns how many it has.
+def check_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int) -> int:
+    """Check an uploaded CSV row by row, read as a stream, without keeping its users; returns how
+    many it has.
 
-    Raises what ``users_from_upload`` raises: ``NotFound`` for no upload, ``ValidationFailed`` naming
-    line and column of bad rows (never their values)."""
-    key = _existing_upload(org_id, upload_id, blobs)
-    try:
-        text = blobs.get(key).decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
-    reader = csv.reader(io.StringIO(text))
-    header = next(reader, None)
-    if header is None or "user_id" not in header:
-        _refuse(["the header row must include a user_id column"])
-    assert header is not None
+    Raises ``NotFound`` for no upload, ``ValidationFailed`` for a file over ``max_bytes`` or not UTF-8,
+    and naming line and column of bad rows (never their values)."""
     problems: list[str] = []
     count = 0
-    for row in reader:
-        if not row:
-            continue
-        cells = {name: value for name, value in zip(header, row, strict=False) if name and value.strip()}
-        if plainly_valid(cells):
-            count += 1
-            continue
+    with open_upload(org_id, upload_id, blobs, max_bytes) as text:
         try:
-            AudienceUser.model_validate(cells)
-        except ValidationError as error:
-            problems.extend(
-                f"line {reader.line_num}: {'.'.join(map(str, issue['loc']))}: {issue['msg']}"
-                for issue in error.errors(include_input=False, include_url=False)
-            )
-        count += 1
+            reader = csv.reader(text)
+            header = next(reader, None)
+            if header is None or "user_id" not in header:
+                _refuse(["the header row must include a user_id column"])
+            assert header is not None
+            for row in reader:
+                if not row:
+                    continue
+                cells = {
+                    name: value for name, value in zip(header, row, strict=False) if name and value.strip()
+                }
+                if plainly_valid(cells):
+                    count += 1
+                    continue
+                try:
+                    AudienceUser.model_validate(cells)
+                except ValidationError as error:
+                    problems.extend(
+                        f"line {reader.line_num}: {'.'.join(map(str, issue['loc']))}: {issue['msg']}"
+                        for issue in error.errors(include_input=False, include_url=False)
+                    )
+                count += 1
+        except UnicodeDecodeError as exc:
+            raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
     if problems:
         _refuse(problems)
     if count == 0:
@@ -131,22 +133,32 @@ def plainly_valid(cells: dict[str, str]) -> bool:
     return bool(cells.get("user_id")) and (score is None or _PLAIN_NUMBER.fullmatch(score) is not None)
 
 
-def _existing_upload(org_id: str, upload_id: str, blobs: UploadBlobs) -> str:
+def open_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int) -> TextIO:
+    """An uploaded CSV as text read from S3 as it is consumed (a large list is never whole in
+    memory), once its size is checked against ``max_bytes``: a presigned upload link cannot be
+    trusted to have capped it (moto, for one, ignores the link's size range)."""
     try:
         uuid.UUID(upload_id)
     except ValueError as exc:
         raise ValidationFailed("uploadId is not an upload id.", field="uploadId") from exc
     key = upload_key(org_id, upload_id)
-    if not blobs.exists(key):
+    size = blobs.size(key)
+    if size is None:
         raise NotFound(
             f"Upload {upload_id} was not found (nothing was uploaded, or the link expired).",
             field="uploadId",
-            remedy="Ask for a new upload link and PUT the CSV to it.",
+            remedy="Ask for a new upload link and send the CSV to it.",
         )
-    return key
+    if size > max_bytes:
+        raise ValidationFailed(
+            f"The uploaded file is {size:,} bytes; the limit is {max_bytes:,}.",
+            field="uploadId",
+            remedy="Split the list into files under the limit and create an audience from each.",
+        )
+    return io.TextIOWrapper(blobs.open(key), encoding="utf-8-sig", newline="")
 
 
-def _refuse(problems: list[str]) -> None:
+def _refuse(problems: list[str]) -> NoReturn:
     shown = "; ".join(problems[:_PROBLEMS_SHOWN])
     more = f" (and {len(problems) - _PROBLEMS_SHOWN} more)" if len(problems) > _PROBLEMS_SHOWN else ""
     raise ValidationFailed(
@@ -156,35 +168,16 @@ def _refuse(problems: list[str]) -> None:
     )
 
 
-def users_from_upload(org_id: str, upload_id: str, blobs: UploadBlobs) -> list[AudienceUser]:
-    """The users in an uploaded CSV; every bad row is reported by line and column, never by value."""
+def users_from_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int) -> list[AudienceUser]:
+    """The users in an uploaded CSV, read as a stream; every bad row is reported by line and column,
+    never by value."""
     try:
-        uuid.UUID(upload_id)
-    except ValueError as exc:
-        raise ValidationFailed("uploadId is not an upload id.", field="uploadId") from exc
-    key = upload_key(org_id, upload_id)
-    if not blobs.exists(key):
-        raise NotFound(
-            f"Upload {upload_id} was not found (nothing was uploaded, or the link expired).",
-            field="uploadId",
-            remedy="Ask for a new upload link and PUT the CSV to it.",
-        )
-    try:
-        users = read_users(io.StringIO(blobs.get(key).decode("utf-8-sig")))
+        with open_upload(org_id, upload_id, blobs, max_bytes) as text:
+            users = read_users(text)
     except UnicodeDecodeError as exc:
         raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
     except InvalidFile as exc:
-        shown = "; ".join(exc.problems[:_PROBLEMS_SHOWN])
-        more = (
-            f" (and {len(exc.problems) - _PROBLEMS_SHOWN} more)"
-            if len(exc.problems) > _PROBLEMS_SHOWN
-            else ""
-        )
-        raise ValidationFailed(
-            f"The uploaded CSV has invalid rows: {shown}{more}.",
-            field="uploadId",
-            remedy=f"Fix those rows (columns: {CSV_COLUMNS}) and upload again.",
-        ) from exc
+        _refuse(exc.problems)
     if not users:
         raise ValidationFailed("The uploaded CSV has no users.", field="uploadId")
     return users

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import io
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -29,6 +30,11 @@ class S3BlobStore:
     def get(self, key: str) -> bytes:
         body: bytes = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
         return body
+
+    def open(self, key: str) -> BinaryIO:
+        """The object's bytes as a stream read from S3 as it is consumed (never whole in memory)."""
+        body = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"]
+        return cast("BinaryIO", io.BufferedReader(_ObjectStream(body), buffer_size=64 * 1024))
 
     def exists(self, key: str) -> bool:
         try:
@@ -74,3 +80,24 @@ class S3BlobStore:
             ExpiresIn=expires_seconds,
         )
         return url
+
+
+class _ObjectStream(io.RawIOBase):
+    """An S3 response body as a raw stream. botocore's body reports itself closed once urllib3 has
+    read it to the end (it releases the connection), so a text reader over it raises "I/O operation
+    on closed file" at the end instead of seeing the end; this stream ends normally."""
+
+    def __init__(self, body: Any) -> None:
+        self._body = body
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data: bytes = self._body.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self._body.close()
+        super().close()

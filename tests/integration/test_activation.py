@@ -7,6 +7,7 @@ import uuid
 from typing import Any
 
 import httpx
+import pytest
 
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
@@ -169,3 +170,31 @@ def test_an_unknown_upload_is_not_found(api: httpx.Client, org: ConnectedOrg) ->
     )
     assert response.status_code == 404
     assert "upload link" in response.json()["error"]["remedy"]
+
+
+def test_an_upload_over_the_size_cap_is_refused_naming_it(
+    api: httpx.Client, org: ConnectedOrg, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given: a cap of 1 KB (the functions run in this process and read it from their environment),
+    # and a 3 KB list sent to the upload link, which moto's S3 accepts whatever the link's range
+    monkeypatch.setenv("AUDIENCE_UPLOAD_MAX_BYTES", "1000")
+    wiring.reset()
+    link = api.post("/platform-ads/uploads", headers=org.headers).json()
+    lines = ["user_id,email"] + [f"u{i},buyer{i}@example.com" for i in range(120)]
+    assert httpx.put(
+        link["url"], content="\n".join(lines).encode(), headers={"Content-Type": "text/csv"}
+    ).is_success
+    try:
+        # When
+        response = api.post(
+            "/platform-ads/activations",
+            json={"name": "Too big", "uploadId": link["uploadId"]},
+            headers=org.headers,
+        )
+    finally:
+        monkeypatch.delenv("AUDIENCE_UPLOAD_MAX_BYTES")
+        wiring.reset()
+    # Then: refused by the service's own check, before any of it is read
+    assert response.status_code == 400, response.text
+    assert response.json()["error"]["field"] == "uploadId"
+    assert "the limit is 1,000" in response.json()["message"]

@@ -11,6 +11,7 @@ import io
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import BinaryIO
 
 import pytest
 
@@ -140,6 +141,12 @@ class MemoryBlobs:
 
     def exists(self, key: str) -> bool:
         return key in self.objects
+
+    def size(self, key: str) -> int | None:
+        return len(self.objects[key][0]) if key in self.objects else None
+
+    def open(self, key: str) -> BinaryIO:
+        return io.BytesIO(self.objects[key][0])
 
     def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str:
         return f"https://blobs.test/{key}?method=PUT&expires={expires_seconds}"
@@ -815,7 +822,7 @@ def test_the_snapshot_of_an_uploaded_csv_is_what_the_model_would_write_for_every
     data = "\n".join(lines).encode()
 
     # When the SelectUsers step writes its snapshot rows (the fast path where it can)
-    rows = list(activation._snapshot_rows_of_csv(data))
+    rows = list(activation._snapshot_rows_of_csv(io.BytesIO(data)))
 
     # Then each row is exactly what the model's snapshot_row writes
     header = lines[0].split(",")

@@ -1,0 +1,105 @@
+"""Uploaded audience lists are read as a stream, never whole in memory, and only under the size cap.
+
+The list comes from S3 (moto here) through the data bucket's store, as the functions read it; the
+stream is watched, so the test sees how much was asked for at once.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from typing import BinaryIO
+
+import boto3
+import pytest
+from moto import mock_aws
+
+from shared.audiences.uploads import check_upload, upload_key
+from shared.errors import NotFound, ValidationFailed
+from shared.repositories.blobs import S3BlobStore
+
+ORG = "org-1"
+UPLOAD = "0b6f1c9e-2a43-4a7e-9d1f-5e0c2b7a8d34"
+REGION = "eu-west-1"
+
+
+class WatchedBlobs(S3BlobStore):
+    """The service's S3 store, noting the largest read made on an opened object; reading an object
+    whole (``get``) is refused."""
+
+    largest_read = 0
+
+    def get(self, key: str) -> bytes:
+        raise AssertionError(f"{key} was read whole")
+
+    def open(self, key: str) -> BinaryIO:
+        stream = super().open(key)
+        watched = self
+
+        class Watched(io.RawIOBase):
+            def readable(self) -> bool:
+                return True
+
+            def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+                watched.largest_read = max(watched.largest_read, len(buffer))
+                data = stream.read(len(buffer))
+                buffer[: len(data)] = data
+                return len(data)
+
+        return io.BufferedReader(Watched())  # type: ignore[return-value]
+
+
+@pytest.fixture
+def blobs(monkeypatch: pytest.MonkeyPatch) -> Iterator[WatchedBlobs]:
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    with mock_aws():
+        s3 = boto3.client("s3", region_name=REGION)
+        s3.create_bucket(Bucket="data", CreateBucketConfiguration={"LocationConstraint": REGION})
+        key_id = boto3.client("kms", region_name=REGION).create_key()["KeyMetadata"]["KeyId"]
+        yield WatchedBlobs(s3, "data", key_id)
+
+
+def users_csv(count: int) -> bytes:
+    rows = [f"u{i},buyer{i}@example.com,Zoë,O'Brien,07700 9{i % 100_000:05d},0.8,GB" for i in range(count)]
+    return ("\ufeffuser_id,email,firstName,lastName,phone,score,country\n" + "\n".join(rows)).encode()
+
+
+def test_a_large_list_is_read_in_pieces(blobs: WatchedBlobs) -> None:
+    # Given: a 5 MB list (60,000 users) uploaded as UTF-8 with a byte-order mark
+    data = users_csv(60_000)
+    blobs.put(upload_key(ORG, UPLOAD), data, "text/csv")
+    # When
+    count = check_upload(ORG, UPLOAD, blobs, max_bytes=len(data))
+    # Then: every user was read, never more than 64 KiB at once
+    assert count == 60_000
+    assert 0 < blobs.largest_read <= 64 * 1024 < len(data)
+
+
+def test_a_list_over_the_cap_is_refused_before_it_is_read(blobs: WatchedBlobs) -> None:
+    # Given
+    data = users_csv(100)
+    blobs.put(upload_key(ORG, UPLOAD), data, "text/csv")
+    # When
+    with pytest.raises(ValidationFailed) as refused:
+        check_upload(ORG, UPLOAD, blobs, max_bytes=len(data) - 1)
+    # Then
+    assert refused.value.field == "uploadId"
+    assert f"{len(data):,} bytes; the limit is {len(data) - 1:,}" in refused.value.message
+    assert blobs.largest_read == 0
+
+
+def test_a_file_that_is_not_utf8_is_refused_naming_the_upload(blobs: WatchedBlobs) -> None:
+    blobs.put(upload_key(ORG, UPLOAD), b"user_id,email\nu1,caf\xe9@example.com\n", "text/csv")
+    with pytest.raises(ValidationFailed) as refused:
+        check_upload(ORG, UPLOAD, blobs, max_bytes=1_000)
+    assert (refused.value.field, refused.value.message) == (
+        "uploadId",
+        "The uploaded file is not UTF-8 text.",
+    )
+
+
+def test_a_missing_upload_is_not_found(blobs: WatchedBlobs) -> None:
+    with pytest.raises(NotFound):
+        check_upload(ORG, UPLOAD, blobs, max_bytes=1_000)
