@@ -132,6 +132,11 @@ class ShopUser:
 def synced_user(stack: LocalStack) -> ShopUser:
     """Made once through the API as the dashboard makes it: connect (the sandbox's consent page),
     three files PUT to upload links, a sync, both models trained."""
+    return make_synced_user(stack)
+
+
+def make_synced_user(stack: LocalStack) -> ShopUser:
+    """A new organization's user, connected, with a synced shop and both models trained."""
     from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
 
     org_id = f"org-{uuid.uuid4().hex[:8]}"

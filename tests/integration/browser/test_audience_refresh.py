@@ -10,15 +10,17 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from local.stack import LocalStack
-from tests.integration.browser.conftest import ShopUser, sign_in
+from tests.integration.browser.conftest import make_synced_user, sign_in
 
 pytestmark = pytest.mark.integration
 
 
 def test_refresh_now_scores_a_segment_audience_again_and_says_how_it_went(
-    page: Page, stack: LocalStack, synced_user: ShopUser
+    page: Page, stack: LocalStack
 ) -> None:
-    # Given: an audience of the purchase model's top 50 buyers of a product
+    # Given: an organization of its own (its audience sync must not touch the shared one), and an
+    # audience of the purchase model's top 50 buyers of a product
+    synced_user = make_synced_user(stack)
     segment = {"modelName": "shop-purchase", "productId": "p00001", "rule": "top_n", "value": 50}
     created = httpx.post(
         f"{stack.api_url}/platform-ads/audiences",
