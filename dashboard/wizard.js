@@ -489,17 +489,25 @@ function toggleObjective() {
   if (prospecting) seedCheck();
 }
 
-let seedChecked = null; // the latest seed check: resolves to the seed, or null when it could not be made
+let seedChecked = null; // the latest seed check: resolves to { seed, text }, or null when it could not be made
+let seedChecks = 0; // how many checks were started: only the latest may write its answer
 
+/**
+ * Count the segment's likely buyers in the chosen lookalike country. Checks overlap when the user
+ * changes the objective and the country quickly; an answer that arrives after a newer check began
+ * is dropped, so the text on the page always belongs to the country on the page.
+ */
 function seedCheck() {
-  seedChecked = countSeed().catch((exc) => {
-    $("seed-check").textContent = `The seed could not be counted: ${exc.message}`;
+  const check = ++seedChecks;
+  const latest = () => check === seedChecks;
+  seedChecked = countSeed(latest).catch((exc) => {
+    if (latest()) $("seed-check").textContent = `The seed could not be counted: ${exc.message}`;
     return null;
   });
   return seedChecked;
 }
 
-async function countSeed() {
+async function countSeed(latest) {
   const country = $("lookalike-country").value;
   $("seed-check").textContent = `Counting your likely buyers in ${country}…`;
   const preview = await api("/platform-ads/targeting/preview", {
@@ -507,10 +515,11 @@ async function countSeed() {
     body: { ...segment(), objective: "prospecting", lookalikeCountry: country },
   });
   const seed = preview.seed;
-  $("seed-check").textContent = seed.reached
+  const text = seed.reached
     ? `Enough to seed a lookalike: ${seed.usableInCountry.toLocaleString()} of the segment can be matched in ${country} (at least ${seed.minimum} needed).`
     : `Not enough to seed a lookalike: ${seed.usableInCountry.toLocaleString()} of the segment can be matched in ${country}, and at least ${seed.minimum} are needed. Widen the segment in Targeting, or choose another country.`;
-  return seed;
+  if (latest()) $("seed-check").textContent = text;
+  return { seed, text };
 }
 
 for (const radio of document.querySelectorAll("input[name=objective]")) radio.addEventListener("change", toggleObjective);
@@ -553,8 +562,9 @@ $("setup-form").addEventListener("submit", async (event) => {
   // The lookalike comes first in the form, so its seed is checked first.
   let problem = null;
   if (objective() === "prospecting") {
-    const seed = await (seedChecked ?? seedCheck());
-    if (!seed || !seed.reached) problem = ["lookalikeCountry", $("seed-check").textContent];
+    const checked = await (seedChecked ?? seedCheck());
+    if (!checked) problem = ["lookalikeCountry", $("seed-check").textContent];
+    else if (!checked.seed.reached) problem = ["lookalikeCountry", checked.text];
   }
   problem ??= setupProblem(form);
   for (const input of form.querySelectorAll("[aria-invalid]")) input.removeAttribute("aria-invalid");

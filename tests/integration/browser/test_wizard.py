@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Page, Route, expect
 
 from local.seed import create_user
 from local.stack import LocalStack
@@ -123,11 +123,21 @@ def test_from_three_files_to_a_published_prospecting_advert(
     shot("5-targeting")
     page.get_by_role("button", name="Continue to destination setup").click()
 
-    # And: set up as a prospecting advert with a 2% GB lookalike
+    # And: set up as a prospecting advert with a 2% GB lookalike, first trying AU while the
+    # platform is still answering for GB (the default): the late GB answer must not win
+    held: list[Route] = []
+    page.route(
+        "**/platform-ads/targeting/preview",
+        lambda route: held.append(route) if '"GB"' in (route.request.post_data or "") else route.continue_(),
+    )
     page.get_by_role("radio", name=re.compile("^Prospecting")).check()
     page.get_by_label("Lookalike size").select_option("2")
     page.get_by_label("Lookalike country").select_option("AU")
     expect(page.locator("#seed-check")).to_contain_text("Not enough to seed a lookalike")
+    with page.expect_response(lambda response: "GB" in (response.request.post_data or "")):
+        held.pop().continue_()
+    page.unroute("**/platform-ads/targeting/preview")
+    expect(page.locator("#seed-check")).to_contain_text("can be matched in AU")
     page.get_by_role("button", name="Launch and publish the advert").click()
     expect(page.get_by_role("alert").filter(has_text="Not enough")).to_contain_text("choose another country")
     expect(page.get_by_label("Lookalike country")).to_be_focused()
