@@ -236,12 +236,23 @@ def members(audience_id: str) -> Response | tuple[Response, int]:
         audience = state.world.audiences.get(audience_id)
         if audience is None:
             return jsonify({"error": f"unknown audience {audience_id}"}), 404
-        groups = [
-            {"schema": list(schema), "rows": [list(row) for row in sorted(rows)]}
-            for schema, rows in audience.members.items()
-            if rows
-        ]
-        return jsonify({"audience_id": audience_id, "count": audience.member_count, "members": groups})
+        groups = []
+        for schema, rows in audience.members.items():
+            if not rows:
+                continue
+            group: dict[str, Any] = {"schema": list(schema), "rows": [list(row) for row in sorted(rows)]}
+            if audience.is_value_based:
+                # Each row's LOOKALIKE_VALUE, in the rows' order (None: uploaded without one).
+                group["values"] = [audience.values.get((schema, row)) for row in sorted(rows)]
+            groups.append(group)
+        return jsonify(
+            {
+                "audience_id": audience_id,
+                "count": audience.member_count,
+                "is_value_based": audience.is_value_based,
+                "members": groups,
+            }
+        )
 
 
 @blueprint.get("/requests")
@@ -316,6 +327,7 @@ def _audience_summary(audience: CustomAudience) -> dict[str, Any]:
         "name": audience.name,
         "subtype": audience.subtype,
         "member_count": audience.member_count,
+        "is_value_based": audience.is_value_based,
         "deleted": audience.deleted,
         "origin_audience_id": audience.origin_audience_id,
     }

@@ -10,7 +10,7 @@ from platform_sandbox import errors
 from platform_sandbox.graph import GraphCall, Payload, edge_page, graph_endpoint, project
 from platform_sandbox.uploads import CheckedBatch, check_payload
 from platform_sandbox.usage import BucType
-from platform_sandbox.world import AdAccount, CustomAudience, ReplaceSession, UploadSession, World
+from platform_sandbox.world import AdAccount, CustomAudience, ReplaceSession, Row, UploadSession, World
 
 blueprint = Blueprint("audiences", __name__)
 
@@ -127,13 +127,17 @@ def users(call: GraphCall, audience_id: str) -> Payload:
             1870145
         )  # /users must wait for a running replace (docs/platform-notes.md §3.6)
     batch = _checked_batch(call)
+    removing = call.method == "DELETE" or (call.params.text("method") or "").upper() == "DELETE"
+    _check_value_column(audience, batch, adding=not removing)
     session, batch_seq, last = _session(call, audience)
     rows = audience.members.setdefault(batch.schema, set())
-    removing = call.method == "DELETE" or (call.params.text("method") or "").upper() == "DELETE"
     if removing:
         rows.difference_update(batch.valid)
+        for row in batch.valid:
+            audience.values.pop((batch.schema, row), None)
     else:
         rows.update(batch.valid)
+        _keep_values(audience.values, batch)
         audience.ever_uploaded = True
         audience.replace_failed = False
     return _record_batch(audience, session, batch_seq, last, batch)
@@ -152,11 +156,14 @@ def users_replace(call: GraphCall, audience_id: str) -> Payload:
     if session is None or not session.get("session_id"):
         raise errors.invalid_parameter("usersreplace needs a session with a session_id", blame="session")
     batch = _checked_batch(call)
+    _check_value_column(audience, batch, adding=True)
     replace = _replace_session(call, audience)
     _, batch_seq, last = _session(call, audience)
     replace.staged.setdefault(batch.schema, set()).update(batch.valid)
+    _keep_values(replace.staged_values, batch)
     if last:
         audience.members = replace.staged
+        audience.values = replace.staged_values
         audience.replace = None
         audience.replace_failed = False
         audience.ever_uploaded = True
@@ -212,6 +219,10 @@ def _new_lookalike(call: GraphCall, account: AdAccount, name: str) -> CustomAudi
     spec = _lookalike_spec(call.params.json_object("lookalike_spec", required=True) or {})
     if origin.member_count < call.state.config.min_seed_size:
         raise errors.seed_too_small(call.state.config.min_seed_size)
+    if origin.is_value_based and not origin.values:
+        # A lookalike of a value-based seed is value-based (docs/platform-notes.md §4.1); one whose
+        # members carry no value has nothing to weigh them by.
+        raise errors.seed_without_values()
     for existing in world.lookalikes_of(origin_id):
         if existing.lookalike_spec is not None and _same_lookalike(existing.lookalike_spec, spec):
             raise errors.duplicate_lookalike()
@@ -278,6 +289,23 @@ def _check_write_gates(account: AdAccount) -> None:
         raise errors.business_account_required()
     if not account.tos_accepted:
         raise errors.terms_not_accepted(account.account_id)
+
+
+def _check_value_column(audience: CustomAudience, batch: CheckedBatch, *, adding: bool) -> None:
+    """LOOKALIKE_VALUE only on a value-based audience, and always when adding to one (§4.1)."""
+    if batch.values is not None and not audience.is_value_based:
+        raise errors.value_column_not_allowed()
+    if batch.values is None and audience.is_value_based and adding:
+        raise errors.value_column_required()
+
+
+def _keep_values(values: dict[tuple[tuple[str, ...], Row], float], batch: CheckedBatch) -> None:
+    """Each valid row's value: a member sent again takes its latest value; an empty one has none."""
+    for row, value in (batch.values or {}).items():
+        if value is None:
+            values.pop((batch.schema, row), None)
+        else:
+            values[(batch.schema, row)] = value
 
 
 def _checked_batch(call: GraphCall) -> CheckedBatch:

@@ -288,6 +288,34 @@ def duplicate_lookalike() -> GraphError:
     )
 
 
+def value_column_not_allowed() -> GraphError:
+    """LOOKALIKE_VALUE sent to an audience not created with ``is_value_based`` (docs/platform-notes.md
+    §4.1: no documented code; 100, invalid parameter, is the closest)."""
+    return invalid_parameter(
+        "LOOKALIKE_VALUE can only be uploaded to a value-based custom audience (created with "
+        "is_value_based=1)",
+        blame="payload",
+    )
+
+
+def value_column_required() -> GraphError:
+    """Members added to a value-based audience without LOOKALIKE_VALUE (docs/platform-notes.md §4.1)."""
+    return invalid_parameter(
+        "A value-based custom audience needs the LOOKALIKE_VALUE key in payload.schema", blame="payload"
+    )
+
+
+def seed_without_values() -> GraphError:
+    """A lookalike of a value-based seed none of whose members carries a value (docs/platform-notes.md
+    §4.1: no documented code; 2654, the lookalike-creation failure, is the closest)."""
+    return GraphError(
+        "(#2654) Source Audience Has No Customer Values: this value-based source audience has no "
+        "customer values. Upload its customers with a LOOKALIKE_VALUE (a non-negative number), then "
+        "create the lookalike again.",
+        2654,
+    )
+
+
 REPLACE_MESSAGES: dict[int, str] = {
     1870145: "Audience Update In Progress: another replace session is running for this audience.",
     1870147: "Invalid Upload Batch for Replace: the first batch of a replace session must have batch_seq 1.",

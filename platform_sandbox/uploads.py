@@ -1,5 +1,5 @@
 """Checking and counting one ``/users`` or ``/usersreplace`` payload (docs/platform-notes.md §3.2-§3.5,
-§3.7, and §3.8 for the data processing options).
+§3.7, §3.8 for the data processing options, and §4.1 for the customer value column).
 
 Pure functions over plain values: the audience endpoints decide what to do with the result.
 """
@@ -7,6 +7,7 @@ Pure functions over plain values: the audience endpoints decide what to do with 
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,16 +40,24 @@ DPO, DPO_COUNTRY, DPO_STATE = (
 )
 DPO_COUNTRIES = frozenset({0, 1})  # 1 = USA, 0 = let the platform locate the person
 SHA256_HEX = re.compile(r"[0-9a-f]{64}")
+# The customer value of a value-based audience (docs/platform-notes.md §4.1): "an integer or
+# floating-point arbitrary non-negative number"; the SDK's own example sends numbers and numeric strings.
+VALUE_KEY = "LOOKALIKE_VALUE"
+_NUMBER = re.compile(r"-?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][-+]?[0-9]+)?")
 MAX_SAMPLES = 100
 
 
 @dataclass
 class CheckedBatch:
-    """The outcome of one payload: its schema, the valid rows, and what was wrong with the others."""
+    """The outcome of one payload: its schema, the valid rows, and what was wrong with the others.
+
+    With a ``LOOKALIKE_VALUE`` column, ``schema`` and the rows leave it out (a member is who the row
+    identifies, whatever its value) and ``values`` holds each valid row's value (None: sent empty)."""
 
     schema: tuple[str, ...]
     received: int
     valid: list[Row] = field(default_factory=list)
+    values: dict[Row, float | None] | None = None
     # Row index -> reason. Indexes, not values: a sample must never echo an identifier back.
     invalid_samples: dict[str, str] = field(default_factory=dict)
     invalid_count: int = 0
@@ -67,13 +76,24 @@ def check_payload(payload: dict[str, Any], max_rows: int) -> CheckedBatch:
         raise errors.invalid_parameter("payload.data must be a non-empty array", blame="payload")
     if len(data) > max_rows:
         raise errors.too_many_parameters(len(data), max_rows)
-    batch = CheckedBatch(schema=schema, received=len(data))
+    value_at = schema.index(VALUE_KEY) if VALUE_KEY in schema else None
+    batch = CheckedBatch(
+        schema=schema if value_at is None else schema[:value_at] + schema[value_at + 1 :],
+        received=len(data),
+        values=None if value_at is None else {},
+    )
     for index, raw_row in enumerate(data):
         row = _row_values(raw_row, schema, index)
         _check_data_processing(schema, raw_row, index)
         problem = _row_problem(schema, row)
+        value: float | None = None
+        if problem is None and value_at is not None:
+            value, problem = customer_value(raw_row[value_at] if isinstance(raw_row, list) else None)
+            row = row[:value_at] + row[value_at + 1 :]
         if problem is None:
             batch.valid.append(row)
+            if batch.values is not None:
+                batch.values[row] = value
             continue
         batch.invalid_count += 1
         if len(batch.invalid_samples) < MAX_SAMPLES:
@@ -125,6 +145,23 @@ def _check_data_processing(schema: tuple[str, ...], raw_row: Any, index: int) ->
             f"Row {index}: {DPO_STATE} must be a state code (1000 for California) or 0 (locate)",
             blame="payload.data",
         )
+
+
+def customer_value(raw: Any) -> tuple[float | None, str | None]:
+    """A ``LOOKALIKE_VALUE`` cell as ``(value, problem)``: a non-negative finite number, or a string
+    holding one (as the SDK's example sends it); the empty string is a member without a value (an
+    unknown value is ``""``, docs/platform-notes.md §3.2). Anything else is an invalid entry."""
+    if raw == "":
+        return None, None
+    if isinstance(raw, int | float) and not isinstance(raw, bool):
+        number = float(raw)
+    elif isinstance(raw, str) and _NUMBER.fullmatch(raw.strip()):
+        number = float(raw.strip())
+    else:
+        return None, f"{VALUE_KEY} is not a number"
+    if not math.isfinite(number) or number < 0:
+        return None, f"{VALUE_KEY} must be a non-negative number"
+    return number, None
 
 
 def _is_int(value: Any) -> bool:

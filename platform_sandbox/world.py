@@ -152,6 +152,7 @@ class ReplaceSession:
 
     session: UploadSession
     staged: dict[tuple[str, ...], set[Row]] = field(default_factory=dict)
+    staged_values: dict[tuple[tuple[str, ...], Row], float] = field(default_factory=dict)
 
 
 @dataclass
@@ -178,6 +179,9 @@ class CustomAudience:
     # None keeps members for as long as the platform does (docs/platform-notes.md §2.1).
     retention_days: int | None = None
     is_value_based: bool = False
+    # A value-based audience's customer values (LOOKALIKE_VALUE), by (schema, member row); a member
+    # uploaded with an empty value has none (docs/platform-notes.md §4.1).
+    values: dict[tuple[tuple[str, ...], Row], float] = field(default_factory=dict)
 
     @property
     def member_count(self) -> int:

@@ -253,3 +253,79 @@ def test_a_bad_token_is_refused_on_the_sdks_paths(sandbox: SandboxServer, admin:
     # Then the token is refused (190), not answered as a missing object
     assert raised.value.api_error_code() == 190
     assert raised.value.http_status() == 400
+
+
+def test_the_sdk_builds_a_value_based_lookalike(api: FacebookAdsApi, admin: httpx.Client) -> None:
+    # Given a value-based audience created as the SDK's example does (is_value_based)
+    account = AdAccount(ACCOUNT, api=api)
+    seed: CustomAudience = account.create_custom_audience(
+        params={
+            CustomAudience.Field.name: "Value-Based Custom Audience",
+            CustomAudience.Field.subtype: CustomAudience.Subtype.custom,
+            CustomAudience.Field.is_value_based: True,
+            CustomAudience.Field.customer_file_source: "PARTNER_PROVIDED_ONLY",
+        }
+    )
+    # When the SDK adds 100 hashed e-mails with their LOOKALIKE_VALUE (pre-hashed: the SDK's own
+    # normaliser would hash the value too, facebook-python-business-sdk#441)
+    people = [[hashlib.sha256(f"buyer{i}@example.com".encode()).hexdigest(), i * 1.5] for i in range(100)]
+    response = seed.add_users(["EMAIL", "LOOKALIKE_VALUE"], people, is_raw=True, pre_hashed=True)
+    # Then every row is received, and the sandbox holds each member with its value
+    assert (response.json()["num_received"], response.json()["num_invalid_entries"]) == (100, 0)
+    held = members(admin, seed[CustomAudience.Field.id])
+    assert held["is_value_based"] is True
+    assert sorted(held["members"][0]["values"]) == [i * 1.5 for i in range(100)]
+    read = seed.api_get(fields=[CustomAudience.Field.is_value_based])
+    assert read[CustomAudience.Field.is_value_based] is True
+    # And the lookalike the SDK's example asks for (type custom_ratio, a ratio and a country) is built
+    lookalike: CustomAudience = account.create_custom_audience(
+        params={
+            CustomAudience.Field.name: "Value-Based lookalike",
+            CustomAudience.Field.subtype: CustomAudience.Subtype.lookalike,
+            CustomAudience.Field.origin_audience_id: seed[CustomAudience.Field.id],
+            CustomAudience.Field.lookalike_spec: {"type": "custom_ratio", "ratio": 0.01, "country": "US"},
+        }
+    )
+    made = lookalike.api_get(fields=[CustomAudience.Field.origin_audience_id])
+    assert made[CustomAudience.Field.origin_audience_id] == seed[CustomAudience.Field.id]
+
+
+def test_the_sdk_gets_the_refusal_of_a_value_based_lookalike_without_values(
+    api: FacebookAdsApi, admin: httpx.Client
+) -> None:
+    # Given a value-based audience whose 100 members were sent with an empty value (the SDK example's
+    # string form, as the guide's "unknown value")
+    account = AdAccount(ACCOUNT, api=api)
+    seed: CustomAudience = account.create_custom_audience(
+        params={
+            CustomAudience.Field.name: "No values",
+            CustomAudience.Field.subtype: CustomAudience.Subtype.custom,
+            CustomAudience.Field.is_value_based: "1",
+            CustomAudience.Field.customer_file_source: CustomAudience.CustomerFileSource.user_provided_only,
+        }
+    )
+    people = [[hashlib.sha256(f"buyer{i}@example.com".encode()).hexdigest(), ""] for i in range(100)]
+    seed.add_users(["EMAIL", "LOOKALIKE_VALUE"], people, is_raw=True, pre_hashed=True)
+    # When the SDK asks for its lookalike
+    with pytest.raises(FacebookRequestError) as raised:
+        account.create_custom_audience(
+            params={
+                CustomAudience.Field.name: "Value-Based lookalike",
+                CustomAudience.Field.subtype: CustomAudience.Subtype.lookalike,
+                CustomAudience.Field.origin_audience_id: seed[CustomAudience.Field.id],
+                CustomAudience.Field.lookalike_spec: {"type": "custom_ratio", "ratio": 0.01, "country": "US"},
+            }
+        )
+    # Then it raises the platform's refusal
+    assert raised.value.api_error_code() == 2654
+    assert "No Customer Values" in raised.value.api_error_message()
+
+
+def test_the_sdk_gets_the_refusal_of_values_on_an_audience_that_is_not_value_based(
+    api: FacebookAdsApi, audience: CustomAudience
+) -> None:
+    with pytest.raises(FacebookRequestError) as raised:
+        audience.add_users(
+            ["EMAIL", "LOOKALIKE_VALUE"], [[MARY_EMAIL_SHA256, 10]], is_raw=True, pre_hashed=True
+        )
+    assert raised.value.api_error_code() == 100

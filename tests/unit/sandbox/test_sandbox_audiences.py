@@ -433,3 +433,154 @@ class TestDataProcessingOptions:
         response = upload(new_audience(), [[sha256("a@example.com"), 1, 1000]], schema=schema)
         assert error_of(response)["code"] == 100
         assert "need DATA_PROCESSING_OPTIONS" in error_of(response)["message"]
+
+
+VALUE_SCHEMA = ["EMAIL", "LOOKALIKE_VALUE"]
+
+
+def value_based_audience(graph: Graph) -> str:
+    response = graph("POST", f"/{ACCOUNT}/customaudiences", data={**CUSTOM, "is_value_based": "1"})
+    assert response.status_code == 200, response.get_json()
+    audience_id: str = response.get_json()["id"]
+    return audience_id
+
+
+class TestValueBasedAudiences:
+    """Customer-value audiences and their lookalikes as docs/platform-notes.md §4.1 documents them."""
+
+    def test_a_value_based_audience_is_created_and_reads_back_as_such(self, graph: Graph) -> None:
+        # When an audience is created with is_value_based=1, as the platform's guide does
+        audience_id = value_based_audience(graph)
+        # Then it reads back as value-based
+        node = graph("GET", f"/{audience_id}?fields=is_value_based,subtype").get_json()
+        assert node["is_value_based"] is True
+        assert node["subtype"] == "CUSTOM"
+
+    def test_values_are_stored_per_member_as_numbers_or_numeric_strings(
+        self, client: FlaskClient, graph: Graph, upload: Upload
+    ) -> None:
+        # Given a value-based audience
+        audience_id = value_based_audience(graph)
+        # When the guide's rows are uploaded (integers and floats), and the SDK example's numeric strings
+        rows = [[sha256("a@example.com"), 44.5], [sha256("b@example.com"), 140], [sha256("c@example.com"), 0]]
+        first = upload(audience_id, rows, schema=VALUE_SCHEMA)
+        second = upload(audience_id, [[sha256("d@example.com"), "0.9"]], schema=VALUE_SCHEMA)
+        # Then every row is received, and each member keeps its value
+        assert first.get_json()["num_invalid_entries"] == 0, first.get_json()
+        assert second.get_json()["num_invalid_entries"] == 0
+        held = members_of(client, audience_id)
+        assert held["is_value_based"] is True
+        assert held["members"][0]["schema"] == ["EMAIL"]
+        by_member = dict(
+            zip((r[0] for r in held["members"][0]["rows"]), held["members"][0]["values"], strict=True)
+        )
+        assert by_member == {
+            sha256("a@example.com"): 44.5,
+            sha256("b@example.com"): 140.0,
+            sha256("c@example.com"): 0.0,
+            sha256("d@example.com"): 0.9,
+        }
+
+    def test_a_member_sent_again_takes_its_new_value_and_is_counted_once(
+        self, client: FlaskClient, graph: Graph, upload: Upload
+    ) -> None:
+        audience_id = value_based_audience(graph)
+        upload(audience_id, [[sha256("a@example.com"), 10]], schema=VALUE_SCHEMA)
+        upload(audience_id, [[sha256("a@example.com"), 25]], schema=VALUE_SCHEMA)
+        held = members_of(client, audience_id)
+        assert held["count"] == 1
+        assert held["members"][0]["values"] == [25.0]
+
+    def test_a_negative_or_non_numeric_value_is_an_invalid_entry(
+        self, client: FlaskClient, graph: Graph, upload: Upload
+    ) -> None:
+        # Given a value-based audience
+        audience_id = value_based_audience(graph)
+        # When rows carry a negative number, text, a boolean and a negative numeric string
+        bad = [[sha256(f"x{i}@example.com"), value] for i, value in enumerate((-1, "ten", True, "-2.5"))]
+        response = upload(audience_id, [[sha256("ok@example.com"), 3], *bad], schema=VALUE_SCHEMA)
+        # Then those rows are counted invalid (as the platform counts badly formatted rows) and dropped
+        body = response.get_json()
+        assert (body["num_received"], body["num_invalid_entries"]) == (5, 4)
+        assert set(body["invalid_entry_samples"].values()) == {
+            "LOOKALIKE_VALUE must be a non-negative number",
+            "LOOKALIKE_VALUE is not a number",
+        }
+        assert members_of(client, audience_id)["count"] == 1
+
+    def test_an_empty_value_is_a_member_without_a_value(
+        self, client: FlaskClient, graph: Graph, upload: Upload
+    ) -> None:
+        audience_id = value_based_audience(graph)
+        response = upload(audience_id, [[sha256("a@example.com"), ""]], schema=VALUE_SCHEMA)
+        assert response.get_json()["num_invalid_entries"] == 0
+        assert members_of(client, audience_id)["members"][0]["values"] == [None]
+
+    def test_a_value_column_is_refused_on_an_audience_that_is_not_value_based(
+        self, new_audience: Callable[..., str], upload: Upload
+    ) -> None:
+        response = upload(new_audience(), [[sha256("a@example.com"), 5]], schema=VALUE_SCHEMA)
+        assert response.status_code == 400
+        assert error_of(response)["code"] == 100
+        assert "value-based custom audience" in error_of(response)["message"]
+
+    def test_adding_to_a_value_based_audience_needs_the_value_column(
+        self, graph: Graph, upload: Upload
+    ) -> None:
+        # Given a value-based audience with a member
+        audience_id = value_based_audience(graph)
+        upload(audience_id, [[sha256("a@example.com"), 5]], schema=VALUE_SCHEMA)
+        # When people are added without LOOKALIKE_VALUE, then the call is refused
+        refused = upload(audience_id, [sha256("b@example.com")], schema="EMAIL_SHA256")
+        assert error_of(refused)["code"] == 100
+        assert "LOOKALIKE_VALUE" in error_of(refused)["message"]
+        # But removing people needs no value
+        removed = upload(audience_id, [[sha256("a@example.com")]], schema=["EMAIL"], method="DELETE")
+        assert removed.status_code == 200, removed.get_json()
+
+    def test_a_replace_carries_the_new_values(
+        self, client: FlaskClient, graph: Graph, upload: Upload
+    ) -> None:
+        audience_id = value_based_audience(graph)
+        upload(audience_id, [[sha256("a@example.com"), 5]], schema=VALUE_SCHEMA)
+        session = {"session_id": 77, "batch_seq": 1, "last_batch_flag": True}
+        replaced = upload(
+            audience_id,
+            [[sha256("b@example.com"), 7.5]],
+            schema=VALUE_SCHEMA,
+            edge="usersreplace",
+            session=session,
+        )
+        assert replaced.status_code == 200, replaced.get_json()
+        held = members_of(client, audience_id)["members"][0]
+        assert (held["rows"], held["values"]) == ([[sha256("b@example.com")]], [7.5])
+
+    def test_a_lookalike_of_a_value_based_seed_with_values_is_created(
+        self, graph: Graph, upload: Upload
+    ) -> None:
+        # Given a value-based seed of 100 members with values
+        seed = value_based_audience(graph)
+        rows = [[email, float(i)] for i, email in enumerate(hashed_emails(100))]
+        assert upload(seed, rows, schema=VALUE_SCHEMA).status_code == 200
+        # When a lookalike is made from it as the SDK's example does (type custom_ratio with a ratio)
+        response = lookalike(graph, seed, type="custom_ratio", ratio=0.01, country="US")
+        # Then it is created from that seed
+        assert response.status_code == 200, response.get_json()
+        node = graph("GET", f"/{response.get_json()['id']}?fields=origin_audience_id").get_json()
+        assert node["origin_audience_id"] == seed
+
+    def test_a_lookalike_of_a_value_based_seed_without_values_is_refused(
+        self, graph: Graph, upload: Upload
+    ) -> None:
+        # Given a value-based seed of 100 members, none with a value
+        seed = value_based_audience(graph)
+        assert (
+            upload(seed, [[email, ""] for email in hashed_emails(100)], schema=VALUE_SCHEMA).status_code
+            == 200
+        )
+        # When a lookalike is made from it
+        response = lookalike(graph, seed, ratio=0.01, country="US")
+        # Then the platform refuses it: 2654, naming the missing values
+        assert response.status_code == 400
+        assert error_of(response)["code"] == 2654
+        assert "No Customer Values" in error_of(response)["message"]
