@@ -28,7 +28,10 @@ function row(audience) {
     cell("Name", name),
     cell("Status", el("span", {},
       el("span", { class: `badge ${KINDS[audience.status] ?? "info"}` }, audience.status.replaceAll("_", " ")),
-      progress)),
+      progress,
+      audience.status === "failed" && audience.failure
+        ? el("span", { class: "remedy" }, ` ${audience.failure.message}${audience.failure.remedy ? ` What to do: ${audience.failure.remedy}` : ""}`)
+        : null)),
     cell("Size", `${audience.userCount.toLocaleString()} users`),
     cell("Objective", audience.objective),
     cell("Lookalike", lookalike),
@@ -36,6 +39,9 @@ function row(audience) {
     cell("Sync", syncSchedule(audience)),
     cell("Created", formatDate(audience.createdAt)),
     cell("Actions", el("span", { class: "actions" },
+      audience.status === "failed"
+        ? el("button", { type: "button", "aria-label": `Try again: ${name}`, onclick: () => retry(audience) }, "Try again")
+        : null,
       canRefresh(audience)
         ? el("button", { type: "button", class: "secondary", "aria-label": `Refresh now: ${name}`, onclick: () => refresh(audience) }, "Refresh now")
         : null,
@@ -91,6 +97,18 @@ async function refresh(audience) {
   try {
     await api(`/platform-ads/audiences/${encodeURIComponent(audience.audienceId)}/refresh`, { method: "POST" });
     announce(`“${audience.name}” is being refreshed: it is scored again with the current model and its members replaced.`, "success");
+    await load();
+  } catch (exc) {
+    announce(exc.message, "error");
+  }
+}
+
+/** A new attempt of a failed activation once its cause is fixed: it resumes after the last batch the
+ * platform acknowledged (the retry endpoint; the original request is not sent again). */
+async function retry(audience) {
+  try {
+    await api(`/platform-ads/activations/${encodeURIComponent(audience.audienceId)}/retry`, { method: "POST" });
+    announce(`“${audience.name}” is being activated again: it resumes where the last attempt stopped.`, "success");
     await load();
   } catch (exc) {
     announce(exc.message, "error");

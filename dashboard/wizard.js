@@ -639,19 +639,14 @@ function countries() {
   return $("countries").value.split(/[\s,;]+/).map((c) => c.trim().toUpperCase()).filter(Boolean);
 }
 
-/** Start (or, after a failure, resume) the activation and follow it to its result. The same body goes
- * with the same Idempotency-Key, so trying again resumes the failed attempt instead of making a
- * second audience; changed settings make a new key and a new audience. */
+/** Start the activation and follow it to its result. The same body goes with the same
+ * Idempotency-Key, so a launch sent twice makes one audience; changed settings make a new key and a
+ * new audience. */
 async function activate() {
   const body = activationBody();
   const key = JSON.stringify(body);
   if (!state.launch || state.launch.key !== key) state.launch = { key, idempotencyKey: crypto.randomUUID() };
-  $("result").hidden = true;
-  $("activation-retry").hidden = true;
-  $("activation-error").textContent = "";
-  $("activation-steps").replaceChildren();
-  $("activation-bar").value = 0;
-  $("activation-percent").textContent = "Starting…";
+  resetActivation("Starting…");
   let audience;
   try {
     audience = await api("/platform-ads/activations", {
@@ -663,8 +658,35 @@ async function activate() {
     return stopped(exc.message);
   }
   state.audienceId = audience.audienceId;
+  return follow(audience.audienceId);
+}
+
+/** Try again after a failure: a new attempt of the same activation (the retry endpoint), which
+ * resumes after the last batch the platform acknowledged instead of sending the request again. */
+async function retry() {
+  resetActivation("Trying again…");
+  try {
+    await api(`/platform-ads/activations/${encodeURIComponent(state.audienceId)}/retry`, { method: "POST" });
+  } catch (exc) {
+    $("activation-retry").hidden = false;
+    return stopped(exc.message);
+  }
+  return follow(state.audienceId);
+}
+
+function resetActivation(text) {
+  $("result").hidden = true;
+  $("activation-retry").hidden = true;
+  $("activation-error").textContent = "";
+  $("activation-steps").replaceChildren();
+  $("activation-bar").value = 0;
+  $("activation-percent").textContent = text;
+}
+
+/** Poll the activation's status into the progress bar until it succeeds or fails. */
+async function follow(audienceId) {
   for (;;) {
-    const status = await api(`/platform-ads/activations/${encodeURIComponent(audience.audienceId)}`);
+    const status = await api(`/platform-ads/activations/${encodeURIComponent(audienceId)}`);
     renderActivation(status);
     if (status.state === "succeeded") return showResult(status);
     if (status.state === "failed") {
@@ -730,7 +752,7 @@ async function addAdsManagerLink(audienceId) {
   if (link) $("result-links").prepend(el("a", { class: "button", href: link.url, target: "_blank", rel: "noopener" }, "Open in the ads manager"));
 }
 
-$("retry-publish").addEventListener("click", () => activate().catch(fail));
+$("retry-publish").addEventListener("click", () => retry().catch(fail));
 
 // ---------------------------------------------------------------------------------------------
 

@@ -296,13 +296,17 @@ def test_a_publish_error_shows_its_remedy_and_trying_again_after_the_fix_publish
     sandbox.patch(
         f"/ad_accounts/{BUSINESS_ACCOUNT_ID}", json={"funding_source": "FUNDING-1"}
     ).raise_for_status()
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
     page.get_by_role("button", name="Try again").click()
 
-    # Then: the same audience gets its advert
+    # Then: the same audience gets its advert, in a new attempt through the retry endpoint (the
+    # original request is not sent again)
     expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=30_000)
     listed = httpx.get(f"{stack.api_url}/platform-ads/audiences", headers=synced_user.org.headers).json()
     [audience] = [a for a in listed["audiences"] if a["name"] == "Publish error buyers"]
     assert audience["advert"]["state"] == "paused"
+    assert posts == [f"{stack.api_url}/platform-ads/activations/{audience['audienceId']}/retry"]
 
 
 def test_uploading_without_every_file_names_the_missing_one_by_keyboard(
