@@ -22,11 +22,13 @@ and the next call resumes there.
 
 from __future__ import annotations
 
+import csv
+import io
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from pydantic import BaseModel
 
@@ -96,6 +98,8 @@ class CheckoutTemplates(Protocol):
 
 class SourceBlobs(Protocol):
     def get(self, key: str) -> bytes: ...
+    def open(self, key: str) -> BinaryIO: ...
+    def exists(self, key: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -527,11 +531,18 @@ class PublishingService:
         return record.platform_custom_audience_id, countries
 
     def _customer_countries(self, record: AudienceRecord) -> list[str]:
-        """The distinct countries of the audience's customers, from the stored source request."""
+        """The distinct countries of the audience's members: the users file its activation selected
+        (a segment's customers, an uploaded list or the request's users, each with its country), else
+        the users of the stored request; the request's default country when no member has one."""
         if record.source_key is None:
             return []
         source = CreateAudienceRequest.model_validate_json(self.blobs.get(record.source_key))
-        found = {user.country.upper() for user in source.users if user.country}
+        users_key = record.activation.users_key if record.activation is not None else None
+        if users_key is not None and self.blobs.exists(users_key):
+            with self.blobs.open(users_key) as stream:  # a large list is read as it streams in
+                found = _csv_countries(stream)
+        else:
+            found = {user.country.upper() for user in source.users if user.country}
         if not found and source.country:
             found = {source.country.upper()}
         return sorted(found)
@@ -730,3 +741,13 @@ def _view(
         warnings=publication.warnings,
         message=message,
     )
+
+
+def _csv_countries(data: BinaryIO) -> set[str]:
+    """The distinct values of a users CSV's ``country`` column, upper-cased (none without the column)."""
+    reader = csv.reader(io.TextIOWrapper(data, encoding="utf-8-sig", newline=""))
+    header = next(reader, [])
+    if "country" not in header:
+        return set()
+    at = header.index("country")
+    return {row[at].strip().upper() for row in reader if len(row) > at and row[at].strip()}

@@ -20,6 +20,8 @@ from local.stack import LocalStack
 from platform_sandbox.scenarios import BUSINESS_ACCOUNT_ID, PAGE_ID, PIXEL_ID
 from shared import wiring
 from shared.publishing.models import PublishAdvertRequest
+from shared.targeting.models import SegmentSpec
+from tests.integration.test_wizard import SEGMENT, synced_and_trained
 
 ACCOUNT = f"act_{BUSINESS_ACCOUNT_ID}"
 
@@ -659,3 +661,30 @@ def test_deleting_an_advert_removes_its_objects_and_then_the_audience_can_go(
     assert advert_listed(api, org, audience) is None
     # And the audience can now be deleted
     assert api.delete(path, params={"confirm": "true"}, headers=org.headers).status_code == 204
+
+
+def test_a_retargeting_advert_for_a_segment_audience_targets_its_customers_countries(
+    api: httpx.Client, org: ConnectedOrg, graph: httpx.Client
+) -> None:
+    # Given an active retargeting audience made from a segment of a synced shop (its request names
+    # no users: the members are the segment's customers, each with a country)
+    synced_and_trained(api, org)
+    created = api.post(
+        "/platform-ads/audiences",
+        json={"name": "Likely buyers", "segment": SEGMENT, "holdoutPercent": 0},
+        headers=org.headers,
+    )
+    assert created.status_code == 201, created.text
+    audience = created.json()
+    chosen = wiring.targeting_service().users_for(org.org_id, SegmentSpec.model_validate(SEGMENT))
+    countries = sorted({user.country for user in chosen.users if user.country})
+    assert countries, "the synthetic shop's customers have countries"
+    # When an advert is published without a countries field
+    response = api.post(
+        f"/platform-ads/audiences/{audience['audienceId']}/advert", json=advert(), headers=org.headers
+    )
+    # Then its ad set targets the audience in the countries of the segment's customers
+    assert response.status_code == 201, response.text
+    ad_set = read(graph, ids_of(response.json())["adset"], "targeting")
+    assert ad_set["targeting"]["custom_audiences"] == [{"id": audience["platformCustomAudienceId"]}]
+    assert ad_set["targeting"]["geo_locations"] == {"countries": countries}
