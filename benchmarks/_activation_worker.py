@@ -4,7 +4,9 @@ warm as one Lambda container is, running one task at a time and reporting each t
 Reads one event per line on stdin; answers one line ``@@ {"result" | "errorType", "peak_mb", ...}``
 on stdout (everything else on stdout is the function's own logs). Before each task the process's
 peak resident set (VmHWM) is reset through ``/proc/self/clear_refs``, so ``peak_mb`` is that task's
-peak, imports and all, which is what Lambda reports as "Max Memory Used"."""
+peak, imports and all, which is what Lambda reports as "Max Memory Used". ``seconds`` is the task's
+wall time and ``cpu_seconds`` its process CPU time (the machine is shared: wall time includes waiting
+for a core)."""
 
 from __future__ import annotations
 
@@ -56,13 +58,17 @@ def main() -> None:
     for line in sys.stdin:
         event = json.loads(line)
         _reset_peak()
-        started = time.perf_counter()
+        started, cpu_started = time.perf_counter(), time.process_time()
         answer: dict[str, Any]
         try:
             answer = {"result": module.lambda_handler(event, Context())}
         except Exception as exc:  # what the runtime reports for an unhandled error
             answer = {"errorType": type(exc).__name__, "errorMessage": str(exc)}
-        answer |= {"peak_mb": _status_kib("VmHWM") / 1024, "seconds": time.perf_counter() - started}
+        answer |= {
+            "peak_mb": _status_kib("VmHWM") / 1024,
+            "seconds": time.perf_counter() - started,
+            "cpu_seconds": time.process_time() - cpu_started,
+        }
         print("@@ " + json.dumps(answer, default=str), flush=True)
 
 
