@@ -135,9 +135,12 @@ def add_users(
 ) -> UploadResult:
     """Add one batch of hashed rows (columns in ``schema`` order) to an audience within its session.
 
-    Retried on transient failures: adding the same people twice does not duplicate them.
+    Sent as one JSON body (docs/platform-notes.md §3.1), which the platform takes as it takes the SDK's
+    form fields. Retried on transient failures: adding the same people twice does not duplicate them.
     """
-    response = client.post(f"{audience_id}/users", upload_request(schema, batch), idempotent=True)
+    response = client.post(
+        f"{audience_id}/users", upload_request(schema, batch), idempotent=True, json_body=True
+    )
     return UploadResult.from_graph(response.body)
 
 
@@ -151,7 +154,7 @@ def replace_users(
 
     Not retried on ambiguous failures: resending batch 1 would restart or reject the replace.
     """
-    response = client.post(f"{audience_id}/usersreplace", upload_request(schema, batch))
+    response = client.post(f"{audience_id}/usersreplace", upload_request(schema, batch), json_body=True)
     return UploadResult.from_graph(response.body)
 
 

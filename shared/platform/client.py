@@ -10,6 +10,7 @@ sibling modules that take a client.
 from __future__ import annotations
 
 import copy
+import json
 import random
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -187,10 +188,19 @@ class GraphClient:
         return self._call("GET", self._url(path), params, idempotent=idempotent)
 
     def post(
-        self, path: str, data: Mapping[str, Any] | None = None, *, idempotent: bool = False
+        self,
+        path: str,
+        data: Mapping[str, Any] | None = None,
+        *,
+        idempotent: bool = False,
+        json_body: bool = False,
     ) -> GraphResponse:
-        """POST ``data`` as a form body. Creates are not idempotent unless the caller says so."""
-        return self._call("POST", self._url(path), data, idempotent=idempotent)
+        """POST ``data`` as a form body (nested values as JSON strings, as the SDK sends them), or,
+        with ``json_body``, as one ``application/json`` body with nested values as plain objects
+        (docs/platform-notes.md §3.1): for member uploads, whose 10,000-row payloads cost far more to
+        percent-encode (and for the receiver to decode) than to write as JSON. Creates are not
+        idempotent unless the caller says so."""
+        return self._call("POST", self._url(path), data, idempotent=idempotent, json_body=json_body)
 
     def delete(
         self, path: str, data: Mapping[str, Any] | None = None, *, idempotent: bool = True
@@ -239,16 +249,27 @@ class GraphClient:
         return strip_params(next_url, frozenset({"access_token", "appsecret_proof"}))
 
     def _call(
-        self, method: str, url: str, params: Mapping[str, Any] | None, *, idempotent: bool
+        self,
+        method: str,
+        url: str,
+        params: Mapping[str, Any] | None,
+        *,
+        idempotent: bool,
+        json_body: bool = False,
     ) -> GraphResponse:
-        fields = encode_params(params)
+        content: bytes | None = None
+        fields: dict[str, str] = {} if json_body else encode_params(params)
         if self._proof:
             fields["appsecret_proof"] = self._proof
+        if json_body:
+            # Encoded once, not per attempt: a retry sends the same bytes.
+            values = {key: value for key, value in (params or {}).items() if value is not None}
+            content = json.dumps({**values, **fields}, separators=(",", ":")).encode()
         attempt = 0
         while True:
             self._pause_before_call()
             try:
-                response = self._send(method, url, fields)
+                response = self._send(method, url, fields, content)
             except httpx.TransportError as error:
                 if attempt >= self._policy.max_retries or not should_retry_transport(
                     error, idempotent=idempotent
@@ -270,8 +291,11 @@ class GraphClient:
             self._schedule_retry(method, url, attempt, wait, detail)
             attempt += 1
 
-    def _send(self, method: str, url: str, fields: dict[str, str]) -> httpx.Response:
+    def _send(self, method: str, url: str, fields: dict[str, str], content: bytes | None) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self._access_token}"} if self._access_token else {}
+        if content is not None:
+            headers["Content-Type"] = "application/json"
+            return self._http.request(method, url, content=content, headers=headers)
         if method == "GET":
             # Merged explicitly: httpx's ``params=`` would replace a paging URL's own query string.
             return self._http.request(method, httpx.URL(url).copy_merge_params(fields), headers=headers)

@@ -87,11 +87,9 @@ def received(sandbox: httpx.Client, platform_audience_id: str) -> list[tuple[str
 def accepted_batches(sandbox: httpx.Client, platform_audience_id: str) -> list[int]:
     """The batch_seq of every upload call the platform accepted for the audience, in order."""
     calls = sandbox.get("/requests", params={"path": f"/{platform_audience_id}/users$", "method": "POST"})
-    return [
-        int(json.loads(call["params"]["session"])["batch_seq"])
-        for call in calls.json()["requests"]
-        if call["status"] == 200
-    ]
+    sessions = [call["params"]["session"] for call in calls.json()["requests"] if call["status"] == 200]
+    # The service uploads a JSON body, so the session is logged as the object itself.
+    return [int((json.loads(s) if isinstance(s, str) else s)["batch_seq"]) for s in sessions]
 
 
 def assert_everyone_once(sandbox: httpx.Client, status: dict[str, Any], count: int) -> None:

@@ -78,7 +78,9 @@ class SandboxPlatform:
         sent = []
         for call in self.calls(path, method="POST"):
             if call["status"] == 200:
-                session = json.loads(call["params"]["session"])
+                # A form field holds JSON text; a JSON body (how the service uploads) the object.
+                raw = call["params"]["session"]
+                session = json.loads(raw) if isinstance(raw, str) else raw
                 sent.append((int(session["session_id"]), int(session["batch_seq"])))
         return sent
 

@@ -106,7 +106,7 @@ def test_each_line_is_exactly_the_request_the_upload_sends(users_csv: Path, tmp_
 
     # Then each request carries exactly the session and payload of its dry-run line
     sent = [
-        {"session": platform.json_field("session", index), "payload": platform.json_field("payload", index)}
+        {key: platform.json_body(index)[key] for key in ("session", "payload")}
         for index in range(len(platform.requests))
     ]
     assert len(sent) == 2

@@ -92,5 +92,12 @@ class FakeGraph:
         """A JSON-encoded form field of a recorded request, decoded."""
         return json.loads(self.form(index)[name])
 
+    def json_body(self, index: int = -1) -> dict[str, Any]:
+        """The JSON body of a recorded request (sent as ``application/json``), decoded."""
+        request = self.requests[index]
+        assert request.headers["Content-Type"] == "application/json"
+        body: dict[str, Any] = json.loads(request.content)
+        return body
+
     def query(self, index: int = -1) -> dict[str, str]:
         return dict(self.requests[index].url.params)

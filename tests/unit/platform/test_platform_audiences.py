@@ -80,12 +80,12 @@ def test_users_are_added_with_payload_and_session_as_json_in_the_body(
     result = add_users(client, "238", ["EMAIL", "FN"], first_batch([[HASH, HASH], [HASH, ""]]))
     # Then
     assert fake_graph.last.url.path == "/v25.0/238/users"
-    assert fake_graph.json_field("payload") == {
+    assert fake_graph.json_body()["payload"] == {
         "schema": ["EMAIL", "FN"],
         "data": [[HASH, HASH], [HASH, ""]],
         "is_raw": True,
     }
-    assert fake_graph.json_field("session") == {
+    assert fake_graph.json_body()["session"] == {
         "session_id": 9778993,
         "batch_seq": 1,
         "last_batch_flag": True,

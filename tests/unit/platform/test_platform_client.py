@@ -59,6 +59,24 @@ def test_post_carries_the_appsecret_proof_in_the_body(client: GraphClient, fake_
     assert "appsecret_proof" not in fake_graph.query()
 
 
+def test_a_json_post_sends_one_json_body_with_the_proof_and_nested_values_as_objects(
+    client: GraphClient, fake_graph: FakeGraph
+) -> None:
+    # Given
+    fake_graph.reply({"num_received": 1})
+    payload = {"schema": ["EMAIL"], "is_raw": True, "data": [["a" * 64]]}
+    # When
+    client.post("99/users", {"payload": payload, "session": {"batch_seq": 1}, "skip": None}, json_body=True)
+    # Then
+    assert fake_graph.json_body() == {
+        "payload": payload,
+        "session": {"batch_seq": 1},
+        "appsecret_proof": PROOF,
+    }
+    assert fake_graph.last.headers["Authorization"] == f"Bearer {ACCESS_TOKEN}"
+    assert not fake_graph.query()
+
+
 def test_a_client_without_token_sends_neither_header_nor_proof(
     client: GraphClient, fake_graph: FakeGraph
 ) -> None:
