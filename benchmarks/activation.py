@@ -102,7 +102,9 @@ def _route_steps_to(stack: LocalStack, worker: StepWorker) -> None:
 
     specs = functions(load_template())
     dispatch_lambda_tasks(
-        invoke, {stack.physical[name].ref: name for name in specs if name in stack.physical}
+        invoke,
+        {stack.physical[name].ref: name for name in specs if name in stack.physical},
+        {name: spec.timeout for name, spec in specs.items()},
     )
 
 

@@ -96,7 +96,11 @@ class LocalStack:
         )
         self.dashboard.start(self.host, self.dashboard_port)
         self._bucket_cors(template)
-        dispatch_lambda_tasks(self.gateway.invoke, {self.physical[name].ref: name for name in specs})
+        dispatch_lambda_tasks(
+            self.gateway.invoke,
+            {self.physical[name].ref: name for name in specs},
+            {name: spec.timeout for name, spec in specs.items()},
+        )
         self.env = self._function_environment(provisioner, specs)
         os.environ.update(self.env)
         from shared import wiring
