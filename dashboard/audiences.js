@@ -36,7 +36,7 @@ function row(audience) {
     cell("Objective", audience.objective),
     cell("Lookalike", lookalike),
     cell("Campaign", campaign(audience)),
-    cell("Sync", syncSchedule(audience)),
+    cell("Sync", el("span", {}, syncSchedule(audience), audience.sync ? scheduleEditor(audience) : null)),
     cell("Created", formatDate(audience.createdAt)),
     cell("Actions", el("span", { class: "actions" },
       audience.status === "failed"
@@ -48,6 +48,7 @@ function row(audience) {
       audience.advert && !["rolled_back"].includes(audience.advert.state)
         ? el("button", { type: "button", class: "danger", "aria-label": `Delete advert of ${name}`, onclick: () => removeAdvert(audience) }, "Delete advert")
         : null,
+      el("button", { type: "button", class: "secondary", "aria-label": `Lift of ${name}`, onclick: () => showLift(audience) }, "Lift"),
       audience.hasSnapshot
         ? el("button", { type: "button", class: "secondary", "aria-label": `Download CSV of ${name}`, onclick: () => download(audience) }, "Download CSV")
         : null,
@@ -78,6 +79,7 @@ function syncSchedule(audience) {
   const sync = audience.sync;
   if (!sync) return audience.segment ? "—" : "None: made from a list";
   const parts = [sync.frequency === "off" ? "Off" : `${sync.frequency[0].toUpperCase()}${sync.frequency.slice(1)}`];
+  if (sync.allowStaleModel) parts.push("even with a stale model");
   if (sync.current) parts.push("syncing now");
   else if (sync.nextSyncAt) parts.push(`next ${formatDate(sync.nextSyncAt)}`);
   if (sync.lastRun) {
@@ -86,6 +88,46 @@ function syncSchedule(audience) {
     if (run.failure) parts.push(`${run.failure.message}${run.failure.remedy ? ` What to do: ${run.failure.remedy}` : ""}`);
   }
   return parts.join(" · ");
+}
+
+const FREQUENCIES = [["daily", "Daily"], ["weekly", "Weekly"], ["off", "Off: only when I press Refresh now"]];
+
+/** A segment audience's sync settings, edited in place: how often, and whether a stale model may be
+ * used (``POST /platform-ads/audiences/{id}/sync``). */
+function scheduleEditor(audience) {
+  const id = audience.audienceId;
+  const frequency = el("select", { id: `sync-frequency-${id}`, name: "frequency" },
+    ...FREQUENCIES.map(([value, text]) => el("option", { value, selected: audience.sync.frequency === value ? "" : null }, text)));
+  const stale = el("input", { type: "checkbox", id: `sync-stale-${id}`, name: "allowStaleModel", checked: audience.sync.allowStaleModel ? "" : null });
+  const form = el("form", { class: "schedule", novalidate: "" },
+    el("label", { for: frequency.id }, "How often"),
+    frequency,
+    el("label", { class: "choice", for: stale.id }, stale,
+      el("span", {}, "Sync even when the model is stale", el("br"),
+        el("span", { class: "hint" }, "Otherwise a sync with a model past its freshness limit is refused until it is retrained."))),
+    el("div", { class: "actions" }, el("button", { type: "submit", class: "secondary" }, "Save schedule")),
+  );
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    saveSchedule(audience, { frequency: frequency.value, allowStaleModel: stale.checked });
+  });
+  return el("details", { class: "schedule" },
+    el("summary", {}, "Change schedule", el("span", { class: "visually-hidden" }, ` of ${audience.name}`)),
+    form);
+}
+
+async function saveSchedule(audience, settings) {
+  try {
+    const saved = await api(`/platform-ads/audiences/${encodeURIComponent(audience.audienceId)}/sync`, { method: "POST", body: settings });
+    const sync = saved.sync;
+    const when = sync.frequency === "off"
+      ? "syncs only when you press Refresh now"
+      : `syncs ${sync.frequency}, next ${formatDate(sync.nextSyncAt)}`;
+    announce(`“${audience.name}” ${when}${sync.allowStaleModel ? ", even with a stale model" : ""}.`, "success");
+    await load();
+  } catch (exc) {
+    announce(exc.message, "error");
+  }
 }
 
 /** Refresh now re-scores a segment audience; the service says it can (``sync`` is on the audience). */
@@ -151,6 +193,108 @@ async function remove(audience) {
   } catch (exc) {
     announce(exc.message, "error");
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lift: the uploaded group against its holdout (GET /platform-ads/audiences/{id}/lift)
+// ---------------------------------------------------------------------------------------------
+
+const VERDICTS = {
+  uplift: ["ok", "Uplift"],
+  downlift: ["bad", "Downlift"],
+  no_difference: ["info", "No difference found"],
+  not_enough_data: ["info", "Not enough data yet"],
+};
+const GROUP_NAMES = { uploaded: "Uploaded", holdout: "Held out" };
+
+const liftSection = document.getElementById("lift");
+const liftReport = document.getElementById("lift-report");
+
+async function showLift(audience) {
+  document.getElementById("lift-title").textContent = `Lift of “${audience.name}”`;
+  liftReport.replaceChildren(el("p", {}, "Measuring…"));
+  liftSection.hidden = false;
+  let report;
+  try {
+    report = await api(`/platform-ads/audiences/${encodeURIComponent(audience.audienceId)}/lift`);
+  } catch (exc) {
+    liftReport.replaceChildren(el("p", { id: "lift-unavailable" }, `The lift cannot be measured: ${exc.message}`));
+    document.getElementById("lift-title").focus();
+    return;
+  }
+  liftReport.replaceChildren(...liftContent(report));
+  document.getElementById("lift-title").focus();
+}
+
+document.getElementById("lift-close").addEventListener("click", () => {
+  liftSection.hidden = true;
+  document.getElementById("reload").focus();
+});
+
+const pct = (v) => `${(100 * v).toFixed(1)} %`;
+const points = (v) => `${v >= 0 ? "+" : "−"}${Math.abs(100 * v).toFixed(1)} points`;
+const money = (v) => v.toLocaleString(undefined, { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const signedMoney = (v) => `${v >= 0 ? "+" : "−"}${money(Math.abs(v))}`;
+const count = (n) => n.toLocaleString();
+
+/** A figure in words: value, its 95 % interval and the users it rests on. */
+function estimate(e, format) {
+  return `${format(e.value)} (95 % interval ${format(e.low)} to ${format(e.high)}; ${count(e.users)} users)`;
+}
+
+function liftContent(report) {
+  const [kind, verdict] = VERDICTS[report.verdict] ?? ["info", report.verdict.replaceAll("_", " ")];
+  const groups = [report.uploaded, report.holdout];
+  const facts = [
+    ["Window", `${formatDate(report.windowStart)} to ${formatDate(report.windowEnd)} (${report.days.toFixed(1)} days)`],
+    ["Users", `${count(report.uploaded.users)} uploaded, ${count(report.holdout.users)} held out (${report.holdoutPercent} % holdout, seed ${report.holdoutSeed})`],
+    ["Orders", `${count(report.ordersInWindow)} of product ${report.productId} in the window`],
+    ["Purchase rate difference", estimate(report.difference.purchaseRate, points)],
+    ["Revenue per user difference", estimate(report.difference.revenuePerUser, signedMoney)],
+  ];
+  return [
+    el("p", { id: "lift-verdict" }, el("span", { class: `badge ${kind}` }, verdict), " ", el("span", { id: "lift-summary" }, report.summary)),
+    el("dl", { class: "facts", id: "lift-facts" }, ...facts.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)])),
+    groupChart("lift-rate", "Purchase rate, uploaded vs held out", groups, (g) => g.purchaseRate, pct,
+      (g) => `${count(g.buyers)} buyers of ${count(g.users)} users`),
+    groupChart("lift-revenue", "Revenue per user, uploaded vs held out", groups, (g) => g.revenuePerUser, money,
+      (g) => `${count(g.users)} users`),
+    calibrationTable(report),
+  ];
+}
+
+/** Horizontal bars with their 95 % interval drawn over them; the text beside each says it all. */
+function groupChart(id, title, groups, pick, format, detail) {
+  const top = Math.max(...groups.map((g) => pick(g).high), 1e-9);
+  const width = (v) => `${Math.max(0, Math.min(100, (100 * v) / top))}%`;
+  return el("figure", { id },
+    el("figcaption", {}, `${title} (bars: the value; lines: the 95 % interval)`),
+    el("ol", { class: "bars lift" }, ...groups.map((g) => {
+      const e = pick(g);
+      return el("li", {},
+        el("span", {}, GROUP_NAMES[g.group] ?? g.group),
+        el("span", { class: "bar-track", "aria-hidden": "true" },
+          el("span", { class: `bar${g.group === "holdout" ? " all" : ""}`, style: `inline-size: ${width(e.value)}` }),
+          el("span", { class: "interval", style: `inset-inline-start: ${width(e.low)}; inline-size: calc(${width(e.high)} - ${width(e.low)})` })),
+        el("span", { class: "bar-value" }, `${format(e.value)} (95 % interval ${format(e.low)} to ${format(e.high)}; ${detail(g)})`));
+    })));
+}
+
+/** The model's own calibration in the same window: predicted against actual purchase rate by decile. */
+function calibrationTable(report) {
+  const horizon = report.modelHorizonDays ? ` (the model predicts purchases within ${report.modelHorizonDays} days)` : "";
+  const rows = report.calibration.map((d) => el("tr", {},
+    el("td", { "data-label": "Decile" }, String(d.decile)),
+    el("td", { "data-label": "Users" }, count(d.users)),
+    el("td", { "data-label": "Scores" }, `${d.scoreLow.toFixed(3)} to ${d.scoreHigh.toFixed(3)}`),
+    el("td", { "data-label": "Predicted" }, pct(d.predictedRate)),
+    el("td", { "data-label": "Actual" }, `${pct(d.actualRate.value)} (95 % interval ${pct(d.actualRate.low)} to ${pct(d.actualRate.high)})`),
+  ));
+  return el("div", { class: "table-wrap" },
+    el("table", { class: "stack", id: "lift-calibration" },
+      el("caption", {}, `Calibration by score decile, best-scored first: predicted against actual purchase rate in the window${horizon}`),
+      el("thead", {}, el("tr", {}, ...["Decile", "Users", "Scores", "Predicted", "Actual"].map((h) => el("th", { scope: "col" }, h)))),
+      el("tbody", {}, ...rows)));
 }
 
 document.getElementById("reload").addEventListener("click", () =>

@@ -1,0 +1,170 @@
+"""The lift report on the Audiences page in a real browser: an audience with a holdout shows "not enough
+data yet" until orders are synced after its activation, then the verdict and the figures the API
+returns (each with its interval and users), as bars and in words; an audience without a holdout says
+its lift cannot be measured and why."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import numpy as np
+import pytest
+from playwright.sync_api import Page, expect
+
+from local.stack import LocalStack
+from shared.ml.datasets import OrderRecord, dump_records, load_records
+from tests.integration.browser.conftest import (
+    DESKTOP,
+    PHONE,
+    axe_violations,
+    dump,
+    make_synced_user,
+    sign_in,
+)
+from tests.integration.browser.test_audiences_page import create_segment_audience
+from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
+
+pytestmark = pytest.mark.integration
+
+PRODUCT = "p00001"
+UPLOADED_RATE, HOLDOUT_RATE = 0.7, 0.1
+MINUS = "\u2212"  # the page writes a negative difference with the minus sign
+
+
+def test_the_lift_report_shows_the_verdict_and_the_apis_figures_and_says_when_it_cannot_be_measured(
+    page: Page, stack: LocalStack, screenshots: Path
+) -> None:
+    # Given: an organization of its own (its shop gets new orders), a segment audience with a 50 %
+    # holdout and one without
+    user = make_synced_user(stack)
+    held = create_segment_audience(stack, user, "Measured buyers", top=200, holdoutPercent=50, holdoutSeed=7)
+    create_segment_audience(stack, user, "Unmeasured buyers", holdoutPercent=0)
+    sign_in(page, user.email, user.password)
+    page.goto("/audiences.html")
+
+    # When: the lift of the audience without a holdout is asked for
+    page.get_by_role("button", name="Lift of Unmeasured buyers").click()
+    # Then: it says the lift cannot be measured, why, and what to do
+    expect(page.get_by_role("heading", name="Lift of “Unmeasured buyers”")).to_be_focused()
+    expect(page.locator("#lift-report")).to_contain_text(
+        "The lift cannot be measured: This audience has no holdout, so its lift cannot be measured."
+    )
+    expect(page.locator("#lift-report")).to_contain_text("holdoutPercent above 0")
+
+    # When: the audience with a holdout is measured before any order after its activation
+    page.get_by_role("button", name="Lift of Measured buyers").click()
+    # Then: not enough data yet, in words
+    expect(page.get_by_role("heading", name="Lift of “Measured buyers”")).to_be_focused()
+    expect(page.locator("#lift-verdict .badge")).to_have_text("Not enough data yet")
+    expect(page.locator("#lift-summary")).to_contain_text("Not enough data yet: no order of the product")
+
+    # When: the shop syncs orders since the activation in which the uploaded group buys the product
+    # 70 % of the time and the held-out group 10 % (planted as in tests/integration/test_lift.py)
+    audience_id = str(held["audienceId"])
+    with httpx.Client(base_url=stack.api_url, timeout=60) as api:
+        link = api.get(f"/platform-ads/audiences/{audience_id}/snapshot", headers=user.org.headers).json()
+        groups = {r["user_id"]: r["group"] for r in csv.DictReader(io.StringIO(httpx.get(link["url"]).text))}
+        early = api.get(f"/platform-ads/audiences/{audience_id}/lift", headers=user.org.headers).json()
+        activated = datetime.fromisoformat(early["activatedAt"])
+        time.sleep(2)
+        elapsed = (datetime.now(UTC) - activated).total_seconds() - 0.5
+        files = shop_files(n_users=300, seed=4)  # the shop make_synced_user synced
+        orders = load_records(files["orders"], OrderRecord, file_name="orders.csv")
+        rng = np.random.default_rng(3)
+        for user_id, group in sorted(groups.items()):
+            if rng.random() < (UPLOADED_RATE if group == "uploaded" else HOLDOUT_RATE):
+                orders.append(
+                    OrderRecord(
+                        order_id=f"lift-{user_id}",
+                        user_id=user_id,
+                        product_id=PRODUCT,
+                        quantity=1,
+                        amount=float(rng.choice([20.0, 35.0])),
+                        timestamp=activated + timedelta(seconds=float(rng.uniform(0.5, elapsed))),
+                    )
+                )
+        files["orders"] = dump_records(orders, "csv")
+        sync = api.post(
+            "/platform-ads/data-source/sync",
+            json={"uploadId": upload_shop(api, user.org, files)},
+            headers=user.org.headers,
+        )
+        assert sync.status_code == 202, sync.text
+        wait_for_sync(api, user.org, sync.json()["syncId"], trained=False)
+        lift = api.get(f"/platform-ads/audiences/{audience_id}/lift", headers=user.org.headers).json()
+    assert lift["verdict"] == "uplift", lift["summary"]
+    page.get_by_role("button", name="Lift of Measured buyers").click()
+
+    # Then: the verdict and the API's sentence
+    expect(page.locator("#lift-verdict .badge")).to_have_text("Uplift")
+    expect(page.locator("#lift-summary")).to_have_text(lift["summary"])
+    # And: each group's purchase rate and revenue per user with its interval, buyers and users
+    for chart, figure, unit in (
+        ("#lift-rate", "purchaseRate", "rate"),
+        ("#lift-revenue", "revenuePerUser", "money"),
+    ):
+        texts = page.locator(f"{chart} .bar-value").all_inner_texts()
+        expected = []
+        for group in (lift["uploaded"], lift["holdout"]):
+            e = group[figure]
+            words = [_fmt(e[k], unit) for k in ("value", "low", "high")]
+            detail = (
+                f"{group['buyers']} buyers of {group['users']} users"
+                if unit == "rate"
+                else f"{group['users']} users"
+            )
+            expected.append(f"{words[0]} (95 % interval {words[1]} to {words[2]}; {detail})")
+        assert texts == expected
+    # And: the difference with its interval, the users and the days it rests on
+    facts = dict(
+        zip(
+            page.locator("#lift-facts dt").all_inner_texts(),
+            page.locator("#lift-facts dd").all_inner_texts(),
+            strict=True,
+        )
+    )
+    rate = lift["difference"]["purchaseRate"]
+    assert facts["Purchase rate difference"] == (
+        f"{_points(rate['value'])} (95 % interval {_points(rate['low'])} to {_points(rate['high'])}; "
+        f"{rate['users']} users)"
+    )
+    assert rate["users"] == len(groups)
+    assert facts["Users"].startswith(
+        f"{lift['uploaded']['users']} uploaded, {lift['holdout']['users']} held out"
+    )
+    assert facts["Window"].endswith(f"({lift['days']:.1f} days)")
+    assert re.match(r"^\+\d", facts["Revenue per user difference"])
+    # And: the model's calibration by decile, predicted against actual
+    rows = page.locator("#lift-calibration tbody tr")
+    expect(rows).to_have_count(len(lift["calibration"]))
+    first = lift["calibration"][0]
+    expect(rows.first.locator("td")).to_have_text(
+        [
+            "1",
+            str(first["users"]),
+            f"{first['scoreLow']:.3f} to {first['scoreHigh']:.3f}",
+            _fmt(first["predictedRate"], "rate"),
+            f"{_fmt(first['actualRate']['value'], 'rate')} (95 % interval "
+            f"{_fmt(first['actualRate']['low'], 'rate')} to {_fmt(first['actualRate']['high'], 'rate')})",
+        ]
+    )
+    violations = axe_violations(page)
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"audiences-lift-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+    assert not violations, dump(violations)
+
+
+def _fmt(value: float, unit: str) -> str:
+    return f"{100 * value:.1f} %" if unit == "rate" else f"{value:,.2f}"
+
+
+def _points(value: float) -> str:
+    return f"{'+' if value >= 0 else MINUS}{abs(100 * value):.1f} points"
