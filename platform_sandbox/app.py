@@ -13,7 +13,7 @@ def create_app(state: SandboxState) -> Flask:
     """A Flask app serving ``state``; use ``app.test_client()`` in tests or ``SandboxServer`` over HTTP."""
     app = Flask("platform_sandbox")
     app.url_map.converters["graph_version"] = GraphVersionConverter
-    # The official SDK asks for nodes as `/v25.0/act_<id>/` (a trailing slash), which the platform
+    # The official SDK asks for nodes as `/v<n>.0/act_<id>/` (a trailing slash), which the platform
     # answers like `/v25.0/act_<id>`: every rule matches with or without one (docs/platform-notes.md §5).
     app.url_map.strict_slashes = False
     app.extensions[EXTENSION_KEY] = state

@@ -86,7 +86,13 @@ def deprecated_version(version: str) -> GraphError:
 
 
 def unknown_version(version: str) -> GraphError:
-    return GraphError(f"Unknown path components: /{version}", 2500)
+    return unknown_path([version])
+
+
+def unknown_path(components: list[str]) -> GraphError:
+    """2500: a path the platform has no route for below an object that exists, such as an edge the
+    node does not have: ``Unknown path components: /no_such_edge`` (docs/platform-notes.md §5)."""
+    return GraphError(f"Unknown path components: /{'/'.join(components)}", 2500)
 
 
 def too_many_parameters(rows: int, limit: int) -> GraphError:

@@ -322,22 +322,28 @@ def register_error_handlers(app: Flask) -> None:
     """Unknown paths and methods answer with the Graph envelope, as the platform does.
 
     A versioned Graph path is a Graph call like any other: its version is checked and its token
-    validated (104/190) before the answer says the object does not exist (100/33), so a caller
-    without a valid token learns nothing about what exists (docs/platform-notes.md §5).
+    validated (104/190) before the answer says anything about what exists, so a caller without a
+    valid token learns nothing (docs/platform-notes.md §5). Then a path below an object the token
+    can see that leads nowhere (an edge the node does not have) is 2500 "Unknown path components";
+    an object that does not exist or that the token may not see, or a method the path does not
+    support, is 100/33 (docs/platform-notes.md §5).
     """
 
-    def unknown_graph_object(version: str) -> Response:
-        object_id = request.path.strip("/").split("/")[-1]
+    def unknown_graph_path(version: str, *, method_allowed: bool) -> Response:
+        node_id, *rest = [part for part in request.path.strip("/").split("/")[1:] if part] or [""]
 
         def refuse(call: GraphCall) -> Payload:
+            if method_allowed and rest and _visible(call, node_id):
+                raise errors.unknown_path(rest)
+            object_id = node_id if method_allowed else request.path.strip("/").split("/")[-1]
             raise errors.unsupported_request(call.method, object_id)
 
         return dispatch(version, refuse, needs_user=True)
 
-    def choose(_: Exception) -> Response:
+    def choose(error: Exception) -> Response:
         first = request.path.strip("/").split("/")[0]
         if VERSION_PATTERN.fullmatch(first):
-            return unknown_graph_object(first)
+            return unknown_graph_path(first, method_allowed=getattr(error, "code", 404) == 404)
         if request.path.startswith("/_admin"):
             object_id = request.path.strip("/").split("/")[-1]
             return _error_response(errors.unsupported_request(request.method, object_id))
@@ -345,3 +351,25 @@ def register_error_handlers(app: Flask) -> None:
 
     app.register_error_handler(404, choose)
     app.register_error_handler(405, choose)
+
+
+def _visible(call: GraphCall, node_id: str) -> bool:
+    """Whether ``node_id`` names an object this call's user may read: themselves (``me``), an ad
+    account they have a role on, or an audience, ad object, pixel or Page of such an account."""
+    world = call.state.world
+    if node_id in ("me", call.user_id):
+        return True
+    if node_id.startswith("act_"):
+        account = world.accounts.get(node_id.removeprefix("act_"))
+        return account is not None and call.user_id in account.roles
+    audience = world.audiences.get(node_id)
+    if audience is not None and not audience.deleted:
+        owner = audience.account_id
+    elif node_id in world.ad_objects:
+        owner = world.ad_objects[node_id].account_id
+    elif node_id in world.pixels:
+        owner = world.pixels[node_id].account_id
+    else:
+        return node_id in world.pages
+    account = world.accounts.get(owner)
+    return account is not None and call.user_id in account.roles

@@ -72,12 +72,59 @@ class TestEveryGraphPathChecksTheTokenFirst:
         # Then the token is refused (190), as on every other Graph path
         assert error_of(response)["code"] == 190
 
-    def test_a_valid_token_learns_the_object_is_not_there(self, graph: Graph, method: str, path: str) -> None:
+    def test_a_valid_token_learns_the_path_leads_nowhere(self, graph: Graph, method: str, path: str) -> None:
         # When it is called with a valid token
         response = graph(method, path)
-        # Then the object does not exist or does not support the operation (100/33)
+        # Then the answer is the platform's for that path: an edge the account does not have is an
+        # unknown path component (2500); anything else does not exist or does not support the
+        # operation (100/33)
         error = error_of(response)
-        assert (error["code"], error["error_subcode"]) == (100, 33)
+        if path.endswith("/no_such_edge"):
+            assert (response.status_code, error["code"], error.get("error_subcode")) == (400, 2500, None)
+            assert error["message"] == "Unknown path components: /no_such_edge"
+            assert error["type"] == "OAuthException"
+        else:
+            assert (error["code"], error["error_subcode"]) == (100, 33)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(f"/{ACCOUNT}/no_such_edge", id="account"),
+        pytest.param("/me/no_such_edge", id="me"),
+        pytest.param(f"/{ACCOUNT}/no_such_edge/", id="trailing-slash"),
+    ],
+)
+def test_an_edge_an_object_does_not_have_is_an_unknown_path_component(graph: Graph, path: str) -> None:
+    # When an object the token can see is asked for an edge it does not have
+    response = graph("POST" if path.startswith("/me") else "GET", path)
+    # Then the platform names the unknown part of the path (2500, no subcode), as for
+    # `GET /me/friendslist`: {"message": "Unknown path components: /friendslist", "code": 2500}
+    assert response.status_code == 400
+    error = error_of(response)
+    assert (error["code"], error.get("error_subcode")) == (2500, None)
+    assert error["message"] == "Unknown path components: /no_such_edge"
+
+
+def test_an_edge_of_an_unknown_object_says_the_object_is_not_there(graph: Graph) -> None:
+    # When an edge of an object that does not exist is asked for
+    response = graph("GET", "/424242424242/no_such_edge")
+    # Then it is the object that does not exist (100/33), named by its id
+    error = error_of(response)
+    assert (error["code"], error["error_subcode"]) == (100, 33)
+    assert "Object with ID '424242424242'" in error["message"]
+
+
+def test_an_edge_of_an_audience_of_anothers_account_says_the_object_is_not_there(
+    graph: Graph, new_audience: Callable[..., str], state: SandboxState
+) -> None:
+    # Given an audience of an ad account the user then loses their role on
+    audience_id = new_audience("Buyers")
+    state.world.accounts[ACCOUNT.removeprefix("act_")].roles.clear()
+    # When an edge it does not have is asked for
+    response = graph("GET", f"/{audience_id}/no_such_edge")
+    # Then the answer does not tell it exists (100/33)
+    assert (error_of(response)["code"], error_of(response)["error_subcode"]) == (100, 33)
 
 
 def test_an_unknown_path_still_checks_the_version(client: FlaskClient) -> None:
