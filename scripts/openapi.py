@@ -46,13 +46,84 @@ def generate() -> dict[str, Any]:
     return document_errors(schema)
 
 
+# What the platform's failures become on a route that calls it (shared/platform/errors.py): a token
+# to renew or an account not ready (422), its rate limit after the client's retries (429), or the
+# platform failing (502, with its message and trace id for support).
+_PLATFORM = {
+    422: "The ad account must be reconnected, or is not ready for this (the error says what to do)",
+    429: "The platform's rate limit: retry after the time the error gives",
+    502: "The platform failed: the error gives its exact message and trace id for support",
+}
+
+# The errors of each route beyond the ones every route of its kind has (below): what its service
+# raises (shared/errors.py's Conflict 409, PreconditionFailed 422, QuotaExceeded 429, UpstreamError
+# 502 and the platform's errors mapped to them). tests/unit/test_openapi.py checks it against the
+# README's endpoint table.
+ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
+    ("post", "/client/predict/{modelName}"): {
+        409: "The model is being replaced by a new version right now: retry in a moment",
+        429: "The API key's daily quota is spent (X-Service-Usage-Remaining: 0); it resets at midnight UTC",
+    },
+    ("post", "/platform-ads/account/closure"): {
+        409: "The account's closure has already completed",
+        422: "Deleting the platform's audiences needs a connected ad account",
+    },
+    ("post", "/platform-ads/activations"): _PLATFORM,
+    ("post", "/platform-ads/activations/{audienceId}/retry"): {
+        409: "Only a failed activation can be retried",
+    },
+    ("post", "/platform-ads/audiences"): _PLATFORM,
+    ("delete", "/platform-ads/audiences/{audienceId}"): {
+        409: "The audience has an advert on the platform, or lookalikes made outside the service",
+        **_PLATFORM,
+    },
+    ("get", "/platform-ads/audiences/{audienceId}/ads-manager-link"): {
+        422: "The audience is not active yet",
+    },
+    ("delete", "/platform-ads/audiences/{audienceId}/advert"): _PLATFORM,
+    ("post", "/platform-ads/audiences/{audienceId}/advert"): {
+        409: "The audience already has an advert, or another request is publishing it",
+        **_PLATFORM,
+        422: "The audience or the ad account is not ready to advertise (no pixel, Page, payment "
+        "method or beneficiary, an app in development mode, a token to renew): the error says what "
+        "to do, and nothing is left behind",
+        502: "The platform failed, or objects the rollback could not delete are listed on the audience",
+    },
+    ("get", "/platform-ads/audiences/{audienceId}/lift"): {
+        422: "The audience has no holdout, or is not active yet, or too few users to compare",
+    },
+    ("post", "/platform-ads/audiences/{audienceId}/refresh"): {
+        409: "A sync of this audience is already running",
+        **_PLATFORM,
+        422: "The audience is not active, its ad account is not connected, or its model is stale",
+    },
+    ("post", "/platform-ads/audiences/{audienceId}/sync"): {
+        422: "The audience was not made from a segment, so it has nothing to sync",
+    },
+    ("post", "/platform-ads/connect/callback"): {
+        **_PLATFORM,
+        422: "No business-owned ad account can be used (the error says what to do)",
+    },
+    ("post", "/platform-ads/data-source/sync"): {
+        409: "A sync or training is already under way",
+    },
+    ("get", "/platform-ads/readiness"): {
+        429: _PLATFORM[429],
+        502: _PLATFORM[502],
+    },
+    ("post", "/platform-ads/targeting/preview"): {
+        422: "No synced data source holds the customers, or the model cannot score yet",
+    },
+}
+
+
 def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     """Replace Powertools' generic 422 with the error responses the service really sends.
 
     Validation failures are mapped to 400 with the service's one error body (``shared.api``), so the
     document says that, plus 401 for authenticated routes, 403 for dashboard (JWT) routes, 409 and
     422 for routes that take an Idempotency-Key, 415 for routes that read a JSON body and 404/500
-    everywhere.
+    everywhere, and each route's own errors (``ROUTE_ERRORS``).
     """
     schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     error_schema = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -61,8 +132,8 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
     body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
-    for operations in schema.get("paths", {}).values():
-        for operation in operations.values():
+    for path, operations in schema.get("paths", {}).items():
+        for method, operation in operations.items():
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             responses["400"] = {"description": "Invalid request: the error names the field", "content": body}
@@ -91,6 +162,11 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
                 }
             responses["404"] = {"description": "Not found", "content": body}
             responses["500"] = {"description": "Unexpected failure", "content": body}
+            for status, description in ROUTE_ERRORS.get((method, path), {}).items():
+                known = responses.get(str(status), {}).get("description")
+                if known and known != description and description not in known:
+                    description = f"{known}; or: {description}"
+                responses[str(status)] = {"description": description, "content": body}
     return schema
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from scripts.openapi import OPENAPI_FILE, generate, render
+import re
+
+from scripts.openapi import OPENAPI_FILE, ROOT, ROUTE_ERRORS, generate, render
 
 ERROR_BODY = {"$ref": "#/components/schemas/ErrorBody"}
 
@@ -51,3 +53,34 @@ def test_dashboard_routes_document_403() -> None:
         for method, operation in operations.items():
             if operation["security"] == [{"bearerJwt": []}]:
                 assert "403" in operation["responses"], f"{method.upper()} {path}"
+
+
+def test_each_route_documents_the_errors_its_service_raises() -> None:
+    # Given each route's own errors (its service's Conflict, PreconditionFailed, quota and platform
+    # failures), listed beside the generator
+    schema = generate()
+    for (method, path), errors in ROUTE_ERRORS.items():
+        # Then the route exists and documents each of them with the service's error body
+        assert method in schema["paths"].get(path, {}), f"no route {method.upper()} {path}"
+        responses = schema["paths"][path][method]["responses"]
+        for status in errors:
+            assert responses[str(status)]["content"]["application/json"]["schema"] == ERROR_BODY
+    # And the prediction route documents its spent quota (429) and a model replaced under it (409)
+    assert {"409", "429"} <= set(schema["paths"]["/client/predict/{modelName}"]["post"]["responses"])
+
+
+def test_every_error_status_the_readme_gives_a_route_is_in_openapi_json() -> None:
+    # Given the README's endpoint table, which says in words when a route answers 409, 422, 429, ...
+    rows = [
+        match
+        for line in (ROOT / "README.md").read_text().splitlines()
+        if (match := re.match(r"\| `(GET|POST|PUT|DELETE|PATCH) (/[^` ?]*)[^`]*` \|(.*)", line))
+    ]
+    assert len(rows) > 30
+    schema = generate()
+    for row in rows:
+        method, path, text = row.group(1).lower(), row.group(2), row.group(3)
+        statuses = set(re.findall(r"(?<![\d.,])([45]\d\d)(?![\d.,%])", text))
+        # Then the route is documented, with every one of those statuses
+        responses = schema["paths"][path][method]["responses"]
+        assert statuses <= set(responses), f"{method.upper()} {path}: {sorted(statuses - set(responses))}"
