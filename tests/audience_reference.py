@@ -8,10 +8,11 @@ written record by record for clarity rather than speed: per record, per field, t
 
 from __future__ import annotations
 
+import itertools
 import random
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from functools import partial
+from functools import cache, partial
 
 from shared.audiences.identifiers import (
     SCHEMA,
@@ -123,19 +124,33 @@ _UNICODE_LAST = [
 ]
 
 
+# Names follow a Zipf-Mandelbrot law, weight (rank + 6) ** -0.91, fitted to the U.S. Census 2010 surname
+# table: the most common surname ~0.8 % of people, the top 25 ~9 %, the top 239 a quarter, and the
+# ~151,000 surnames with 100 or more bearers ~90 %; the other 10 % share about 6.15 million rarer
+# surnames (3.9 million of them reported once), drawn here uniformly. A 200,000-user list then holds
+# ~77,000 distinct last names. First names take the same law over 5,000 names (an assumption: the top
+# name is then 1.6 % of people, as the most common given names are at about 1-1.5 % of births, and the
+# top 1,000 cover 70 %), ~5,000 distinct in 200,000 users. Uniform pools would flatter a memo (few
+# distinct values) or defeat it (all distinct); this is what a real list looks like.
+NAME_LAW_EXPONENT = 0.91
+NAME_LAW_OFFSET = 6
+SURNAMES_WITH_100_BEARERS = 151_000
+SURNAMES_IN_CENSUS = 6_300_000
+SURNAME_TAIL_SHARE = 0.10
+FIRST_NAMES = 5_000
+
+
 def generate_corpus(size: int = CORPUS_SIZE, *, seed: int = 7) -> list[dict[str, str | None]]:
     """``size`` synthetic users in the spec's record shape, with the mess real customer lists have.
 
     Mostly valid GB/US/AU data; about 5% missing and a few percent invalid values per field, pre-hashed
-    values, Unicode names, duplicates and e-mail-shaped user ids. First names come from a pool of
-    5,000 and last names from 50,000, roughly what a list of this size holds.
+    values, Unicode names, duplicates and e-mail-shaped user ids. First and last names are drawn from
+    the rank-frequency law above, so they repeat as much (and as little) as in a real list.
     """
     rng = random.Random(seed)
-    first_pool = [_synthetic_name(rng) for _ in range(5_000)] + _UNICODE_FIRST
-    last_pool = [_synthetic_name(rng, 3) for _ in range(50_000)] + _UNICODE_LAST
     records: list[dict[str, str | None]] = []
     for index in range(size):
-        first, last = rng.choice(first_pool), rng.choice(last_pool)
+        first, last = _first_name(rng), _last_name(rng)
         country = rng.choices(
             ["GB", "US", "AU", " gb", "uk", "CA", None, "xx", "JP"], [30, 30, 10, 3, 3, 5, 15, 2, 2]
         )[0]
@@ -153,8 +168,43 @@ def generate_corpus(size: int = CORPUS_SIZE, *, seed: int = 7) -> list[dict[str,
     return records
 
 
-def _synthetic_name(rng: random.Random, syllables: int = 2) -> str:
-    return "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(syllables, syllables + 1))).title()
+@cache
+def _name_law(names: int) -> tuple[range, list[float]]:
+    """Ranks ``0 .. names - 1`` and their cumulative Zipf-Mandelbrot weights, for ``random.choices``."""
+    ranks = range(names)
+    weights = ((rank + 1 + NAME_LAW_OFFSET) ** -NAME_LAW_EXPONENT for rank in ranks)
+    return ranks, list(itertools.accumulate(weights))
+
+
+def _first_name(rng: random.Random) -> str:
+    if rng.random() < 0.002:
+        return rng.choice(_UNICODE_FIRST)
+    ranks, cumulative = _name_law(FIRST_NAMES)
+    return _ranked_name(rng.choices(ranks, cum_weights=cumulative)[0])
+
+
+def _last_name(rng: random.Random) -> str:
+    roll = rng.random()
+    if roll < 0.002:
+        return rng.choice(_UNICODE_LAST)
+    if roll < SURNAME_TAIL_SHARE:
+        return _ranked_name(rng.randrange(SURNAMES_WITH_100_BEARERS, SURNAMES_IN_CENSUS))
+    ranks, cumulative = _name_law(SURNAMES_WITH_100_BEARERS)
+    return _ranked_name(rng.choices(ranks, cum_weights=cumulative)[0])
+
+
+def _ranked_name(rank: int) -> str:
+    """The name of frequency rank ``rank``: the rank in bijective base 16, one syllable per digit.
+
+    Every syllable starts with its own letter, so distinct ranks give distinct names.
+    """
+    syllables: list[str] = []
+    number = rank + 1
+    while number:
+        number -= 1
+        number, digit = divmod(number, len(_SYLLABLES))
+        syllables.append(_SYLLABLES[digit])
+    return "".join(reversed(syllables)).title()
 
 
 def _maybe(rng: random.Random, value: str, *, garbage: str) -> str | None:
