@@ -32,7 +32,9 @@ function row(audience) {
       audience.status === "failed" && audience.failure
         ? el("span", { class: "remedy" }, ` ${audience.failure.message}${audience.failure.remedy ? ` What to do: ${audience.failure.remedy}` : ""}`)
         : null)),
-    cell("Size", `${audience.userCount.toLocaleString()} users`),
+    cell("Size", audience.holdout
+      ? `${audience.userCount.toLocaleString()} users · ${audience.holdout.holdoutUsers.toLocaleString()} held out to measure lift`
+      : `${audience.userCount.toLocaleString()} users`),
     cell("Objective", audience.objective),
     cell("Lookalike", lookalike),
     cell("Campaign", campaign(audience)),

@@ -27,7 +27,7 @@ from tests.integration.browser.conftest import (
     make_synced_user,
     sign_in,
 )
-from tests.integration.browser.test_audiences_page import create_segment_audience
+from tests.integration.browser.test_audiences_page import audience_of, create_segment_audience
 from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
 
 pytestmark = pytest.mark.integration
@@ -43,24 +43,30 @@ def test_the_lift_report_shows_the_verdict_and_the_apis_figures_and_says_when_it
     # Given: an organization of its own (its shop gets new orders), a segment audience with a 50 %
     # holdout and one without
     user = make_synced_user(stack)
-    held = create_segment_audience(stack, user, "Measured buyers", top=200, holdoutPercent=50, holdoutSeed=7)
-    create_segment_audience(stack, user, "Unmeasured buyers", holdoutPercent=0)
+    held = create_segment_audience(stack, user, "Lift buyers", top=200, holdoutPercent=50, holdoutSeed=7)
+    create_segment_audience(stack, user, "No holdout buyers", holdoutPercent=0)
     sign_in(page, user.email, user.password)
     page.goto("/audiences.html")
+    listed = audience_of(stack, user, str(held["audienceId"]))
+    holdout = listed["holdout"]
+    assert isinstance(holdout, dict)
+    expect(page.get_by_role("row").filter(has_text="Lift buyers").get_by_role("cell").nth(2)).to_have_text(
+        f"{listed['userCount']} users · {holdout['holdoutUsers']} held out to measure lift"
+    )
 
     # When: the lift of the audience without a holdout is asked for
-    page.get_by_role("button", name="Lift of Unmeasured buyers").click()
+    page.get_by_role("button", name="Lift of No holdout buyers").click()
     # Then: it says the lift cannot be measured, why, and what to do
-    expect(page.get_by_role("heading", name="Lift of “Unmeasured buyers”")).to_be_focused()
+    expect(page.get_by_role("heading", name="Lift of “No holdout buyers”")).to_be_focused()
     expect(page.locator("#lift-report")).to_contain_text(
         "The lift cannot be measured: This audience has no holdout, so its lift cannot be measured."
     )
     expect(page.locator("#lift-report")).to_contain_text("holdoutPercent above 0")
 
     # When: the audience with a holdout is measured before any order after its activation
-    page.get_by_role("button", name="Lift of Measured buyers").click()
+    page.get_by_role("button", name="Lift of Lift buyers").click()
     # Then: not enough data yet, in words
-    expect(page.get_by_role("heading", name="Lift of “Measured buyers”")).to_be_focused()
+    expect(page.get_by_role("heading", name="Lift of “Lift buyers”")).to_be_focused()
     expect(page.locator("#lift-verdict .badge")).to_have_text("Not enough data yet")
     expect(page.locator("#lift-summary")).to_contain_text("Not enough data yet: no order of the product")
 
@@ -99,7 +105,7 @@ def test_the_lift_report_shows_the_verdict_and_the_apis_figures_and_says_when_it
         wait_for_sync(api, user.org, sync.json()["syncId"], trained=False)
         lift = api.get(f"/platform-ads/audiences/{audience_id}/lift", headers=user.org.headers).json()
     assert lift["verdict"] == "uplift", lift["summary"]
-    page.get_by_role("button", name="Lift of Measured buyers").click()
+    page.get_by_role("button", name="Lift of Lift buyers").click()
 
     # Then: the verdict and the API's sentence
     expect(page.locator("#lift-verdict .badge")).to_have_text("Uplift")
