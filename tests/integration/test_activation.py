@@ -59,35 +59,6 @@ def test_an_activation_runs_to_active_in_the_state_machine(
     assert names[f"{accepted['audienceId']}-1"] == "SUCCEEDED"
 
 
-def test_throttling_becomes_a_wait_state_not_a_failure(
-    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
-) -> None:
-    # Given: the platform throttles uploads for longer than the client waits in-process
-    sandbox.post(
-        "/faults",
-        json={
-            "kind": "throttle",
-            "method": "POST",
-            "path": "/users$",
-            "code": 80003,
-            "regain_minutes": 0,
-            "count": 8,
-        },
-    )
-    # When
-    accepted = api.post(
-        "/platform-ads/activations", json={"name": "Throttled", "users": users(50)}, headers=org.headers
-    ).json()
-    # Then: the execution went through the Wait state and still activated the audience
-    wait_for(stack, org, accepted["audienceId"], "active")
-    [execution] = [e for e in executions(stack) if e["name"] == f"{accepted['audienceId']}-1"]
-    history = stack.client("stepfunctions").get_execution_history(executionArn=execution["executionArn"])
-    entered = [
-        e["stateEnteredEventDetails"]["name"] for e in history["events"] if "stateEnteredEventDetails" in e
-    ]
-    assert "WaitForThrottle" in entered
-
-
 def test_a_repeated_start_with_the_same_key_starts_one_execution(
     stack: LocalStack, api: httpx.Client, org: ConnectedOrg
 ) -> None:

@@ -21,6 +21,7 @@ from local.connected import ConnectedOrg, reconnect
 from local.stack import LocalStack
 from local.statemachine import WorkerKilled
 from shared import wiring
+from tests.integration.test_activation import wait_for
 
 PROSPECTING = {"objective": "prospecting", "lookalikeSize": 2, "lookalikeCountry": "GB"}
 
@@ -318,11 +319,14 @@ def test_a_throttled_run_waits_in_the_state_machine_and_loses_nobody(
     body = {"name": "Throttled", "users": users(30_000, "h")}
     audience_id = api.post("/platform-ads/activations", json=body, headers=org.headers).json()["audienceId"]
 
-    # Then the execution waited in WaitForThrottle and finished with everybody once
+    # Then the first execution waited in WaitForThrottle (a wait, not a failed attempt) and finished
+    # with everybody once, and the audience is listed active
     done = wait_until(api, org, audience_id, "succeeded", "failed")
     assert done["state"] == "succeeded"
+    assert done["executionName"] == f"{audience_id}-1"
     assert "WaitForThrottle" in entered_states(stack, done["executionName"])
     assert_everyone_once(sandbox, done, 30_000)
+    assert wait_for(stack, org, audience_id, "active")["audienceId"] == audience_id
 
 
 @contextmanager

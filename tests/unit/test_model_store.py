@@ -7,12 +7,12 @@ from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-import boto3
 import pytest
-from moto import mock_aws
 
 from shared.records.models import ModelRecord, UsageStats
 from shared.repositories.models import DynamoModelStore
+from tests.unit.moto_aws import offline_aws
+from tests.unit.moto_aws import table as main_table
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -24,23 +24,8 @@ PREDICTED = datetime(2026, 11, 2, 12, 0, tzinfo=UTC)
 
 @pytest.fixture
 def table(monkeypatch: pytest.MonkeyPatch) -> Iterator[Table]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        dynamodb = boto3.resource("dynamodb", region_name="eu-west-1")
-        yield dynamodb.create_table(
-            TableName="main",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+    with offline_aws(monkeypatch):
+        yield main_table("main")
 
 
 def model(version: str = "v1", **changes: Any) -> ModelRecord:

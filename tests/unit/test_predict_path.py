@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from shared.auth.api_keys import NewApiKey, issue_key
 from shared.errors import NotFound, QuotaExceeded, Unauthorized
@@ -26,6 +25,7 @@ from shared.repositories.api_keys import DynamoApiKeyStore
 from shared.repositories.models import DynamoModelStore
 from shared.repositories.prediction_path import DynamoKeyDayMeter, DynamoKeyReader, DynamoModelCounter
 from shared.repositories.usage import DynamoUsageStore
+from tests.unit.moto_aws import offline_aws, table
 from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 
 if TYPE_CHECKING:
@@ -82,38 +82,10 @@ class Stack:
         )
 
 
-def _table(dynamodb: Any, name: str) -> Any:
-    return dynamodb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-            {"AttributeName": "gsi1pk", "AttributeType": "S"},
-            {"AttributeName": "gsi1sk", "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "gsi1",
-                "KeySchema": [
-                    {"AttributeName": "gsi1pk", "KeyType": "HASH"},
-                    {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
-
-
 @pytest.fixture
 def stack(monkeypatch: pytest.MonkeyPatch, trained: TrainedModel) -> Iterator[Stack]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        dynamodb = boto3.resource("dynamodb", region_name="eu-west-1")
-        main, usage = _table(dynamodb, "main"), _table(dynamodb, "usage")
+    with offline_aws(monkeypatch):
+        main, usage = table("main"), table("usage", "UsageTable")
         client = boto3.client("dynamodb", region_name="eu-west-1")
         calls: list[str] = []
         client.meta.events.register("before-call.dynamodb", lambda model, **_: calls.append(model.name))

@@ -14,10 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
 import pytest
 from botocore.exceptions import ClientError
-from moto import mock_aws
 
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import CreateAudienceRequest
@@ -27,11 +25,11 @@ from shared.records.audiences import AudienceRecord
 from shared.repositories.audiences import DynamoAudienceStore
 from shared.repositories.blobs import S3BlobStore
 from tests.unit.audiences.test_audience_service import SandboxConnections, Ticking
+from tests.unit.moto_aws import encrypted_bucket, offline_aws, table
 from tests.unit.sandbox_platform import SandboxPlatform
 
 ORG = "org-1"
 KEY = "create-0001"
-REGION = "eu-west-1"
 
 
 def throttled(operation: str) -> ClientError:
@@ -88,26 +86,9 @@ class World:
 
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        table = boto3.resource("dynamodb", region_name=REGION).create_table(
-            TableName="main",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        s3 = boto3.client("s3", region_name=REGION)
-        s3.create_bucket(Bucket="data", CreateBucketConfiguration={"LocationConstraint": REGION})
-        key_id = boto3.client("kms", region_name=REGION).create_key()["KeyMetadata"]["KeyId"]
-        yield World(table=table, s3=s3, key_id=key_id, platform=SandboxPlatform())
+    with offline_aws(monkeypatch):
+        s3, key_id = encrypted_bucket("data")
+        yield World(table=table("main"), s3=s3, key_id=key_id, platform=SandboxPlatform())
 
 
 def request(**fields: Any) -> CreateAudienceRequest:

@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta
 
 import boto3
 import pytest
-from moto import mock_aws
 
 from shared.datasources.service import DataSourceService
 from shared.repositories.blobs import S3BlobStore
 from shared.repositories.datasources import DynamoDatasetStore
+from tests.unit.moto_aws import REGION, encrypted_bucket, offline_aws, table
 
 ORG = "shop-1"
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
@@ -52,27 +52,9 @@ class DataSourceWorld:
 
 @pytest.fixture
 def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[DataSourceWorld]:
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "test")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "test")
-    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
-    with mock_aws():
-        dynamodb = boto3.resource("dynamodb", region_name="eu-west-1")
-        table = dynamodb.create_table(
-            TableName="main",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
-        s3 = boto3.client("s3", region_name="eu-west-1")
-        s3.create_bucket(Bucket="data", CreateBucketConfiguration={"LocationConstraint": "eu-west-1"})
-        key_id = boto3.client("kms", region_name="eu-west-1").create_key()["KeyMetadata"]["KeyId"]
-        datasets = DynamoDatasetStore(table, boto3.client("dynamodb", region_name="eu-west-1"))
+    with offline_aws(monkeypatch):
+        s3, key_id = encrypted_bucket("data")
+        datasets = DynamoDatasetStore(table("main"), boto3.client("dynamodb", region_name=REGION))
         blobs = S3BlobStore(s3, "data", key_id)
         service = DataSourceService(datasets=datasets, blobs=blobs, clock=Clock(), max_file_bytes=10_000_000)
         yield DataSourceWorld(service=service, datasets=datasets, blobs=blobs)

@@ -3,20 +3,16 @@ it (its age and measured drift) and the customers with a usable identifier per l
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
-import numpy as np
 import pytest
 
-from shared.datasources.coverage import FLAGS, Coverage
+from shared.datasources.coverage import Coverage
 from shared.errors import NotFound
-from shared.ml.freshness import FreshnessRules
 from shared.readiness.service import ReadinessItem, ReadinessQuery, ReadinessService
 from shared.records.datasources import DatasetVersion
 from shared.records.models import ModelRecord
-
-NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
-RULES = FreshnessRules(stale_after_days=30, retrain_after_days=60, psi_threshold=0.2)
+from tests.unit.records import NOW, RULES, coverage, dataset_version, model_record
 
 
 class NoConnection:
@@ -48,44 +44,11 @@ class Coverages:
         return self.value
 
 
-def dataset(version: str = "v2") -> DatasetVersion:
-    return DatasetVersion(
-        org_id="shop",
-        version=version,
-        created_at=NOW,
-        keys={},
-        row_counts={},
-        rows_read={},
-        rejected_count=0,
-        rejected_rows_accepted=False,
-    )
-
-
-def model(**changes: object) -> ModelRecord:
-    fields: dict[str, object] = {
-        "org_id": "shop",
-        "name": "shop-purchase",
-        "type": "purchase",
-        "version": "m1",
-        "trained_at": NOW - timedelta(days=1),
-        "training_cutoff": NOW - timedelta(days=31),
-        "training_user_count": 500,
-        "bundle_key": "b",
-        "bundle_sha256": "s",
-        "dataset_version": "v2",
-    }
-    return ModelRecord.model_validate({**fields, **changes})
-
-
-def coverage(usable_by_country: dict[str, int]) -> Coverage:
+def covering(usable_by_country: dict[str, int]) -> Coverage:
+    """Usable customers per country, and 50 more in GB without a usable identifier."""
     countries = [c for c, n in usable_by_country.items() for _ in range(n)] + ["GB"] * 50
-    usable = np.array([True] * (len(countries) - 50) + [False] * 50)
-    flags = {name: usable.copy() for name in FLAGS}
-    return Coverage(
-        user_ids=np.array([f"u{i:05d}" for i in range(len(countries))]),
-        countries=np.array(countries, dtype="<U2"),
-        flags=flags,
-    )
+    usable = [True] * (len(countries) - 50) + [False] * 50
+    return coverage([f"u{i:05d}" for i in range(len(countries))], countries, usable)
 
 
 def items(
@@ -98,7 +61,7 @@ def items(
         connections=NoConnection(),
         models=Models(record),
         datasets=Datasets(version),
-        coverages=Coverages(covered or coverage({"GB": 200})),
+        coverages=Coverages(covered or covering({"GB": 200})),
         rules=RULES,
         clock=lambda: NOW,
     )
@@ -107,7 +70,7 @@ def items(
 
 
 def test_a_fresh_model_on_the_current_dataset_and_reachable_customers_pass() -> None:
-    found = items(model(), dataset())
+    found = items(model_record(), dataset_version())
     assert {k: v.status for k, v in found.items()} == {"model_fresh": "pass", "enough_users": "pass"}
 
 
@@ -119,20 +82,20 @@ def test_without_a_synced_dataset_both_data_items_fail() -> None:
 
 
 def test_a_model_trained_on_an_older_dataset_fails() -> None:
-    found = items(model(dataset_version="v1"), dataset("v2"))
+    found = items(model_record(dataset_version="v1"), dataset_version("v2"))
     assert found["model_fresh"].status == "fail"
     assert "trained on v1, not on the current dataset v2" in found["model_fresh"].evidence
 
 
 def test_a_model_past_its_stale_age_fails() -> None:
-    found = items(model(trained_at=NOW - timedelta(days=45)), dataset())
+    found = items(model_record(trained_at=NOW - timedelta(days=45)), dataset_version())
     assert found["model_fresh"].status == "fail"
     assert "45 days old" in found["model_fresh"].evidence
 
 
 def test_a_model_whose_features_drifted_fails_as_predict_says_retrain() -> None:
     # Given a fresh model whose drift check measured a PSI above the threshold
-    found = items(model(max_feature_psi=0.35), dataset())
+    found = items(model_record(max_feature_psi=0.35), dataset_version())
 
     # Then the checklist fails it with the measurement
     assert found["model_fresh"].status == "fail"
@@ -143,10 +106,10 @@ def test_a_model_whose_features_drifted_fails_as_predict_says_retrain() -> None:
 @pytest.mark.parametrize(("usable_in_au", "status"), [(99, "fail"), (100, "pass")])
 def test_a_lookalike_seed_is_counted_in_its_country(usable_in_au: int, status: str) -> None:
     # Given 300 usable customers in GB and some in AU
-    covered = coverage({"GB": 300, "AU": usable_in_au})
+    covered = covering({"GB": 300, "AU": usable_in_au})
     query = ReadinessQuery(objective="prospecting", lookalike_country="AU")
 
     # When prospecting in Australia is checked, then only Australia's usable customers count
-    found = items(model(), dataset(), covered, query)
+    found = items(model_record(), dataset_version(), covered, query)
     assert found["enough_users"].status == status
     assert f"{usable_in_au} customers in AU" in found["enough_users"].evidence

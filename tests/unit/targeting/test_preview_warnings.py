@@ -3,23 +3,16 @@ measured (as predict's recommended_retrain does)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 import numpy as np
 import pytest
 
-from shared.datasources.coverage import FLAGS, Coverage, write_coverage
-from shared.ml.freshness import FreshnessRules
+from shared.datasources.coverage import write_coverage
 from shared.ml.scoring import ScoringBundle, load_bundle
 from shared.ml.training import TrainingConfig, train_model
-from shared.records.datasources import DatasetVersion
-from shared.records.models import ModelRecord
 from shared.targeting.models import PreviewRequest
 from shared.targeting.service import CoverageCache, TargetingService
+from tests.unit.records import NOW, RULES, coverage, dataset_version, model_record
 from tools.synthetic import SyntheticConfig, generate_shop
-
-NOW = datetime(2026, 11, 23, 12, tzinfo=UTC)
-RULES = FreshnessRules(stale_after_days=30, retrain_after_days=60, psi_threshold=0.2)
 
 
 @pytest.fixture(scope="module")
@@ -52,38 +45,11 @@ class One:
 
 
 def preview(bundle: ScoringBundle, **changes: object) -> list[str]:
-    record = ModelRecord.model_validate(
-        {
-            "org_id": "shop",
-            "name": "shop-purchase",
-            "type": "purchase",
-            "version": "m1",
-            "trained_at": NOW - timedelta(days=1),
-            "training_cutoff": NOW - timedelta(days=31),
-            "training_user_count": 300,
-            "bundle_key": "b",
-            "bundle_sha256": "s",
-            "dataset_version": "v1",
-            **changes,
-        }
-    )
-    dataset = DatasetVersion(
-        org_id="shop",
-        version="v1",
-        created_at=NOW,
-        keys={"identifiers": "identifiers"},
-        row_counts={},
-        rows_read={},
-        rejected_count=0,
-        rejected_rows_accepted=False,
-    )
+    record = model_record(training_user_count=300, **changes)
+    dataset = dataset_version("v1", keys={"identifiers": "identifiers"})
     users = np.sort(bundle.user_ids)
-    coverage = Coverage(
-        user_ids=users,
-        countries=np.full(users.size, "GB", dtype="<U2"),
-        flags={name: np.ones(users.size, dtype=bool) for name in FLAGS},
-    )
-    blobs = Blobs({"identifiers": write_coverage(coverage)})
+    covered = coverage(users.tolist(), ["GB"] * users.size, [True] * users.size)
+    blobs = Blobs({"identifiers": write_coverage(covered)})
     service = TargetingService(
         models=One(record),  # type: ignore[arg-type]
         datasets=One(dataset),  # type: ignore[arg-type]
