@@ -4,7 +4,9 @@ A 1M-user CSV (the size of the wizard benchmark's shop) is put into S3 on a moto
 own process, so only the reader's memory is counted. Each way of reading runs in a fresh child process
 that imports everything first; its peak resident memory above what was resident just before reading
 is the figure. "whole" is how the list was read before (``get`` the object, decode it, ``io.StringIO``);
-"stream" is ``shared.audiences.uploads.check_upload`` as the service runs it. Run
+"stream" is how the service reads every row now: the activation's SelectUsers step checking each row
+as it writes the snapshot (``shared.audiences.activation._snapshot_rows_of_csv``; accepting the upload
+reads only its header). Run
 ``python -m benchmarks upload_memory``.
 """
 
@@ -66,15 +68,17 @@ def _measure(way: str, endpoint: str) -> dict[str, float]:
 
     from pydantic import ValidationError
 
+    from shared.audiences.activation import _snapshot_rows_of_csv
     from shared.audiences.identifiers import AudienceUser
-    from shared.audiences.uploads import check_upload, upload_key
+    from shared.audiences.uploads import upload_key
 
     store = _store(endpoint)
     _reset_peak()  # the imports' own transient peak must not hide (or be) the figure
     before = _status_kib("VmRSS")
     started = time.perf_counter()
     if way == "stream":
-        count = check_upload(ORG, UPLOAD, store, max_bytes=1 << 40)
+        with store.open(upload_key(ORG, UPLOAD)) as stream:
+            count = sum(1 for _ in _snapshot_rows_of_csv(stream))
     else:  # the reading this replaced: the object whole, decoded, then parsed from a StringIO
         reader = csv.reader(io.StringIO(store.get(upload_key(ORG, UPLOAD)).decode("utf-8-sig")))
         header = next(reader)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from shared.audiences.batching import new_session_id
 from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED, new_seed, split_holdout
@@ -48,7 +48,7 @@ from shared.audiences.snapshot import (
     score_cell,
     snapshot_row,
 )
-from shared.audiences.uploads import plainly_valid, upload_key
+from shared.audiences.uploads import invalid_rows, plainly_valid, row_problems, upload_key
 from shared.clock import Clock
 from shared.errors import PreconditionFailed, ServiceError, ValidationFailed
 from shared.observability import logger
@@ -67,6 +67,8 @@ from shared.records.audiences import (
 from shared.records.connections import Connection
 
 if TYPE_CHECKING:
+    from _csv import Reader as _CsvReader
+
     from shared.audiences.service import SegmentSource
 
 MIN_SEED_USERS = 100
@@ -298,7 +300,8 @@ class ActivationPipeline:
         request = self._request(record)
         users_key = users_csv_key(record.org_id, record.audience_id)
         if request.upload_id:
-            # The upload was checked when the activation was accepted: read it as it is.
+            # Only its header was checked when the activation was accepted: its rows are checked here,
+            # as the snapshot is written (a bad row fails the step naming its line and column).
             users_key = upload_key(record.org_id, request.upload_id)
             with self.blobs.open(users_key) as stream:  # a large list is read as it streams in
                 count = self._write_snapshot(record, _snapshot_rows_of_csv(stream))
@@ -733,7 +736,7 @@ def _users_csv(users: list[AudienceUser]) -> bytes:
     return buffer.getvalue().encode()
 
 
-def _csv_rows(data: BinaryIO) -> tuple[list[str], Iterator[list[str]]]:
+def _csv_rows(data: BinaryIO) -> tuple[list[str], _CsvReader]:
     # Read through a wrapper over the S3 stream: a million-user file is never held whole.
     reader = csv.reader(io.TextIOWrapper(data, encoding="utf-8-sig", newline=""))
     header = next(reader, [])
@@ -741,25 +744,41 @@ def _csv_rows(data: BinaryIO) -> tuple[list[str], Iterator[list[str]]]:
 
 
 def _snapshot_rows_of_csv(data: BinaryIO) -> Iterator[tuple[str, ...]]:
-    """The snapshot rows of an uploaded users CSV; a plainly valid row (``plainly_valid``) is written
-    without building its model, with exactly what ``snapshot_row`` would write for it."""
-    header, rows = _csv_rows(data)
-    for row in rows:
-        cells = {name: value for name, value in zip(header, row, strict=False) if name and value.strip()}
-        if not cells:
-            continue
-        if plainly_valid(cells):
-            score = cells.get("score")
-            yield (
-                csv_safe_text(cells["user_id"]),
-                csv_safe_text(cells.get("email")),
-                csv_safe_text(cells.get("firstName")),
-                csv_safe_text(cells.get("lastName")),
-                csv_safe_text(cells.get("phone")),
-                score_cell(float(score) if score is not None else None),
-            )
-        else:
-            yield snapshot_row(AudienceUser.model_validate(cells))
+    """The snapshot rows of an uploaded users CSV, checking every row as they go (the POST checked
+    only the header, ``shared.audiences.uploads.check_upload``). A plainly valid row
+    (``plainly_valid``) is written without building its model, with exactly what ``snapshot_row``
+    would write for it; any other row goes through the model.
+
+    Once the whole file is read, raises ``ValidationFailed`` naming the line and column of each bad
+    row (never its value), or for a file that is not UTF-8; nothing is written then."""
+    problems: list[str] = []
+    try:
+        header, rows = _csv_rows(data)
+        for row in rows:
+            if not row:
+                continue
+            cells = {name: value for name, value in zip(header, row, strict=False) if name and value.strip()}
+            if plainly_valid(cells):
+                score = cells.get("score")
+                yield (
+                    csv_safe_text(cells["user_id"]),
+                    csv_safe_text(cells.get("email")),
+                    csv_safe_text(cells.get("firstName")),
+                    csv_safe_text(cells.get("lastName")),
+                    csv_safe_text(cells.get("phone")),
+                    score_cell(float(score) if score is not None else None),
+                )
+                continue
+            try:
+                user = AudienceUser.model_validate(cells)
+            except ValidationError as error:
+                problems.extend(row_problems(error, rows.line_num))
+                continue
+            yield snapshot_row(user)
+    except UnicodeDecodeError as exc:
+        raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
+    if problems:
+        raise invalid_rows(problems)
 
 
 def _column_chunks(data: BinaryIO, size: int) -> Iterator[IdentifierColumns]:

@@ -53,11 +53,7 @@ def read_users(lines: Iterator[str] | TextIO) -> list[AudienceUser]:
         try:
             users.append(AudienceUser.model_validate(cells))
         except ValidationError as error:
-            # Messages only: pydantic's own str() would quote the offending value.
-            problems.extend(
-                f"line {reader.line_num}: {'.'.join(map(str, issue['loc']))}: {issue['msg']}"
-                for issue in error.errors(include_input=False, include_url=False)
-            )
+            problems.extend(row_problems(error, reader.line_num))
     if problems:
         raise InvalidFile(problems)
     return users
@@ -80,45 +76,45 @@ def create_upload_link(org_id: str, blobs: UploadBlobs) -> UploadLink:
     return UploadLink(upload_id=upload_id, url=url)
 
 
-def check_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int) -> int:
-    """Check an uploaded CSV row by row, read as a stream, without keeping its users; returns how
-    many it has.
+def check_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int) -> None:
+    """Check what an uploaded CSV can be refused for at once: there is one, it is within
+    ``max_bytes``, its header names a ``user_id`` column and a row follows. Only the start is read, so
+    the answer does not grow with the list (a 2M-row list would near API Gateway's 30 s); the rows
+    themselves are checked by the activation's SelectUsers step, which reads them all anyway
+    (``rows_problems``).
 
-    Raises ``NotFound`` for no upload, ``ValidationFailed`` for a file over ``max_bytes`` or not UTF-8,
-    and naming line and column of bad rows (never their values)."""
-    problems: list[str] = []
-    count = 0
+    Raises ``NotFound`` for no upload, and ``ValidationFailed`` for a file over ``max_bytes``, a
+    header without ``user_id``, no rows, or a start that is not UTF-8."""
     with open_upload(org_id, upload_id, blobs, max_bytes) as text:
         try:
             reader = csv.reader(text)
             header = next(reader, None)
             if header is None or "user_id" not in header:
                 _refuse(["the header row must include a user_id column"])
-            assert header is not None
-            for row in reader:
-                if not row:
-                    continue
-                cells = {
-                    name: value for name, value in zip(header, row, strict=False) if name and value.strip()
-                }
-                if plainly_valid(cells):
-                    count += 1
-                    continue
-                try:
-                    AudienceUser.model_validate(cells)
-                except ValidationError as error:
-                    problems.extend(
-                        f"line {reader.line_num}: {'.'.join(map(str, issue['loc']))}: {issue['msg']}"
-                        for issue in error.errors(include_input=False, include_url=False)
-                    )
-                count += 1
+            if next((row for row in reader if row), None) is None:
+                raise ValidationFailed("The uploaded CSV has no users.", field="uploadId")
         except UnicodeDecodeError as exc:
             raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
-    if problems:
-        _refuse(problems)
-    if count == 0:
-        raise ValidationFailed("The uploaded CSV has no users.", field="uploadId")
-    return count
+
+
+def row_problems(error: ValidationError, line: int) -> list[str]:
+    """``line N: column: problem`` for each problem of a CSV row, never its value (pydantic's own
+    str() would quote it)."""
+    return [
+        f"line {line}: {'.'.join(map(str, issue['loc']))}: {issue['msg']}"
+        for issue in error.errors(include_input=False, include_url=False)
+    ]
+
+
+def invalid_rows(problems: list[str]) -> ValidationFailed:
+    """The error for an uploaded CSV with bad rows: the first few, by line and column."""
+    shown = "; ".join(problems[:_PROBLEMS_SHOWN])
+    more = f" (and {len(problems) - _PROBLEMS_SHOWN} more)" if len(problems) > _PROBLEMS_SHOWN else ""
+    return ValidationFailed(
+        f"The uploaded CSV has invalid rows: {shown}{more}.",
+        field="uploadId",
+        remedy=f"Fix those rows (columns: {CSV_COLUMNS}), upload the file again and use its new uploadId.",
+    )
 
 
 # A score written as a plain decimal number: what float() and pydantic read the same way.
@@ -159,13 +155,7 @@ def open_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int)
 
 
 def _refuse(problems: list[str]) -> NoReturn:
-    shown = "; ".join(problems[:_PROBLEMS_SHOWN])
-    more = f" (and {len(problems) - _PROBLEMS_SHOWN} more)" if len(problems) > _PROBLEMS_SHOWN else ""
-    raise ValidationFailed(
-        f"The uploaded CSV has invalid rows: {shown}{more}.",
-        field="uploadId",
-        remedy=f"Fix those rows (columns: {CSV_COLUMNS}) and upload again.",
-    )
+    raise invalid_rows(problems)
 
 
 def users_from_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int) -> list[AudienceUser]:

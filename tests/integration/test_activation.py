@@ -120,10 +120,31 @@ def test_a_list_too_large_for_a_request_is_uploaded_first_then_activated(
     assert sum(len(group["rows"]) for group in members) == 60_000
 
 
-def test_a_bad_upload_is_refused_naming_the_line_and_column(api: httpx.Client, org: ConnectedOrg) -> None:
-    # Given
+def test_a_bad_row_of_an_upload_fails_the_activation_naming_the_line_and_column(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given: a list whose header is right and whose line 2 has a score that is not a number
     link = api.post("/platform-ads/uploads", headers=org.headers).json()
     httpx.put(link["url"], content=b"user_id,score\nu1,high\n", headers={"Content-Type": "text/csv"})
+    # When: accepting it reads only the header (a 2M-row list must not near the gateway's 30 s)
+    response = api.post(
+        "/platform-ads/activations", json={"name": "Bad", "uploadId": link["uploadId"]}, headers=org.headers
+    )
+    # Then: SelectUsers reads every row and fails the activation, naming the row, never its value
+    assert response.status_code == 202, response.text
+    failed = wait_for(stack, org, response.json()["audienceId"], "failed")
+    assert failed["failure"]["code"] == "validation_error"
+    assert failed["failure"]["step"] == "select_users"
+    assert "line 2: score" in failed["failure"]["message"]
+    assert "high" not in failed["failure"]["message"]
+    assert "upload the file again" in failed["failure"]["remedy"]
+    assert failed["platformCustomAudienceId"] is None
+
+
+def test_an_upload_without_a_user_id_column_is_refused_at_once(api: httpx.Client, org: ConnectedOrg) -> None:
+    # Given
+    link = api.post("/platform-ads/uploads", headers=org.headers).json()
+    httpx.put(link["url"], content=b"email,score\na@example.com,1\n", headers={"Content-Type": "text/csv"})
     # When
     response = api.post(
         "/platform-ads/activations", json={"name": "Bad", "uploadId": link["uploadId"]}, headers=org.headers
@@ -131,8 +152,7 @@ def test_a_bad_upload_is_refused_naming_the_line_and_column(api: httpx.Client, o
     # Then
     assert response.status_code == 400
     assert response.json()["error"]["field"] == "uploadId"
-    assert "line 2: score" in response.json()["message"]
-    assert "high" not in response.json()["message"]
+    assert "user_id column" in response.json()["message"]
 
 
 def test_an_unknown_upload_is_not_found(api: httpx.Client, org: ConnectedOrg) -> None:

@@ -410,6 +410,68 @@ def test_an_uploaded_csv_is_used_in_place_of_users(service: AudienceService, blo
     assert (created.status, created.user_count) == ("active", 2)
 
 
+def test_a_bad_row_of_an_uploaded_csv_fails_select_users_naming_line_and_column_and_writes_nothing(
+    service: AudienceService, blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a CSV whose header is right (the POST accepts it) and whose lines 3 and 5 are bad
+    upload_id = "0b6f1c9e-2a43-4a7e-9d1f-5e0c2b7a8d34"
+    lines = [
+        "user_id,email,score",
+        "u1,one@example.com,0.5",
+        "u2,two@example.com,high",
+        "u3,,0.1",
+        ",x@e.com,1",
+    ]
+    blobs.put(f"uploads/{ORG}/{upload_id}.csv", "\n".join(lines).encode(), "text/csv")
+    executions = Executions()
+    accepted = service.start_activation(
+        ORG, CreateAudienceRequest(name="From a file", upload_id=upload_id), None, executions
+    )
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim")
+
+    # When
+    with pytest.raises(StepFailed) as raised:
+        service.pipeline.run("select_users", ORG, accepted.audience_id, worker)
+
+    # Then the step fails as bad input, naming each bad row by line and column, never its value
+    assert type(raised.value).__name__ == "validation_error"
+    failure = service.activation_status(ORG, accepted.audience_id).error
+    assert failure is not None
+    assert (failure.code, failure.step) == ("validation_error", "select_users")
+    assert "line 3: score" in failure.message
+    assert "line 5: user_id" in failure.message
+    assert "high" not in failure.message
+    assert failure.remedy is not None
+    assert "upload the file again" in failure.remedy
+    # and no snapshot was written, nothing reached the platform
+    record = service.pipeline.audiences.get(ORG, accepted.audience_id)
+    assert record is not None
+    assert record.snapshot_key is not None
+    assert not blobs.exists(record.snapshot_key)
+    assert platform.calls(r"/customaudiences$", method="POST") == []
+
+
+def test_the_synchronous_create_answers_a_bad_row_of_an_upload_with_its_line_and_records_the_failure(
+    service: AudienceService, blobs: MemoryBlobs, audiences: MemoryAudiences
+) -> None:
+    # Given an uploaded CSV whose line 2 has no user_id
+    upload_id = "0b6f1c9e-2a43-4a7e-9d1f-5e0c2b7a8d34"
+    blobs.put(f"uploads/{ORG}/{upload_id}.csv", b"user_id,email\n,one@example.com\n", "text/csv")
+
+    # When
+    with pytest.raises(ValidationFailed) as refused:
+        service.create(ORG, CreateAudienceRequest(name="From a file", upload_id=upload_id))
+
+    # Then the answer names the line and column, and the audience shows the failure with its remedy
+    assert refused.value.field == "uploadId"
+    assert "line 2: user_id" in refused.value.message
+    (record,) = audiences.items.values()
+    assert record.status == "failed"
+    assert record.failure is not None
+    assert (record.failure.code, record.failure.step) == ("validation_error", "select_users")
+
+
 # --- activation (the state machine's steps) --------------------------------------------------------
 
 
@@ -831,6 +893,15 @@ def test_the_snapshot_of_an_uploaded_csv_is_what_the_model_would_write_for_every
         cells = {k: v for k, v in zip(header, line.split(","), strict=True) if v.strip()}
         expected.append(snapshot_row(AudienceUser.model_validate(cells)))
     assert rows == expected
+
+
+def test_an_uploaded_csv_that_is_not_utf8_fails_its_snapshot_as_bad_input() -> None:
+    # Given a file whose second row is Latin-1
+    data = b"user_id,email\nu1,one@example.com\nu2,caf\xe9@example.com\n"
+    # When / Then
+    with pytest.raises(ValidationFailed, match="not UTF-8") as refused:
+        list(activation._snapshot_rows_of_csv(io.BytesIO(data)))
+    assert refused.value.field == "uploadId"
 
 
 def test_a_refresh_keeps_the_holdout_out_of_the_upload(

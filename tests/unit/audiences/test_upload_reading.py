@@ -1,4 +1,5 @@
-"""Uploaded audience lists are read as a stream, never whole in memory, and only under the size cap.
+"""Uploaded audience lists are read as a stream, never whole in memory, and only under the size cap;
+accepting one reads only its start (its rows are checked by the activation's SelectUsers step).
 
 The list comes from S3 (moto here) through the data bucket's store, as the functions read it; the
 stream is watched, so the test sees how much was asked for at once.
@@ -28,6 +29,7 @@ class WatchedBlobs(S3BlobStore):
     whole (``get``) is refused."""
 
     largest_read = 0
+    total_read = 0
 
     def get(self, key: str) -> bytes:
         raise AssertionError(f"{key} was read whole")
@@ -43,6 +45,7 @@ class WatchedBlobs(S3BlobStore):
             def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
                 watched.largest_read = max(watched.largest_read, len(buffer))
                 data = stream.read(len(buffer))
+                watched.total_read += len(data)
                 buffer[: len(data)] = data
                 return len(data)
 
@@ -66,15 +69,29 @@ def users_csv(count: int) -> bytes:
     return ("\ufeffuser_id,email,firstName,lastName,phone,score,country\n" + "\n".join(rows)).encode()
 
 
-def test_a_large_list_is_read_in_pieces(blobs: WatchedBlobs) -> None:
+def test_accepting_a_large_list_reads_only_its_start(blobs: WatchedBlobs) -> None:
     # Given: a 5 MB list (60,000 users) uploaded as UTF-8 with a byte-order mark
     data = users_csv(60_000)
     blobs.put(upload_key(ORG, UPLOAD), data, "text/csv")
     # When
-    count = check_upload(ORG, UPLOAD, blobs, max_bytes=len(data))
-    # Then: every user was read, never more than 64 KiB at once
-    assert count == 60_000
-    assert 0 < blobs.largest_read <= 64 * 1024 < len(data)
+    check_upload(ORG, UPLOAD, blobs, max_bytes=len(data))
+    # Then: its header and first row were read, in pieces of at most 64 KiB, not the whole list
+    assert 0 < blobs.largest_read <= 64 * 1024
+    assert blobs.total_read <= 2 * 64 * 1024 < len(data)
+
+
+def test_a_header_without_user_id_is_refused_naming_the_upload(blobs: WatchedBlobs) -> None:
+    blobs.put(upload_key(ORG, UPLOAD), b"id,email\nu1,one@example.com\n", "text/csv")
+    with pytest.raises(ValidationFailed) as refused:
+        check_upload(ORG, UPLOAD, blobs, max_bytes=1_000)
+    assert refused.value.field == "uploadId"
+    assert "the header row must include a user_id column" in refused.value.message
+
+
+def test_a_list_with_a_header_and_no_rows_is_refused(blobs: WatchedBlobs) -> None:
+    blobs.put(upload_key(ORG, UPLOAD), b"user_id,email\n\n\n", "text/csv")
+    with pytest.raises(ValidationFailed, match="has no users"):
+        check_upload(ORG, UPLOAD, blobs, max_bytes=1_000)
 
 
 def test_a_list_over_the_cap_is_refused_before_it_is_read(blobs: WatchedBlobs) -> None:
