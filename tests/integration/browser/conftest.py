@@ -15,7 +15,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
 
-from local.connected import ConnectedOrg
+from local.connected import ConnectedOrg, reconnect
 from local.platform_browser import consent
 from local.seed import create_user
 from local.seed import sign_in as jwt_for
@@ -129,10 +129,20 @@ class ShopUser:
 
 
 @pytest.fixture(scope="session")
-def synced_user(stack: LocalStack) -> ShopUser:
+def synced_shop(stack: LocalStack) -> ShopUser:
     """Made once through the API as the dashboard makes it: connect (the sandbox's consent page),
     three files PUT to upload links, a sync, both models trained."""
     return make_synced_user(stack)
+
+
+@pytest.fixture
+def synced_user(stack: LocalStack, synced_shop: ShopUser) -> ShopUser:
+    """The session's synced shop, its ad account connected again for this test: a test that resets the
+    sandbox's scenario (the ``sandbox`` fixture) ends every token issued before it, so the shop's
+    connection would otherwise depend on which tests ran first."""
+    with httpx.Client(base_url=stack.api_url, timeout=30) as api:
+        reconnect(stack, api, synced_shop.org)
+    return synced_shop
 
 
 def make_synced_user(stack: LocalStack) -> ShopUser:
