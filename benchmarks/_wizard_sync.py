@@ -16,6 +16,7 @@ import numpy as np
 from shared.datasources.models import SyncRequest
 from shared.datasources.service import DataSourceService
 from shared.records.datasources import DatasetVersion, SyncRecord
+from shared.records.uploads import UploadForm
 
 ORG = "bench-shop"
 
@@ -33,8 +34,8 @@ class MemoryBlobs:
     def size(self, key: str) -> int | None:
         return len(self.objects[key]) if key in self.objects else None
 
-    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str:
-        return f"memory://{key}"
+    def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
+        return UploadForm(f"memory://{key}", {"key": key})
 
 
 class MemoryDatasets:

@@ -32,6 +32,7 @@ from local.connected import connected_org
 from local.stack import LocalStack
 from local.statemachine import dispatch_lambda_tasks
 from local.template import functions, load_template
+from local.uploads import send_upload
 from shared.observability import logger
 
 SIZE = 1_000_000
@@ -121,10 +122,7 @@ def _measure(stack: LocalStack, size: int) -> list[BenchRow]:
         ):
             org = connected_org(stack, api)
             link = api.post("/platform-ads/uploads", headers=org.headers).json()
-            put = httpx.put(
-                link["url"], content=users_csv(size), headers={"Content-Type": "text/csv"}, timeout=300
-            )
-            put.raise_for_status()
+            send_upload(link, users_csv(size), timeout=300).raise_for_status()
             admin.delete("/requests")
             body = {
                 "name": "Bench million",

@@ -56,7 +56,7 @@ function fail(exc) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1. Data source: three files PUT to presigned links, with one progress bar for all of them
+// 1. Data source: three files POSTed to presigned forms, with one progress bar for all of them
 // ---------------------------------------------------------------------------------------------
 
 const KINDS = ["customers", "products", "orders"];
@@ -113,8 +113,8 @@ async function uploadAll(links, files) {
   $("upload-progress").hidden = false;
   show();
   for (const link of links.files) {
-    await put(link, files[link.kind], (loaded) => {
-      sent[link.kind] = loaded;
+    await send(link, files[link.kind], (loaded) => {
+      sent[link.kind] = Math.min(loaded, files[link.kind].size); // the form's own fields are sent too
       show();
     });
     sent[link.kind] = files[link.kind].size;
@@ -126,19 +126,25 @@ function kib(bytes) {
   return bytes < 1024 * 1024 ? `${Math.ceil(bytes / 1024).toLocaleString()} KB` : `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-/** PUT one file to its presigned link; XMLHttpRequest because fetch reports no upload progress. */
-function put(link, file, progress) {
+/**
+ * POST one file to its presigned form: the signed fields first, the file last (S3 reads the fields
+ * up to the file). XMLHttpRequest because fetch reports no upload progress. S3 holds the upload to
+ * the form's policy, so a file over the size limit is refused by S3 itself.
+ */
+function send(link, file, progress) {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(link.fields)) form.append(name, value);
+  form.append("file", file);
   return new Promise((resolve, reject) => {
     const request = new XMLHttpRequest();
     request.open(link.method, link.url);
-    request.setRequestHeader("Content-Type", link.contentType);
     request.upload.onprogress = (event) => progress(event.loaded);
     request.onload = () =>
       request.status >= 200 && request.status < 300
         ? resolve()
         : reject(new Error(`The ${link.kind} file was refused by storage (HTTP ${request.status}). Upload the files again; each link lasts 15 minutes.`));
     request.onerror = () => reject(new Error(`The ${link.kind} file could not be sent. Check your connection, then upload the files again.`));
-    request.send(file);
+    request.send(form);
   });
 }
 

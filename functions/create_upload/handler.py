@@ -18,9 +18,12 @@ app = create_app()
 )
 @tracer.capture_method
 def create_upload() -> UploadLink:
-    """A 15-minute presigned PUT link for a CSV with columns user_id, email, firstName, lastName,
-    phone, score, country. Pass the uploadId instead of users to create or activate an audience."""
-    return create_upload_link(user_principal(app).org_id, wiring.data_blobs())
+    """A 15-minute presigned POST for a CSV with columns user_id, email, firstName, lastName, phone,
+    score, country: send the fields, then the file, as one multipart/form-data request. Pass the
+    uploadId instead of users to create or activate an audience."""
+    return create_upload_link(
+        user_principal(app).org_id, wiring.data_blobs(), wiring.settings().audience_upload_max_bytes
+    )
 
 
 lambda_handler = http_entry_point(app)

@@ -1,5 +1,6 @@
 """Audience lists too large for a request body (API Gateway takes at most 10 MB) go to S3 first:
-the dashboard asks for an upload link, PUTs the CSV, and names the upload when creating the audience."""
+the dashboard asks for an upload link, POSTs the CSV to it, and names the upload when creating the
+audience."""
 
 from __future__ import annotations
 
@@ -8,12 +9,13 @@ import io
 import re
 import uuid
 from collections.abc import Iterator
-from typing import BinaryIO, NoReturn, Protocol, TextIO
+from typing import BinaryIO, Literal, NoReturn, Protocol, TextIO
 
-from pydantic import ValidationError
+from pydantic import Field, ValidationError
 
 from shared.audiences.identifiers import AudienceUser
 from shared.errors import NotFound, ValidationFailed
+from shared.records.uploads import UploadForm
 from shared.wire_models import CamelModel
 
 UPLOAD_LINK_SECONDS = 900
@@ -24,8 +26,13 @@ _PROBLEMS_SHOWN = 5
 class UploadLink(CamelModel):
     upload_id: str
     url: str
-    method: str = "PUT"
+    method: Literal["POST"] = "POST"
+    fields: dict[str, str] = Field(
+        description="Send these as form fields, then the CSV as the last field, file, in one "
+        "multipart/form-data POST to url. S3 refuses a file larger than maxBytes."
+    )
     content_type: str = "text/csv"
+    max_bytes: int
     expires_in_seconds: int = UPLOAD_LINK_SECONDS
     columns: str = CSV_COLUMNS
 
@@ -62,18 +69,20 @@ def read_users(lines: Iterator[str] | TextIO) -> list[AudienceUser]:
 class UploadBlobs(Protocol):
     def open(self, key: str) -> BinaryIO: ...
     def size(self, key: str) -> int | None: ...
-    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str: ...
+    def upload_form(
+        self, key: str, content_type: str, max_bytes: int, expires_seconds: int
+    ) -> UploadForm: ...
 
 
 def upload_key(org_id: str, upload_id: str) -> str:
     return f"uploads/{org_id}/{upload_id}.csv"
 
 
-def create_upload_link(org_id: str, blobs: UploadBlobs) -> UploadLink:
-    """A new upload id and a 15-minute presigned PUT link for the CSV."""
+def create_upload_link(org_id: str, blobs: UploadBlobs, max_bytes: int) -> UploadLink:
+    """A new upload id and a 15-minute presigned POST for a CSV of at most ``max_bytes``."""
     upload_id = str(uuid.uuid4())
-    url = blobs.upload_url(upload_key(org_id, upload_id), "text/csv", UPLOAD_LINK_SECONDS)
-    return UploadLink(upload_id=upload_id, url=url)
+    form = blobs.upload_form(upload_key(org_id, upload_id), "text/csv", max_bytes, UPLOAD_LINK_SECONDS)
+    return UploadLink(upload_id=upload_id, url=form.url, fields=form.fields, max_bytes=max_bytes)
 
 
 def check_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int) -> None:
@@ -132,7 +141,7 @@ def plainly_valid(cells: dict[str, str]) -> bool:
 def open_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int) -> TextIO:
     """An uploaded CSV as text read from S3 as it is consumed (a large list is never whole in
     memory), once its size is checked against ``max_bytes``: a presigned upload link cannot be
-    trusted to have capped it (moto, for one, ignores the link's size range)."""
+    trusted to have capped it (moto, the local S3, ignores the link's size range)."""
     try:
         uuid.UUID(upload_id)
     except ValueError as exc:

@@ -22,7 +22,11 @@ class FileUploadLink(CamelModel):
     kind: FileKind
     key: str
     url: str
-    method: str = "PUT"
+    method: Literal["POST"] = "POST"
+    fields: dict[str, str] = Field(
+        description="Send these as form fields, then the file as the last field, file, in one "
+        "multipart/form-data POST to url. S3 refuses a file larger than maxFileBytes."
+    )
     content_type: str
     expires_in_seconds: int
 

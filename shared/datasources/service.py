@@ -44,6 +44,7 @@ from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, colum
 from shared.ml.validation import ShopValidation, good_rows, validate_shop_files
 from shared.observability import logger
 from shared.records.datasources import FILE_KINDS, DatasetVersion, ModelTraining, SyncRecord
+from shared.records.uploads import UploadForm
 
 UPLOAD_LINK_SECONDS = 900
 REJECTED_ROWS_SHOWN = 100
@@ -64,7 +65,9 @@ class DataBlobs(Protocol):
     def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
     def get(self, key: str) -> bytes: ...
     def size(self, key: str) -> int | None: ...
-    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str: ...
+    def upload_form(
+        self, key: str, content_type: str, max_bytes: int, expires_seconds: int
+    ) -> UploadForm: ...
 
 
 class DatasetStore(Protocol):
@@ -89,18 +92,20 @@ class DataSourceService:
     max_file_bytes: int
 
     def upload_links(self, org_id: str, request: UploadLinksRequest) -> UploadLinks:
-        """Three 15-minute presigned PUT links, one per file, under a new upload id."""
+        """Three 15-minute presigned POSTs, one per file, under a new upload id; S3 refuses a file
+        over ``max_file_bytes``."""
         upload_id = str(uuid.uuid4())
         links = []
         for kind in FILE_KINDS:
             key = _upload_key(org_id, upload_id, kind, request.format)
             content_type = _CONTENT_TYPES[request.format]
-            url = self.blobs.upload_url(key, content_type, UPLOAD_LINK_SECONDS)
+            form = self.blobs.upload_form(key, content_type, self.max_file_bytes, UPLOAD_LINK_SECONDS)
             links.append(
                 FileUploadLink(
                     kind=kind,
                     key=key,
-                    url=url,
+                    url=form.url,
+                    fields=form.fields,
                     content_type=content_type,
                     expires_in_seconds=UPLOAD_LINK_SECONDS,
                 )

@@ -10,4 +10,5 @@ and the API hands them around; the records themselves import nothing of ``shared
 - ``api_keys``: what is kept of an API key (never the key itself).
 - ``usage``: one API key's predictions on one UTC day.
 - ``principals``: who is calling, an API key or a dashboard user.
+- ``uploads``: a presigned upload form, where a browser sends a file straight to S3.
 """

@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
+from shared.records.uploads import UploadForm
+
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
@@ -72,14 +74,29 @@ class S3BlobStore:
         )
         return url
 
-    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str:
-        """A presigned PUT URL for ``key``; the bucket's default SSE-KMS encrypts what arrives."""
-        url: str = self._s3.generate_presigned_url(
-            "put_object",
-            Params={"Bucket": self._bucket, "Key": key, "ContentType": content_type},
+    def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
+        """A presigned POST for ``key`` that S3 itself holds to its policy: this key, this content
+        type, the service's KMS key, and between 1 and ``max_bytes`` bytes (``content-length-range``;
+        a presigned PUT cannot limit the size). The readers check the size again before reading, as
+        moto, the local S3, does not enforce the range."""
+        encryption = {
+            "Content-Type": content_type,
+            "x-amz-server-side-encryption": "aws:kms",
+            "x-amz-server-side-encryption-aws-kms-key-id": self._kms_key_id,
+        }
+        post = self._s3.generate_presigned_post(
+            Bucket=self._bucket,
+            Key=key,
+            Fields=encryption,
+            Conditions=[
+                *({name: value} for name, value in encryption.items()),
+                ["content-length-range", 1, max_bytes],
+            ],
             ExpiresIn=expires_seconds,
         )
-        return url
+        return UploadForm(
+            url=post["url"], fields={name: str(value) for name, value in post["fields"].items()}
+        )
 
 
 class _ObjectStream(io.RawIOBase):

@@ -25,6 +25,7 @@ from local.connected import ConnectedOrg, connected_org
 from local.seed import seed_models
 from local.stack import LocalStack
 from local.statemachine import WorkerKilled
+from local.uploads import send_upload
 from shared import wiring
 from tests.integration.test_sample_events import sample_body
 from tests.integration.test_wizard import synced_and_trained
@@ -123,13 +124,11 @@ def an_organization_with_everything(stack: LocalStack, api: httpx.Client, *, dat
         assert record.snapshot_key
         assert record.source_key
         footprint.object_keys += [record.snapshot_key, record.source_key]
-    # A large-list upload, put through its presigned link
+    # A large-list upload, sent through its presigned form
     upload = api.post("/platform-ads/uploads", json={}, headers=org.headers)
     assert upload.status_code == 201, upload.text
-    put = httpx.put(
-        upload.json()["url"], content=b"email\na@example.com\n", headers={"Content-Type": "text/csv"}
-    )
-    assert put.status_code == 200, put.text
+    sent = send_upload(upload.json(), b"email\na@example.com\n")
+    assert sent.status_code == 204, sent.text
     footprint.object_keys.append(f"uploads/{org.org_id}/{upload.json()['uploadId']}.csv")
     # A data source synced from three files, and both models trained from its dataset
     if data_source:

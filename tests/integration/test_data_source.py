@@ -10,19 +10,18 @@ import httpx
 
 from local.connected import ConnectedOrg
 from local.stack import LocalStack
+from local.uploads import send_upload
 from shared.ml.datasets import dump_records
 from tools.synthetic import SyntheticConfig, generate_shop
 
 
 def upload_shop(api: httpx.Client, org: ConnectedOrg, files: dict[str, bytes]) -> str:
-    """PUT the files to fresh upload links, as the dashboard does; returns the upload id."""
+    """POST the files to fresh upload links, as the dashboard does; returns the upload id."""
     links = api.post("/platform-ads/data-source/uploads", json={"format": "csv"}, headers=org.headers)
     assert links.status_code == 201, links.text
     for link in links.json()["files"]:
-        put = httpx.put(
-            link["url"], content=files[link["kind"]], headers={"Content-Type": link["contentType"]}
-        )
-        assert put.is_success, put.text
+        sent = send_upload(link, files[link["kind"]])
+        assert sent.status_code == 204, sent.text
     upload_id: str = links.json()["uploadId"]
     return upload_id
 

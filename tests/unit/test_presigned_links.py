@@ -4,12 +4,15 @@ Every object of the service is SSE-KMS encrypted, and S3 serves or accepts such 
 SigV4 request: a SigV2 link (``AWSAccessKeyId=…&Signature=…``) to a snapshot or an upload is refused
 on AWS (Amazon S3 User Guide, "Specifying server-side encryption with AWS KMS"). The links come from
 the data bucket's store as the functions build it (``shared.wiring``); presigning is local, so no AWS
-call is made.
+call is made. Uploads are presigned POSTs, whose signed policy caps the size: a presigned PUT cannot.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -59,13 +62,33 @@ def test_the_snapshot_download_link_is_signed_with_sigv4() -> None:
 
 
 @pytest.mark.usefixtures("deployed")
-def test_the_upload_link_is_signed_with_sigv4() -> None:
+def test_the_upload_form_is_signed_with_sigv4_and_caps_the_size_in_its_policy() -> None:
     # When
-    url = wiring.data_blobs().upload_url("uploads/org-1/u.csv", "text/csv", expires_seconds=900)
-    # Then
-    query = query_of(url)
-    assert_sigv4(query, expires_seconds=900)
-    assert "content-type" in query["X-Amz-SignedHeaders"].split(";")
+    before = datetime.now(UTC)
+    form = wiring.data_blobs().upload_form(
+        "uploads/org-1/u.csv", "text/csv", max_bytes=1000, expires_seconds=900
+    )
+    # Then: a SigV4 POST policy, which S3 itself holds the upload to
+    fields = form.fields
+    assert fields["x-amz-algorithm"] == "AWS4-HMAC-SHA256"
+    assert fields["x-amz-credential"].startswith("AKIDEXAMPLE/")
+    assert fields["x-amz-credential"].endswith(f"/{REGION}/s3/aws4_request")
+    assert len(fields["x-amz-signature"]) == 64
+    assert {"AWSAccessKeyId", "signature"}.isdisjoint(fields)  # a SigV2 POST form's own fields
+    policy = json.loads(base64.b64decode(fields["policy"]))
+    expires = datetime.fromisoformat(policy["expiration"])
+    assert timedelta(seconds=890) <= expires - before <= timedelta(seconds=910)
+    conditions = policy["conditions"]
+    # And: only this key, this content type, encrypted with the service's key, 1 to 1000 bytes
+    assert {"key": "uploads/org-1/u.csv"} in conditions
+    assert {"Content-Type": "text/csv"} in conditions
+    assert {"x-amz-server-side-encryption": "aws:kms"} in conditions
+    assert {"x-amz-server-side-encryption-aws-kms-key-id": ENVIRONMENT["KMS_KEY_ID"]} in conditions
+    assert ["content-length-range", 1, 1000] in conditions
+    assert form.url == f"https://service-data.s3.{REGION}.amazonaws.com/"
+    # And: the form sends the values its policy names
+    assert fields["key"] == "uploads/org-1/u.csv"
+    assert fields["Content-Type"] == "text/csv"
 
 
 @pytest.mark.usefixtures("deployed")

@@ -35,6 +35,7 @@ from shared.platform.errors import (
 )
 from shared.records.audiences import AudienceRecord, HoldoutRecord, WorkerLease
 from shared.records.connections import Connection
+from shared.records.uploads import UploadForm
 from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
 
 ORG = "org-1"
@@ -148,8 +149,8 @@ class MemoryBlobs:
     def open(self, key: str) -> BinaryIO:
         return io.BytesIO(self.objects[key][0])
 
-    def upload_url(self, key: str, content_type: str, expires_seconds: int) -> str:
-        return f"https://blobs.test/{key}?method=PUT&expires={expires_seconds}"
+    def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
+        return UploadForm(f"https://blobs.test/{key}", {"key": key, "max": str(max_bytes)})
 
     def download_url(self, key: str, filename: str, expires_seconds: int) -> str:
         return f"https://blobs.test/{key}?filename={filename}&expires={expires_seconds}"
