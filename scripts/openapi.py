@@ -95,7 +95,8 @@ ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
     ("post", "/platform-ads/audiences/{audienceId}/refresh"): {
         409: "A sync of this audience is already running",
         **_PLATFORM,
-        422: "The audience is not active, its ad account is not connected, or its model is stale",
+        422: "The audience is not active, was made from a list (no segment to score again), or its ad "
+        "account is not connected",
     },
     ("post", "/platform-ads/audiences/{audienceId}/sync"): {
         422: "The audience was not made from a segment, so it has nothing to sync",
@@ -112,7 +113,7 @@ ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
         502: _PLATFORM[502],
     },
     ("post", "/platform-ads/targeting/preview"): {
-        422: "No synced data source holds the customers, or the model cannot score yet",
+        422: "No synced data source holds the customers' identifiers",
     },
 }
 
