@@ -241,6 +241,31 @@ def test_a_retrained_model_answers_from_the_next_call(
     assert (record.version, record.usageStats.total_predictions) == (retrained.version, 2)
 
 
+def test_a_drift_check_stored_after_the_model_was_cached_is_in_the_next_answer(
+    stack: Stack, trained: TrainedModel
+) -> None:
+    # Given a container that cached the model before any drift check
+    key = new_key(stack)
+    predictor = stack.predictor()
+    first = predictor.predict(key.key, "buyers", request(trained), NOW)
+    assert first.response.model_info.freshness_status.recommended_retrain is False
+    # When a drift check stores a feature PSI above the threshold on the same version
+    stack.models.record_drift(
+        ORG,
+        "buyers",
+        trained.version,
+        max_feature_psi=0.35,
+        feature_psi={"recency": 0.35},
+        checked_at=NOW,
+    )
+    outcome = predictor.predict(key.key, "buyers", request(trained), NOW)
+    # Then the very next answer recommends retraining, and both calls are counted on the model
+    assert outcome.response.model_info.freshness_status.recommended_retrain is True
+    record = stack.models.get(ORG, "buyers")
+    assert record is not None
+    assert (record.max_feature_psi, record.usageStats.total_predictions) == (0.35, 2)
+
+
 def test_an_unknown_user_is_not_counted(stack: Stack, trained: TrainedModel) -> None:
     key = new_key(stack)
     unknown = PredictRequest.model_validate({"input": {"user_id": "nobody", "product_id": "p00001"}})
