@@ -261,6 +261,7 @@ function liftContent(report) {
       (g) => `${count(g.buyers)} buyers of ${count(g.users)} users`),
     groupChart("lift-revenue", "Revenue per user, uploaded vs held out", groups, (g) => g.revenuePerUser, money,
       (g) => `${count(g.users)} users`),
+    calibrationChart(report),
     calibrationTable(report),
   ];
 }
@@ -280,6 +281,23 @@ function groupChart(id, title, groups, pick, format, detail) {
           el("span", { class: "interval", style: `inset-inline-start: ${width(e.low)}; inline-size: calc(${width(e.high)} - ${width(e.low)})` })),
         el("span", { class: "bar-value" }, `${format(e.value)} (95 % interval ${format(e.low)} to ${format(e.high)}; ${detail(g)})`));
     })));
+}
+
+/** The calibration drawn: per decile, the predicted rate (solid) and the actual one (striped, with its
+ * interval). The table after it holds the same numbers in words, so the bars are hidden from screen readers. */
+function calibrationChart(report) {
+  const top = Math.max(...report.calibration.flatMap((d) => [d.predictedRate, d.actualRate.high]), 1e-9);
+  const width = (v) => `${Math.max(0, Math.min(100, (100 * v) / top))}%`;
+  return el("figure", { id: "lift-calibration-chart" },
+    el("figcaption", {}, "Calibration by score decile: predicted (solid bar) against actual (striped bar; line: its 95 % interval). The table below has the numbers."),
+    el("ol", { class: "bars calibration", "aria-hidden": "true" }, ...report.calibration.map((d) =>
+      el("li", {},
+        el("span", {}, `Decile ${d.decile}`),
+        el("span", { class: "pair" },
+          el("span", { class: "bar-track" }, el("span", { class: "bar", style: `inline-size: ${width(d.predictedRate)}` })),
+          el("span", { class: "bar-track" },
+            el("span", { class: "bar all", style: `inline-size: ${width(d.actualRate.value)}` }),
+            el("span", { class: "interval", style: `inset-inline-start: ${width(d.actualRate.low)}; inline-size: calc(${width(d.actualRate.high)} - ${width(d.actualRate.low)})` })))))));
 }
 
 /** The model's own calibration in the same window: predicted against actual purchase rate by decile. */

@@ -146,7 +146,8 @@ def test_the_lift_report_shows_the_verdict_and_the_apis_figures_and_says_when_it
     )
     assert facts["Window"].endswith(f"({lift['days']:.1f} days)")
     assert re.match(r"^\+\d", facts["Revenue per user difference"])
-    # And: the model's calibration by decile, predicted against actual
+    # And: the model's calibration by decile, predicted against actual, drawn and in a table
+    expect(page.locator("#lift-calibration-chart li")).to_have_count(len(lift["calibration"]))
     rows = page.locator("#lift-calibration tbody tr")
     expect(rows).to_have_count(len(lift["calibration"]))
     first = lift["calibration"][0]
