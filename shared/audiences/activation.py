@@ -29,7 +29,7 @@ import io
 import json
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
@@ -48,13 +48,13 @@ from shared.audiences.snapshot import (
     score_cell,
     snapshot_row,
 )
-from shared.audiences.uploads import invalid_rows, plainly_valid, row_problems, upload_key
+from shared.audiences.uploads import customer_value, invalid_rows, plainly_valid, row_problems, upload_key
 from shared.clock import Clock
 from shared.errors import PreconditionFailed, ServiceError, ValidationFailed
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
-from shared.platform.errors import PlatformThrottled
+from shared.platform.errors import LookalikeRejected, PlatformThrottled
 from shared.records.audiences import (
     ActivationRecord,
     ActivationStep,
@@ -88,6 +88,8 @@ USERS_CSV_COLUMNS = ("user_id", "email", "firstName", "lastName", "phone", "scor
 # Written only when some user carries a Limited Data Use flag (docs/platform-notes.md §3.8): a list
 # with the limitedDataUse column sends the data processing options on every row.
 LIMITED_DATA_USE_COLUMNS = ("limitedDataUse", "state")
+# Written for a value-based segment seed: each user's predicted value (``shared.targeting.values``).
+VALUE_CSV_COLUMN = "value"
 # How pydantic reads a true boolean cell (an uploaded list was validated as AudienceUser already).
 _TRUE_CELLS = frozenset({"true", "1", "yes", "y", "on", "t"})
 
@@ -304,23 +306,32 @@ class ActivationPipeline:
             # as the snapshot is written (a bad row fails the step naming its line and column).
             users_key = upload_key(record.org_id, request.upload_id)
             with self.blobs.open(users_key) as stream:  # a large list is read as it streams in
-                count = self._write_snapshot(record, _snapshot_rows_of_csv(stream))
+                count = self._write_snapshot(record, _snapshot_rows_of_csv(stream, request.value_column))
             return users_key, count
         users: list[AudienceUser] = list(request.users)
+        values: dict[str, float] | None = None
         if request.segment is not None:
             if self.segments is None:
                 raise PreconditionFailed("Segments are not available in this function.")
-            chosen = self.segments().users_for(record.org_id, request.segment)
+            chosen = self.segments().users_for(record.org_id, request.segment, values=request.value_based)
             record.segment = chosen.provenance
             users = chosen.users
+            values = chosen.values
             if request.holdout_percent > 0:
-                return users_key, self._hold_out(record, users, request.holdout_percent, request.holdout_seed)
-        self.blobs.put(users_key, _users_csv(users), "text/csv")
+                return users_key, self._hold_out(
+                    record, users, request.holdout_percent, request.holdout_seed, values
+                )
+        self.blobs.put(users_key, _users_csv(users, values), "text/csv")
         self._write_snapshot(record, (snapshot_row(user) for user in users))
         return users_key, len(users)
 
     def _hold_out(
-        self, record: AudienceRecord, users: list[AudienceUser], percent: float, seed: int | None
+        self,
+        record: AudienceRecord,
+        users: list[AudienceUser],
+        percent: float,
+        seed: int | None,
+        values: dict[str, float] | None = None,
     ) -> int:
         """Keep ``percent`` % of a segment's users out of the upload (stratified by score, from a
         recorded seed): the users file holds the uploaded group only; the snapshot and the groups
@@ -336,7 +347,7 @@ class ActivationPipeline:
         uploaded = [u for u, h in zip(users, held, strict=True) if not h]
         users_key = users_csv_key(record.org_id, record.audience_id)
         groups_key = groups_csv_key(record.org_id, record.audience_id)
-        self.blobs.put(users_key, _users_csv(uploaded), "text/csv")
+        self.blobs.put(users_key, _users_csv(uploaded, values), "text/csv")
         self.blobs.put(groups_key, groups_csv(users, groups), "text/csv")
         self._write_snapshot(
             record,
@@ -396,9 +407,12 @@ class ActivationPipeline:
         schema: tuple[str, ...] = SCHEMA
         pending: list[Row] = []
         reports: list[QualityReport] = []
-        batches = later_duplicates = rows_total = 0
+        batches = later_duplicates = rows_total = with_value = 0
+        value_seed = record.value_seed
+        # A segment's users file holds the predicted values; an uploaded list, the column it names.
+        value_column = (value_seed.column or VALUE_CSV_COLUMN) if value_seed is not None else None
         with self.blobs.open(activation.users_key) as stream:  # read as it streams in
-            for columns in _column_chunks(stream, self.prepare_chunk):
+            for columns in _column_chunks(stream, self.prepare_chunk, value_column):
                 prepared = prepare_columns(columns, default_country=request.country)
                 schema = prepared.schema  # the same for every chunk (the file's columns decide it)
                 reports.append(prepared.report)
@@ -408,6 +422,8 @@ class ActivationPipeline:
                         continue
                     kept.add(row[0])
                     pending.append(row)
+                    if value_column is not None and row[-1] != "":
+                        with_value += 1
                     if len(pending) == self.batch_size:
                         batches += 1
                         self.blobs.put(
@@ -421,6 +437,9 @@ class ActivationPipeline:
             rows_total += len(pending)
         del kept, pending
         check_usable(rows_total, record.objective)
+        if value_seed is not None:
+            check_values(with_value, rows_total, value_seed.column)
+            value_seed.rows_with_value = with_value
         session = platform.UploadSession(
             session_id=session_id, total_rows=rows_total, batch_size=self.batch_size
         )
@@ -447,7 +466,13 @@ class ActivationPipeline:
             description = (
                 f"Predicted buyers of {record.product_id}" if record.product_id else "Predicted buyers"
             )
-            created = platform.create_custom_audience(graph, record.ad_account_id, record.name, description)
+            created = platform.create_custom_audience(
+                graph,
+                record.ad_account_id,
+                record.name,
+                description,
+                value_based=record.value_seed is not None,
+            )
             record.platform_custom_audience_id = created.id
             record.status = "uploading"
             self._save(record, worker)
@@ -523,14 +548,18 @@ class ActivationPipeline:
             assert record.platform_custom_audience_id is not None
             seed = record.platform_custom_audience_id
             graph = self._graph(org_id, worker)
-            created = platform.create_lookalike(
-                graph,
-                record.ad_account_id,
-                f"{record.name} - lookalike {lookalike.size_percent}% {lookalike.country}",
-                seed,
-                lookalike.size_percent / 100,
-                lookalike.country,
-            )
+            try:
+                created = platform.create_lookalike(
+                    graph,
+                    record.ad_account_id,
+                    f"{record.name} - lookalike {lookalike.size_percent}% {lookalike.country}",
+                    seed,
+                    lookalike.size_percent / 100,
+                    lookalike.country,
+                    value_based=record.value_seed is not None,
+                )
+            except LookalikeRejected as exc:
+                raise _value_seed_refusal(record, exc) from exc
             lookalike.platform_audience_id = created.id
             lookalike.status = "active"
             self._save(record, worker)
@@ -714,11 +743,13 @@ class ActivationPipeline:
         return record
 
 
-def _users_csv(users: list[AudienceUser]) -> bytes:
+def _users_csv(users: list[AudienceUser], values: Mapping[str, float] | None = None) -> bytes:
+    """The users file SelectUsers stores; with ``values`` (a value-based seed), a ``value`` column."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     limited = any(u.limited_data_use is not None for u in users)
-    writer.writerow(USERS_CSV_COLUMNS + LIMITED_DATA_USE_COLUMNS if limited else USERS_CSV_COLUMNS)
+    header = USERS_CSV_COLUMNS + LIMITED_DATA_USE_COLUMNS if limited else USERS_CSV_COLUMNS
+    writer.writerow(header if values is None else (*header, VALUE_CSV_COLUMN))
     for u in users:
         row: tuple[object, ...] = (
             u.user_id,
@@ -732,6 +763,9 @@ def _users_csv(users: list[AudienceUser]) -> bytes:
         if limited:
             flag = "" if u.limited_data_use is None else str(u.limited_data_use).lower()
             row = (*row, flag, u.state or "")
+        if values is not None:
+            value = values.get(u.user_id)
+            row = (*row, "" if value is None else repr(value))
         writer.writerow(row)
     return buffer.getvalue().encode()
 
@@ -743,20 +777,29 @@ def _csv_rows(data: BinaryIO) -> tuple[list[str], _CsvReader]:
     return header, reader
 
 
-def _snapshot_rows_of_csv(data: BinaryIO) -> Iterator[tuple[str, ...]]:
+def _snapshot_rows_of_csv(data: BinaryIO, value_column: str | None = None) -> Iterator[tuple[str, ...]]:
     """The snapshot rows of an uploaded users CSV, checking every row as they go (the POST checked
     only the header, ``shared.audiences.uploads.check_upload``). A plainly valid row
     (``plainly_valid``) is written without building its model, with exactly what ``snapshot_row``
     would write for it; any other row goes through the model.
+
+    With ``value_column`` (a value-based seed), each row's value is checked too
+    (``uploads.customer_value``: a number of at least 0, or blank).
 
     Once the whole file is read, raises ``ValidationFailed`` naming the line and column of each bad
     row (never its value), or for a file that is not UTF-8; nothing is written then."""
     problems: list[str] = []
     try:
         header, rows = _csv_rows(data)
+        value_at = header.index(value_column) if value_column is not None and value_column in header else None
         for row in rows:
             if not row:
                 continue
+            if value_at is not None and value_at < len(row):
+                try:
+                    customer_value(row[value_at])
+                except ValueError as exc:
+                    problems.append(f"line {rows.line_num}: {value_column}: {exc}")
             cells = {name: value for name, value in zip(header, row, strict=False) if name and value.strip()}
             if plainly_valid(cells):
                 score = cells.get("score")
@@ -781,25 +824,49 @@ def _snapshot_rows_of_csv(data: BinaryIO) -> Iterator[tuple[str, ...]]:
         raise invalid_rows(problems)
 
 
-def _column_chunks(data: BinaryIO, size: int) -> Iterator[IdentifierColumns]:
+def _column_chunks(data: BinaryIO, size: int, value_column: str | None = None) -> Iterator[IdentifierColumns]:
     """The identifier columns of a users CSV (``USERS_CSV_COLUMNS`` header, any order), ``size``
-    users at a time; blank cells are missing values."""
+    users at a time; blank cells are missing values. With ``value_column`` (a value-based seed), each
+    user's value from that column too (``uploads.customer_value``: a blank cell is no value)."""
     header, rows = _csv_rows(data)
     index = {name: i for i, name in enumerate(header)}
     wanted = ("user_id", "email", "phone", "firstName", "lastName", "country", *LIMITED_DATA_USE_COLUMNS)
     positions = [index.get(name) for name in wanted]
+    value_at = index.get(value_column) if value_column is not None else None
+    if value_column is not None and value_at is None:
+        raise ValidationFailed(
+            f"The users file has no column named {value_column!r} for the customers' values.",
+            field="valueColumn",
+            remedy="Name one of the uploaded CSV's columns in valueColumn.",
+        )
     chunk: list[list[str]] = []
     for row in rows:
         if row:
             chunk.append(row)
         if len(chunk) == size:
-            yield _columns(chunk, positions)
+            yield _columns(chunk, positions, value_at)
             chunk = []
     if chunk:
-        yield _columns(chunk, positions)
+        yield _columns(chunk, positions, value_at)
 
 
-def _columns(rows: list[list[str]], positions: list[int | None]) -> IdentifierColumns:
+def _values(rows: list[list[str]], at: int) -> list[float | None]:
+    values: list[float | None] = []
+    for row in rows:
+        try:
+            values.append(customer_value(row[at]) if at < len(row) else None)
+        except ValueError as exc:
+            raise ValidationFailed(
+                f"A customer value {exc}.",
+                field="valueColumn",
+                remedy="Give each customer a value of 0 or more (blank for no value), then retry.",
+            ) from exc
+    return values
+
+
+def _columns(
+    rows: list[list[str]], positions: list[int | None], value_at: int | None = None
+) -> IdentifierColumns:
     def column(at: int | None) -> list[str | None]:
         if at is None:
             return [None] * len(rows)
@@ -820,6 +887,7 @@ def _columns(rows: list[list[str]], positions: list[int | None]) -> IdentifierCo
         if positions[6] is None
         else [None if v is None else v.strip().lower() in _TRUE_CELLS for v in flags],
         states=states,
+        values=None if value_at is None else _values(rows, value_at),
     )
 
 
@@ -863,6 +931,37 @@ def check_usable(usable: int, objective: str) -> None:
             field="users",
             remedy="Add more users, or use the retargeting objective.",
         )
+
+
+def check_values(with_value: int, rows: int, column: str | None) -> None:
+    """A value-based seed needs customers with values: the platform refuses a value-based lookalike
+    of a seed without them (docs/platform-notes.md §4.1), so none at all is refused before anything
+    is created on the platform."""
+    if with_value == 0:
+        where = f"in the column {column!r}" if column else "predicted"
+        raise ValidationFailed(
+            f"None of the {rows} customers to upload has a value {where}, so the platform would refuse "
+            "a value-based lookalike of them (a value-based seed needs customer values).",
+            field="valueColumn" if column else "valueBased",
+            remedy="Fill the column with each customer's value (a number of at least 0) and upload the "
+            "list again, or leave valueBased out for a regular lookalike.",
+        )
+
+
+def _value_seed_refusal(record: AudienceRecord, exc: LookalikeRejected) -> LookalikeRejected:
+    """The platform's 2654 on a value-based seed, said for a value-based seed: the platform counts only
+    the people it matched, so rows sent with values may still leave it none (§4.1)."""
+    seed = record.value_seed
+    if seed is None:
+        return exc
+    return LookalikeRejected(
+        f"The platform refused the value-based lookalike: the seed is too small in "
+        f"{record.lookalike.country if record.lookalike else 'the chosen country'}, or none of the "
+        f"people it matched carries a customer value ({seed.rows_with_value} of the uploaded rows had one).",
+        remedy="Give more of the seed's customers a value (a number of at least 0), or more of them a "
+        "usable e-mail or phone, then retry the activation; or leave valueBased out.",
+        detail=exc.detail,
+    )
 
 
 def _wait_seconds(exc: PlatformThrottled) -> int:

@@ -36,6 +36,9 @@ DATA_PROCESSING_SCHEMA: tuple[str, ...] = (
     "DATA_PROCESSING_OPTIONS_COUNTRY",
     "DATA_PROCESSING_OPTIONS_STATE",
 )
+# A value-based seed's customer value (docs/platform-notes.md §4.1): one more column, last, holding a
+# non-negative number, or "" for a customer without a value. Never hashed.
+VALUE_SCHEMA_KEY = "LOOKALIKE_VALUE"
 _CALIFORNIA = frozenset({"ca", "california"})
 DataProcessingOptions = tuple[list[str], int, int]
 

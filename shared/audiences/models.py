@@ -72,6 +72,20 @@ class CreateAudienceRequest(CamelModel):
         default=None, description="Prospecting: lookalike size in percent."
     )
     lookalike_country: Literal["GB", "US", "CA", "AU"] | None = None
+    value_based: bool = Field(
+        default=False,
+        description="Prospecting: make the seed a value-based (customer value) audience, every row with the "
+        "customer's value, so the lookalike looks like the most valuable customers "
+        "(docs/platform-notes.md §4.1). A segment's value is predicted: its purchase probability x the "
+        "customer's average order value; an uploaded list takes its valueColumn.",
+    )
+    value_column: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=200,
+        description="valueBased with an uploaded list (uploadId): the CSV column holding each customer's "
+        "value, a number of at least 0 (blank: no value for that customer).",
+    )
     country: str | None = Field(
         default=None,
         pattern="^[A-Za-z]{2}$",
@@ -94,6 +108,35 @@ class CreateAudienceRequest(CamelModel):
                 raise ValueError("lookalikeSize is required for prospecting (1, 2 or 5)")
             if self.lookalike_country is None:
                 raise ValueError("lookalikeCountry is required for prospecting (GB, US, CA or AU)")
+        return self
+
+    @model_validator(mode="after")
+    def _values_have_a_source(self) -> CreateAudienceRequest:
+        if self.value_column is not None and not self.value_based:
+            raise ValueError("valueColumn: only used with valueBased true; set valueBased or leave it out")
+        if not self.value_based:
+            return self
+        if self.objective != "prospecting":
+            raise ValueError(
+                "valueBased: a value-based seed is for a prospecting lookalike; set objective to "
+                "prospecting, or leave valueBased out"
+            )
+        if self.users:
+            raise ValueError(
+                "valueBased: a list of users carries no values; upload it as a CSV with a value column "
+                "(uploadId and valueColumn), or use a segment, whose values are predicted"
+            )
+        if self.upload_id is not None and self.value_column is None:
+            raise ValueError(
+                "valueColumn: name the uploaded CSV's column that holds each customer's value (a number "
+                "of at least 0)"
+            )
+        if self.segment is not None and self.value_column is not None:
+            raise ValueError(
+                "valueColumn: a segment's values are predicted (purchase probability x the customer's "
+                "average order value) and the synced customers file has no value column; leave valueColumn "
+                "out, or upload the list with your own values (uploadId)"
+            )
         return self
 
 
@@ -232,6 +275,16 @@ class HoldoutView(CamelModel):
     lift_url: str = Field(description="The lift report: GET this path.")
 
 
+class ValueSeedView(CamelModel):
+    """A value-based seed (valueBased): the values' source and how many uploaded rows carried one."""
+
+    source: str = Field(
+        description="predicted_spend (purchase probability x average order value) or column (valueColumn)."
+    )
+    column: str | None = None
+    rows_with_value: int = Field(description="Uploaded rows with a value (set once the rows are prepared).")
+
+
 class ActivationProgressView(CamelModel):
     """Upload progress: users and batches (what the progress bar fills)."""
 
@@ -307,6 +360,9 @@ class AudienceView(CamelModel):
     )
     holdout: HoldoutView | None = Field(
         default=None, description="Segment audiences with a holdout: its share, seed and group sizes."
+    )
+    value_seed: ValueSeedView | None = Field(
+        default=None, description="A value-based seed: where each customer's value came from."
     )
     activation_url: str = Field(description="Where its activation's progress is: GET this path.")
     sync: AudienceSyncView | None = Field(

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import math
 import re
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -29,6 +30,7 @@ from shared.audiences.identifiers import (
     GENERIC_INTERNATIONAL_PREFIX,
     RULES_BY_CALLING_CODE,
     SCHEMA,
+    VALUE_SCHEMA_KEY,
     AudienceUser,
     DialingRule,
     DropReason,
@@ -42,7 +44,8 @@ from shared.audiences.quality import QualityReport, build_report
 from shared.errors import ValidationFailed
 
 # One upload row: six strings in identifiers.SCHEMA order ("" for a missing key), then, when the
-# audience carries Limited Data Use flags, the three DATA_PROCESSING_SCHEMA values (a list and two ints).
+# audience carries Limited Data Use flags, the three DATA_PROCESSING_SCHEMA values (a list and two ints),
+# then, for a value-based seed, the customer's value (a float, or "" for none).
 Row = tuple[Any, ...]
 
 
@@ -59,6 +62,8 @@ class IdentifierColumns:
     # Limited Data Use (docs/platform-notes.md §3.8): each user's flag and state, when known.
     limited_data_use: Sequence[bool | None] | None = None
     states: Sequence[str | None] | None = None
+    # A value-based seed (docs/platform-notes.md §4.1): each user's value (a number >= 0, or None).
+    values: Sequence[float | None] | None = None
 
     def __post_init__(self) -> None:
         lengths = {len(column) for column in self._all()}
@@ -69,7 +74,9 @@ class IdentifierColumns:
         return len(self.user_ids)
 
     def _all(self) -> tuple[Sequence[object], ...]:
-        optional = tuple(column for column in (self.limited_data_use, self.states) if column is not None)
+        optional = tuple(
+            column for column in (self.limited_data_use, self.states, self.values) if column is not None
+        )
         return (
             self.user_ids,
             self.emails,
@@ -104,8 +111,11 @@ class IdentifierColumns:
         )
 
     @classmethod
-    def from_users(cls, users: Iterable[AudienceUser]) -> IdentifierColumns:
-        """Columns of already validated ``users``, in their order."""
+    def from_users(
+        cls, users: Iterable[AudienceUser], values: Sequence[float | None] | None = None
+    ) -> IdentifierColumns:
+        """Columns of already validated ``users``, in their order; ``values`` (aligned with them) makes
+        the rows a value-based seed's."""
         users = list(users)
         flags = [user.limited_data_use for user in users]
         return cls(
@@ -117,6 +127,7 @@ class IdentifierColumns:
             countries=[user.country for user in users],
             limited_data_use=flags if any(flag is not None for flag in flags) else None,
             states=[user.state for user in users],
+            values=values,
         )
 
 
@@ -130,10 +141,14 @@ class PreparedAudience:
 
 
 def prepare_audience(
-    users: Iterable[AudienceUser], *, default_country: str | None = None
+    users: Iterable[AudienceUser],
+    *,
+    default_country: str | None = None,
+    values: Sequence[float | None] | None = None,
 ) -> PreparedAudience:
-    """Normalise and hash ``users`` into upload rows; see :func:`prepare_columns`."""
-    return prepare_columns(IdentifierColumns.from_users(users), default_country=default_country)
+    """Normalise and hash ``users`` into upload rows (with ``values``, a value-based seed's); see
+    :func:`prepare_columns`."""
+    return prepare_columns(IdentifierColumns.from_users(users, values), default_country=default_country)
 
 
 def prepare_columns(columns: IdentifierColumns, *, default_country: str | None = None) -> PreparedAudience:
@@ -144,8 +159,11 @@ def prepare_columns(columns: IdentifierColumns, *, default_country: str | None =
     COUNTRY. Records without a usable e-mail or phone are dropped, and of several records with the
     same user_id only the first usable one is kept; both are counted in the report. When any user
     carries a Limited Data Use flag, every row also carries the DATA_PROCESSING_SCHEMA columns
-    (``identifiers.data_processing_options``) and the schema says so.
-    Raises ``ValidationFailed`` for an unknown ``default_country``.
+    (``identifiers.data_processing_options``) and the schema says so. With ``columns.values`` (a
+    value-based seed), every row ends with the customer's value (``""`` for none) under
+    ``LOOKALIKE_VALUE``.
+    Raises ``ValidationFailed`` for an unknown ``default_country`` or a value that is not a finite
+    number >= 0.
     """
     store_country = _store_country(default_country)
     drops: dict[str, Counter[DropReason]] = {key: Counter() for key in SCHEMA[1:]}
@@ -159,6 +177,8 @@ def prepare_columns(columns: IdentifierColumns, *, default_country: str | None =
             "COUNTRY": countries,
         }
         extra = _data_processing_columns(columns) if columns.carries_limited_data_use else []
+        if columns.values is not None:
+            extra = [*extra, _value_column(columns.values)]
         rows, no_identifier, duplicates = _assemble_rows(columns.user_ids, prepared, extra)
     report = build_report(
         prepared,
@@ -167,8 +187,32 @@ def prepare_columns(columns: IdentifierColumns, *, default_country: str | None =
         duplicate_user_ids=duplicates,
         rows_to_upload=len(rows),
     )
-    schema = SCHEMA + DATA_PROCESSING_SCHEMA if extra else SCHEMA
+    schema = SCHEMA + DATA_PROCESSING_SCHEMA if columns.carries_limited_data_use else SCHEMA
+    if columns.values is not None:
+        schema = (*schema, VALUE_SCHEMA_KEY)
     return PreparedAudience(rows=rows, report=report, schema=schema)
+
+
+def _value_column(values: Sequence[float | None]) -> list[float | str]:
+    """The LOOKALIKE_VALUE column: each value as a number, ``""`` for a customer without one."""
+    out: list[float | str] = []
+    for value in values:
+        if value is None:
+            out.append("")
+        elif (
+            isinstance(value, int | float)
+            and not isinstance(value, bool)
+            and math.isfinite(value)
+            and value >= 0
+        ):
+            out.append(float(value))
+        else:
+            raise ValidationFailed(
+                "A customer value must be a number of at least 0.",
+                field="valueColumn",
+                remedy="Give each customer a value of 0 or more (or leave it blank for no value).",
+            )
+    return out
 
 
 def _data_processing_columns(columns: IdentifierColumns) -> list[list[Any]]:

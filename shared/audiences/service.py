@@ -68,6 +68,7 @@ from shared.records.audiences import (
     AudienceRecord,
     LookalikeRecord,
     UploadProgress,
+    ValueSeedRecord,
     WorkerLease,
 )
 from shared.records.connections import Connection
@@ -117,7 +118,7 @@ class PlatformConnections(Protocol):
 class SegmentSource(Protocol):
     """Turns a predictive segment into users (``shared.targeting.service.TargetingService``)."""
 
-    def users_for(self, org_id: str, spec: SegmentSpec) -> SegmentUsers: ...
+    def users_for(self, org_id: str, spec: SegmentSpec, *, values: bool = ...) -> SegmentUsers: ...
 
 
 class BlobStore(UploadBlobs, Protocol):
@@ -285,6 +286,14 @@ class AudienceService:
                 if request.lookalike_size and request.lookalike_country
                 else None
             ),
+            value_seed=(
+                ValueSeedRecord(
+                    source="column" if request.value_column else "predicted_spend",
+                    column=request.value_column,
+                )
+                if request.value_based
+                else None
+            ),
             snapshot_key=f"snapshots/{org_id}/{audience_id}.csv",
             source_key=f"sources/{org_id}/{audience_id}.json",
             idempotency_key=idempotency_key,
@@ -317,7 +326,13 @@ class AudienceService:
         """What can be refused before anything is stored: an unreadable upload, a list nobody in it
         can be matched from (uploads and segments are checked by their steps)."""
         if request.upload_id:
-            check_upload(org_id, request.upload_id, self.blobs, self.max_upload_bytes)
+            check_upload(
+                org_id,
+                request.upload_id,
+                self.blobs,
+                self.max_upload_bytes,
+                value_column=request.value_column,
+            )
         elif request.users:
             prepared = prepare_audience(request.users, default_country=request.country)
             check_usable(len(prepared.rows), request.objective)
@@ -441,6 +456,14 @@ class AudienceService:
             raise PreconditionFailed(
                 f"Audience {audience_id} is {record.status}; only an active audience can be refreshed.",
                 remedy="Retry the creation with its Idempotency-Key first.",
+            )
+        if record.value_seed is not None:
+            raise ValidationFailed(
+                "This audience is a value-based seed: its members carry customer values, and a list of "
+                "users has none (the platform refuses members without LOOKALIKE_VALUE on it).",
+                field="users",
+                remedy="Refresh without users to re-score a segment audience (values included), or create "
+                "a new value-based audience from an uploaded list with a value column.",
             )
         # A holdout stays held out: its users are never uploaded, whatever list a refresh sends.
         held_out = _held_out_ids(self.blobs.get(record.holdout.groups_key)) if record.holdout else frozenset()

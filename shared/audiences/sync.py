@@ -103,7 +103,7 @@ class PlatformConnections(Protocol):
 
 class SegmentSource(Protocol):
     def users_for(
-        self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = ...
+        self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = ..., values: bool = ...
     ) -> SegmentUsers: ...
 
 
@@ -317,7 +317,7 @@ class AudienceSyncService:
         else:
             assert run.source_key is not None
             users = RefreshAudienceRequest.model_validate_json(self.blobs.get(run.source_key)).users
-            prepared = prepare_audience(users)
+            prepared = prepare_audience(users, values=self._stored_values(record, run, users))
         assert run.replace is not None
         now = self.clock()
         if run.replace_started_at is not None and now - run.replace_started_at > self.policy.replace_window:
@@ -380,9 +380,12 @@ class AudienceSyncService:
             rule=segment.rule,
             value=segment.value,
         )
-        chosen = self.segments().users_for(record.org_id, spec, latest_identifiers=True)
+        value_based = record.value_seed is not None
+        chosen = self.segments().users_for(record.org_id, spec, latest_identifiers=True, values=value_based)
         users = self._without_holdout(record, chosen.users)
-        prepared = prepare_audience(users)
+        # A value-based seed keeps its values: every replaced member carries its new predicted value.
+        values = [chosen.values.get(u.user_id) for u in users] if chosen.values is not None else None
+        prepared = prepare_audience(users, values=values)
         if not prepared.rows:
             raise PreconditionFailed(
                 "No user of the segment has a usable e-mail or phone, so the audience was not changed.",
@@ -398,9 +401,24 @@ class AudienceSyncService:
         run.source_key = f"sources/{record.org_id}/{record.audience_id}.sync.json"
         pending = RefreshAudienceRequest(users=users)
         self.blobs.put(run.source_key, pending.model_dump_json(by_alias=True).encode(), "application/json")
+        if values is not None:
+            self.blobs.put(_values_key(run.source_key), json.dumps(values).encode(), "application/json")
         run.replace = _new_replace(len(prepared.rows), self.policy.batch_size)
         self._save(record)
         return users, prepared
+
+    def _stored_values(
+        self, record: AudienceRecord, run: SyncRun, users: list[AudienceUser]
+    ) -> list[float | None] | None:
+        """The values stored with a value-based seed's pending members (aligned with ``users``)."""
+        if record.value_seed is None or run.source_key is None:
+            return None
+        values: list[float | None] = json.loads(self.blobs.get(_values_key(run.source_key)))
+        if len(values) != len(users):
+            raise PreconditionFailed(
+                "The stored values of this sync do not match its members.", remedy="Sync the audience again."
+            )
+        return values
 
     def _without_holdout(self, record: AudienceRecord, users: list[AudienceUser]) -> list[AudienceUser]:
         """The users minus the audience's holdout group (``shared.audiences.holdout``): a sync never
@@ -451,6 +469,8 @@ class AudienceSyncService:
         run.failure = failure
         if run.source_key:
             self.blobs.delete(run.source_key)
+            if record.value_seed is not None:
+                self.blobs.delete(_values_key(run.source_key))
         if sync.frequency == "off":
             sync.next_sync_at = None
         elif outcome == "stopped":
@@ -493,6 +513,11 @@ def _syncable(record: AudienceRecord) -> AudienceSync:
             "create the audience from a segment to keep it synced.",
         )
     return sync
+
+
+def _values_key(source_key: str) -> str:
+    """Where a value-based seed's sync keeps its members' values, next to the members."""
+    return source_key.removesuffix(".json") + ".values.json"
 
 
 def _new_replace(total_rows: int, batch_size: int) -> UploadProgress:

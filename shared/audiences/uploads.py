@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 import uuid
 from collections.abc import Iterator
@@ -85,12 +86,14 @@ def create_upload_link(org_id: str, blobs: UploadBlobs, max_bytes: int) -> Uploa
     return UploadLink(upload_id=upload_id, url=form.url, fields=form.fields, max_bytes=max_bytes)
 
 
-def check_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int) -> None:
+def check_upload(
+    org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int, *, value_column: str | None = None
+) -> None:
     """Check what an uploaded CSV can be refused for at once: there is one, it is within
-    ``max_bytes``, its header names a ``user_id`` column and a row follows. Only the start is read, so
-    the answer does not grow with the list (a 2M-row list would near API Gateway's 30 s); the rows
-    themselves are checked by the activation's SelectUsers step, which reads them all anyway
-    (``rows_problems``).
+    ``max_bytes``, its header names a ``user_id`` column (and ``value_column``, for a value-based
+    seed) and a row follows. Only the start is read, so the answer does not grow with the list (a
+    2M-row list would near API Gateway's 30 s); the rows themselves, values included, are checked by
+    the activation's SelectUsers step, which reads them all anyway (``rows_problems``).
 
     Raises ``NotFound`` for no upload, and ``ValidationFailed`` for a file over ``max_bytes``, a
     header without ``user_id``, no rows, or a start that is not UTF-8."""
@@ -100,6 +103,13 @@ def check_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes: int
             header = next(reader, None)
             if header is None or "user_id" not in header:
                 _refuse(["the header row must include a user_id column"])
+            assert header is not None
+            if value_column is not None and value_column not in header:
+                raise ValidationFailed(
+                    f"The uploaded CSV has no column named {value_column!r} for the customers' values.",
+                    field="valueColumn",
+                    remedy="Name one of the CSV's columns in valueColumn, or add the column to the file.",
+                )
             if next((row for row in reader if row), None) is None:
                 raise ValidationFailed("The uploaded CSV has no users.", field="uploadId")
         except UnicodeDecodeError as exc:
@@ -128,6 +138,20 @@ def invalid_rows(problems: list[str]) -> ValidationFailed:
 
 # A score written as a plain decimal number: what float() and pydantic read the same way.
 _PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
+
+
+def customer_value(cell: str) -> float | None:
+    """A value column's cell as a customer's value (docs/platform-notes.md §4.1): a plain decimal number
+    of at least 0, or None for a blank cell. Raises ``ValueError`` saying why (never quoting the cell)."""
+    text = cell.strip()
+    if not text:
+        return None
+    if _PLAIN_NUMBER.fullmatch(text) is None:
+        raise ValueError("must be a number such as 12.50")
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError("must be a number of at least 0")
+    return value
 
 
 def plainly_valid(cells: dict[str, str]) -> bool:

@@ -19,6 +19,7 @@ from shared.audiences.models import (
     LookalikeView,
     PlatformObjectView,
     SegmentView,
+    ValueSeedView,
 )
 from shared.audiences.schedule import next_sync_at, sync_of
 from shared.records.audiences import AudienceRecord, LookalikeRecord, PublicationRecord, SyncRun
@@ -51,6 +52,7 @@ def audience_view(record: AudienceRecord) -> AudienceView:
         advert=advert_view(record.publication),
         segment=SegmentView.model_validate(record.segment.model_dump()) if record.segment else None,
         holdout=holdout_view(record),
+        value_seed=value_seed_view(record),
         activation_url=activation_url(record.audience_id),
         sync=sync_view(record),
     )
@@ -106,6 +108,13 @@ def holdout_view(record: AudienceRecord) -> HoldoutView | None:
         holdout_users=holdout.holdout_users,
         lift_url=f"/platform-ads/audiences/{record.audience_id}/lift",
     )
+
+
+def value_seed_view(record: AudienceRecord) -> ValueSeedView | None:
+    seed = record.value_seed
+    if seed is None:
+        return None
+    return ValueSeedView(source=seed.source, column=seed.column, rows_with_value=seed.rows_with_value)
 
 
 def activation_url(audience_id: str) -> str:

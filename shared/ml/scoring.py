@@ -435,6 +435,12 @@ class ScoringBundle:
         value = self._product_ids[index]
         return value.decode() if isinstance(value, bytes) else str(value)
 
+    def spend_and_orders(self) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Each training user's spend and number of orders ever, as of training (purchase models),
+        in :meth:`user_ids_at` order. Raises ``ServiceError`` for a recommendation model."""
+        state = self._purchase_state()
+        return state.user_spend_total, state.user_orders_total
+
     def _purchase_state(self) -> FeatureState:
         if self._state is None:
             raise ServiceError("This model recommends products; it does not score purchases.")

@@ -56,7 +56,8 @@ class UploadBatch:
 
     session: UploadSession
     batch_seq: int
-    rows: Sequence[Sequence[str]]
+    # Strings, but for the Limited Data Use options and a value-based seed's LOOKALIKE_VALUE (numbers).
+    rows: Sequence[Sequence[Any]]
 
     def __post_init__(self) -> None:
         if not 1 <= self.batch_seq <= self.session.total_batches:
@@ -107,18 +108,22 @@ class UploadResult(BaseModel):
 
 
 def create_custom_audience(
-    client: GraphClient, ad_account_id: str, name: str, description: str
+    client: GraphClient, ad_account_id: str, name: str, description: str, *, value_based: bool = False
 ) -> CreatedObject:
-    """Create an empty customer-list audience (``subtype=CUSTOM``, user-provided data)."""
-    response = client.post(
-        f"{ad_account_node(ad_account_id)}/customaudiences",
-        {
-            "name": name,
-            "description": description,
-            "subtype": "CUSTOM",
-            "customer_file_source": "USER_PROVIDED_ONLY",
-        },
-    )
+    """Create an empty customer-list audience (``subtype=CUSTOM``, user-provided data).
+
+    ``value_based`` makes it a customer-value seed (``is_value_based``, docs/platform-notes.md §4.1):
+    every row uploaded to it must then carry ``LOOKALIKE_VALUE`` (:func:`add_users` with that schema
+    column), and a lookalike made from it is value-based."""
+    fields: dict[str, Any] = {
+        "name": name,
+        "description": description,
+        "subtype": "CUSTOM",
+        "customer_file_source": "USER_PROVIDED_ONLY",
+    }
+    if value_based:
+        fields["is_value_based"] = True
+    response = client.post(f"{ad_account_node(ad_account_id)}/customaudiences", fields)
     return CreatedObject.model_validate(response.body)
 
 
@@ -134,6 +139,8 @@ def add_users(
     batch: UploadBatch,
 ) -> UploadResult:
     """Add one batch of hashed rows (columns in ``schema`` order) to an audience within its session.
+    A value-based seed's schema ends with ``LOOKALIKE_VALUE`` and its rows with the value, a number
+    (or ``""`` for none), sent unhashed (docs/platform-notes.md §4.1).
 
     Sent as one JSON body (docs/platform-notes.md §3.1), which the platform takes as it takes the SDK's
     form fields. Retried on transient failures: adding the same people twice does not duplicate them.
@@ -165,8 +172,15 @@ def create_lookalike(
     origin_audience_id: str,
     ratio: float,
     country: str,
+    *,
+    value_based: bool = False,
 ) -> CreatedObject:
-    """Create a lookalike of ``origin_audience_id`` in ``country`` (ISO-2) at ``ratio`` (0.01 = 1 %)."""
+    """Create a lookalike of ``origin_audience_id`` in ``country`` (ISO-2) at ``ratio`` (0.01 = 1 %).
+
+    A lookalike of a value-based seed is value-based; the platform has no other flag for it. With
+    ``value_based`` the spec is written as the SDK's value-based example writes it (``type``
+    ``custom_ratio``, docs/platform-notes.md §4.1). A seed without values is refused (2654,
+    ``LookalikeRejected``)."""
     if not LOOKALIKE_MIN_RATIO <= ratio <= LOOKALIKE_MAX_RATIO:
         raise ValidationFailed(
             f"Lookalike ratio must be between {LOOKALIKE_MIN_RATIO} and {LOOKALIKE_MAX_RATIO}.", field="ratio"
@@ -179,7 +193,11 @@ def create_lookalike(
             "name": name,
             "subtype": "LOOKALIKE",
             "origin_audience_id": origin_audience_id,
-            "lookalike_spec": {"ratio": ratio, "country": country.upper()},
+            "lookalike_spec": (
+                {"type": "custom_ratio", "ratio": ratio, "country": country.upper()}
+                if value_based
+                else {"ratio": ratio, "country": country.upper()}
+            ),
         },
     )
     return CreatedObject.model_validate(response.body)

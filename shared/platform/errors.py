@@ -402,9 +402,11 @@ ERROR_RULES: Mapping[tuple[int | None, int | None], ErrorRule] = {
     (2654, None): ErrorRule(
         LookalikeRejected,
         "The platform could not create the audience: the seed audience is too small in the chosen country, "
-        "or an identical lookalike already exists.",
-        "Use a seed audience with at least 100 matched people in that country, or reuse the existing "
-        "lookalike with the same seed, country and size.",
+        "an identical lookalike already exists, or (a value-based seed) none of the seed's people carries "
+        "a customer value.",
+        "Use a seed audience with at least 100 matched people in that country, reuse the existing "
+        "lookalike with the same seed, country and size, or give a value-based seed's customers their "
+        "values (numbers of at least 0).",
     ),
     (2656, None): ErrorRule(
         LookalikesExist,

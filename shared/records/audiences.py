@@ -109,6 +109,17 @@ class HoldoutRecord(BaseModel):
     groups_key: str
 
 
+class ValueSeedRecord(BaseModel):
+    """A value-based seed (docs/platform-notes.md §4.1): where each customer's value comes from, and how
+    many of the uploaded rows carried one."""
+
+    # predicted_spend: the segment's purchase probability x the customer's average order value
+    # (``shared.targeting.values``); column: a column of the uploaded list.
+    source: Literal["predicted_spend", "column"]
+    column: str | None = None
+    rows_with_value: int = 0
+
+
 # The activation pipeline's steps, in order; each is one state of statemachine/activation.asl.json.
 ActivationStep = Literal[
     "queued",
@@ -241,6 +252,8 @@ class AudienceRecord(BaseModel):
     segment: SegmentProvenance | None = None
     # Set when a segment audience kept a holdout out of its upload (issue 15).
     holdout: HoldoutRecord | None = None
+    # Set when the seed is value-based: created with is_value_based, every row with its value (issue 15).
+    value_seed: ValueSeedRecord | None = None
     # The hash of the request that made it (``shared.audiences.requests.request_digest``): a reused
     # Idempotency-Key with another body is refused on every route.
     request_sha256: str | None = None

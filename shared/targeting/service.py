@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from shared.audiences.identifiers import AudienceUser
 from shared.clock import Clock
 from shared.datasources.coverage import Coverage, read_coverage
-from shared.errors import NotFound, PreconditionFailed
+from shared.errors import NotFound, PreconditionFailed, ValidationFailed
 from shared.ml.datasets import CustomerRecord, load_records
 from shared.ml.freshness import FreshnessRules, freshness
 from shared.ml.scoring import ScoringBundle
@@ -39,6 +39,7 @@ from shared.targeting.models import (
     TargetingWarning,
 )
 from shared.targeting.segments import Cut, histogram, select
+from shared.targeting.values import predicted_values, shop_average_order_value
 
 _CACHED_DATASETS = 4
 
@@ -101,10 +102,12 @@ class CoverageCache:
 
 @dataclass(frozen=True)
 class SegmentUsers:
-    """The users of a segment with their identifiers and scores, and where they came from."""
+    """The users of a segment with their identifiers and scores, and where they came from; with
+    ``values`` asked for, each user's predicted value by user_id (``shared.targeting.values``)."""
 
     users: list[AudienceUser]
     provenance: SegmentProvenance
+    values: dict[str, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -156,18 +159,41 @@ class TargetingService:
             warnings=self._warnings(org_id, model, dataset, cut, view, seed),
         )
 
-    def users_for(self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = False) -> SegmentUsers:
+    def users_for(
+        self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = False, values: bool = False
+    ) -> SegmentUsers:
         """The segment's users, best first, joined to their identifiers in the synced customers file
         (users without a customer row are left out and counted).
 
         The identifiers come from the dataset the model was trained on, or with ``latest_identifiers``
-        from the dataset in force (an audience sync: people's current e-mails and phones)."""
+        from the dataset in force (an audience sync: people's current e-mails and phones). With
+        ``values``, each user's predicted value too (``shared.targeting.values``; purchase models only,
+        else ``ValidationFailed``)."""
         model, bundle, dataset = self._sources(org_id, spec)
         if latest_identifiers:
             dataset = self.datasets.current(org_id) or dataset
+        if values and bundle.model_type != "purchase":
+            raise ValidationFailed(
+                f"Model '{model.name}' ranks products for each user; it predicts no purchase probability, "
+                "so there is no predicted value for a value-based seed.",
+                field="segment.modelName",
+                remedy="Use a purchase model (shop-purchase) for a value-based seed, or leave valueBased "
+                "out.",
+            )
         scores = bundle.score_all_users(spec.product_id)
         cut = select(scores, spec)
-        chosen = dict(zip(bundle.user_ids[cut.indices].tolist(), scores[cut.indices].tolist(), strict=True))
+        ids = bundle.user_ids[cut.indices].tolist()
+        chosen = dict(zip(ids, scores[cut.indices].tolist(), strict=True))
+        predicted: dict[str, float] | None = None
+        if values:
+            spend, orders = bundle.spend_and_orders()
+            kept = predicted_values(
+                scores[cut.indices],
+                spend[cut.indices],
+                orders[cut.indices],
+                shop_average_order_value(spend, orders),  # every training user, not only the kept
+            )
+            predicted = dict(zip(ids, kept.tolist(), strict=True))
         key = dataset.keys["customers"]
         customers = load_records(self.blobs.get(key), CustomerRecord, file_name=key.rsplit("/", 1)[-1])
         users = [
@@ -204,6 +230,7 @@ class TargetingService:
                 users_selected=len(chosen),
                 users_without_customer_row=len(chosen) - len(users),
             ),
+            values=None if predicted is None else {user.user_id: predicted[user.user_id] for user in users},
         )
 
     def _sources(self, org_id: str, spec: SegmentSpec) -> tuple[ModelRecord, ScoringBundle, DatasetVersion]:

@@ -931,3 +931,76 @@ def test_a_refresh_keeps_the_holdout_out_of_the_upload(
     rows = list(csv.reader(io.StringIO(blobs.get(stored.snapshot_key).decode())))
     assert rows[0][-1] == "group"
     assert {row[0] for row in rows[1:] if row[-1] == "holdout"} == {"u3", "u13"}
+
+
+# --- value-based seeds (issue 15, item 3) ----------------------------------------------------------
+
+UPLOAD_ID = "0b6f1c9e-2a43-4a7e-9d1f-5e0c2b7a8d34"
+VALUE_BASED = {"objective": "prospecting", "lookalikeSize": 1, "lookalikeCountry": "GB", "valueBased": True}
+
+
+def test_a_value_based_upload_becomes_a_value_based_seed_with_each_rows_value_and_its_lookalike(
+    service: AudienceService, blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given 120 customers with their value in a column named ltv
+    lines = ["user_id,email,ltv"] + [f"v{i},valued{i}@example.com,{i}.25" for i in range(120)]
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", "\n".join(lines).encode(), "text/csv")
+    # When the audience is created as a value-based prospecting seed
+    created = service.create(
+        ORG,
+        CreateAudienceRequest.model_validate(
+            {"name": "Own values", "uploadId": UPLOAD_ID, "valueColumn": "ltv", **VALUE_BASED}
+        ),
+    )
+    # Then the platform holds it as value-based, each member with its row's value, and its lookalike
+    assert created.status == "active"
+    assert created.platform_custom_audience_id is not None
+    held = platform.admin("GET", f"/audiences/{created.platform_custom_audience_id}/members")
+    assert held["is_value_based"] is True
+    (group,) = held["members"]
+    assert dict(zip((row[0] for row in group["rows"]), group["values"], strict=True)) == {
+        f"v{i}": i + 0.25 for i in range(120)
+    }
+    assert created.lookalike is not None
+    assert created.lookalike.platform_audience_id is not None
+
+
+def test_a_bad_value_of_an_uploaded_list_fails_select_users_naming_line_and_column_not_the_value(
+    service: AudienceService, blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a list whose ltv is negative on line 3 and text on line 4 (the POST reads only the header)
+    lines = ["user_id,email,ltv"] + [f"v{i},valued{i}@example.com,{i}" for i in range(120)]
+    lines[2], lines[3] = "v1,valued1@example.com,-4", "v2,valued2@example.com,lots"
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", "\n".join(lines).encode(), "text/csv")
+    # When
+    with pytest.raises(ValidationFailed) as refused:
+        service.create(
+            ORG,
+            CreateAudienceRequest.model_validate(
+                {"name": "Bad values", "uploadId": UPLOAD_ID, "valueColumn": "ltv", **VALUE_BASED}
+            ),
+        )
+    # Then the lines and the column are named with the reason, never the cell; nothing reached the platform
+    assert "line 3: ltv: must be a number of at least 0" in refused.value.message
+    assert "line 4: ltv: must be a number such as 12.50" in refused.value.message
+    assert "lots" not in refused.value.message
+    assert platform.calls(r"/customaudiences$", method="POST") == []
+
+
+def test_a_value_based_audience_refuses_a_refresh_with_a_list_of_users(
+    service: AudienceService, blobs: MemoryBlobs
+) -> None:
+    # Given an active value-based seed
+    lines = ["user_id,email,ltv"] + [f"v{i},valued{i}@example.com,{i}" for i in range(120)]
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", "\n".join(lines).encode(), "text/csv")
+    created = service.create(
+        ORG,
+        CreateAudienceRequest.model_validate(
+            {"name": "Own values", "uploadId": UPLOAD_ID, "valueColumn": "ltv", **VALUE_BASED}
+        ),
+    )
+    # When it is refreshed with users, who carry no values, then it is refused with what to do
+    with pytest.raises(ValidationFailed) as refused:
+        service.refresh(ORG, created.audience_id, RefreshAudienceRequest(users=buyers(120)))
+    assert refused.value.field == "users"
+    assert "value-based" in refused.value.message

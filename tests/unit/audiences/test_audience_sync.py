@@ -44,7 +44,9 @@ class Segment:
     def __init__(self, users: list[AudienceUser]) -> None:
         self.users = users
 
-    def users_for(self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = False) -> SegmentUsers:
+    def users_for(
+        self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = False, values: bool = False
+    ) -> SegmentUsers:
         assert latest_identifiers
         provenance = SegmentProvenance(
             model_name=spec.model_name,
@@ -56,7 +58,9 @@ class Segment:
             users_selected=len(self.users),
             users_without_customer_row=0,
         )
-        return SegmentUsers(users=list(self.users), provenance=provenance)
+        # A value-based seed's predicted values: 10 x the user's score, as the test can check.
+        predicted = {u.user_id: round(10 * (u.score or 0.0), 4) for u in self.users} if values else None
+        return SegmentUsers(users=list(self.users), provenance=provenance, values=predicted)
 
 
 class Models:
