@@ -303,9 +303,13 @@ def _email_column(values: Sequence[str | None], drops: Counter[DropReason]) -> l
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class _PhonePlan:
-    """A ``DialingRule`` as bytes, for the phone column's loop (which works on the UTF-8 bytes)."""
+    """A ``DialingRule`` as bytes, for the phone column's loop (which works on the UTF-8 bytes).
+
+    Compared and hashed by identity (each country's plan is one module-level object), so it is a cheap
+    part of the phone column's dictionary keys.
+    """
 
     calling_code: bytes
     trunk_prefix: bytes
@@ -351,20 +355,32 @@ _NON_DIGIT_BYTES = bytes(byte for byte in range(256) if not 0x30 <= byte <= 0x39
 _GENERIC_PREFIXES = (GENERIC_INTERNATIONAL_PREFIX.encode(),)
 
 
+# Phone numbers are prepared by their shape: what the rules do to a number (strip an international
+# prefix, leading zeros or the trunk prefix, put a calling code first, or drop it) depends only on its
+# country's plan, whether it was written with "+", how many digits it has and its first few digits.
+# Those repeat across a list (same countries, same lengths, same area codes), so each shape is worked
+# out once per call and a number then costs a dictionary lookup, a slice and its SHA-256.
+_SHAPE_DIGITS = 6  # longest prefix "0011" or calling code and trunk prefix (4 digits), and then some
+
+
+# What the rules do to a number of a shape: keep ``digits[cut:]`` behind ``prefix``, or drop it.
+_Shape = tuple[int, bytes, DropReason | None]
+
+
 def _phone_column(
     values: Sequence[str | None], plans: Sequence[_PhonePlan | None], drops: Counter[DropReason]
 ) -> list[str]:
     """Hashed international numbers; ``plans`` holds each record's country (None when unknown).
 
-    The rules of ``identifiers.phone_from_digits``, inlined and on bytes: the number is hashed as the
-    bytes it was built from, never decoded.
+    The rules of ``identifiers.phone_from_digits`` on the UTF-8 bytes, looked up by the number's shape
+    (see ``_phone_shape``): the number is hashed as the bytes it was built from, never decoded.
     """
     sha256 = hashlib.sha256
     non_digits = _NON_DIGIT_BYTES
-    by_leading_digits = _PLANS_BY_LEADING_DIGITS.get
-    generic_prefixes = _GENERIC_PREFIXES
-    e164_min, e164_max = E164_MIN_LENGTH, E164_MAX_LENGTH
-    too_short = too_long = unknown_code = 0
+    head = _SHAPE_DIGITS
+    shape_of = _phone_shape
+    shapes: dict[tuple[_PhonePlan | None, bool, int, bytes], _Shape] = {}
+    dropped: Counter[DropReason] = Counter()
     out: list[str] = []
     append = out.append
     for raw, plan in zip(values, plans, strict=True):
@@ -376,73 +392,97 @@ def _phone_column(
             append(stripped.lower())
             continue
         digits = stripped.encode().translate(None, non_digits)
-        if not digits:
-            too_short += 1
-            append("")
-            continue
-        international = stripped[0] == "+"
-        if not international:
-            prefixes = plan.international_prefixes if plan is not None else generic_prefixes
-            if digits.startswith(prefixes):
-                for prefix in prefixes:
-                    if digits.startswith(prefix):
-                        digits = digits[len(prefix) :]
-                        international = True
-                        break
-        if international:
-            number = digits.lstrip(b"0")
-            number_plan = by_leading_digits(number[:3])
-            if number_plan is not None:
-                code = number_plan.calling_code
-                number = code + number[len(code) :].lstrip(b"0")
-        elif plan is not None:
-            number_plan = plan
-            code, trunk = plan.calling_code, plan.trunk_prefix
-            national = digits[len(code) :]
-            if not (
-                digits.startswith(code)
-                and plan.min_national_length <= len(national) <= plan.max_national_length
-                and not (trunk and national.startswith(trunk))
-            ):
-                # A national number: drop leading zeros and the trunk prefix, put the calling code first.
-                national = digits.lstrip(b"0")
-                if trunk and national.startswith(trunk):
-                    national = national[len(trunk) :]
-                number = code + national
+        key = (plan, stripped[0] == "+", len(digits), digits[:head])
+        if (shape := shapes.get(key)) is None:
+            shape = shape_of(digits[:head], len(digits), key[1], plan)
+            if shape is None:  # the first digits do not decide it (a long run of zeros): this number only
+                shape = shape_of(digits, len(digits), key[1], plan)
+                assert shape is not None, "the whole number always decides"
             else:
-                number = digits  # written without "+" but already starting with the calling code
+                shapes[key] = shape
+        cut, prefix, reason = shape
+        if reason is None:
+            append(sha256(prefix + digits[cut:]).hexdigest())
         else:
-            number_plan = by_leading_digits(digits[:3])
-            national = digits[len(number_plan.calling_code) :] if number_plan is not None else b""
-            if number_plan is None or not (
-                number_plan.min_national_length <= len(national) <= number_plan.max_national_length
-                and not (number_plan.trunk_prefix and national.startswith(number_plan.trunk_prefix))
-            ):
-                unknown_code += 1
-                append("")
-                continue
-            number = digits
-        if number_plan is not None:
-            length = len(number) - len(number_plan.calling_code)
-            low, high = number_plan.min_national_length, number_plan.max_national_length
-        else:
-            length, low, high = len(number), e164_min, e164_max
-        if length < low:
-            too_short += 1
+            dropped[reason] += 1
             append("")
-        elif length > high:
-            too_long += 1
-            append("")
-        else:
-            append(sha256(number).hexdigest())
-    for reason, count in (
-        (DropReason.PHONE_TOO_SHORT, too_short),
-        (DropReason.PHONE_TOO_LONG, too_long),
-        (DropReason.UNKNOWN_COUNTRY_CODE, unknown_code),
-    ):
-        if count:
-            drops[reason] += count
+    drops.update(dropped)
     return out
+
+
+def _phone_shape(head: bytes, length: int, international: bool, plan: _PhonePlan | None) -> _Shape | None:
+    """What ``identifiers.phone_from_digits`` does to every ``length``-digit number starting with ``head``.
+
+    ``international`` means written with "+"; ``plan`` is the record's country. Returns None when
+    ``head`` (shorter than the number) does not decide it, which only a run of zeros reaching its end can
+    cause: every other step looks at most 4 digits past the zeros it strips. With ``head`` the whole
+    number it always decides.
+    """
+    if not length:
+        return (0, b"", DropReason.PHONE_TOO_SHORT)
+    whole = len(head) == length
+    cut = 0
+    if not international:
+        for international_prefix in plan.international_prefixes if plan is not None else _GENERIC_PREFIXES:
+            if head.startswith(international_prefix):
+                cut = len(international_prefix)
+                international = True
+                break
+    prefix = b""
+    if international:
+        rest = head[cut:]
+        number = rest.lstrip(b"0")
+        if not whole and len(number) < 3:
+            return None  # the zeros, or the 3 digits that name the calling code, may go on past head
+        cut += len(rest) - len(number)
+        number_plan = _PLANS_BY_LEADING_DIGITS.get(number[:3])
+        if number_plan is not None:
+            prefix = number_plan.calling_code
+            after_code = number[len(prefix) :]
+            national = after_code.lstrip(b"0")
+            if not whole and not national:
+                return None
+            cut += len(prefix) + len(after_code) - len(national)
+    elif plan is not None:
+        number_plan = plan
+        code, trunk = plan.calling_code, plan.trunk_prefix
+        if not (
+            head.startswith(code)
+            and plan.min_national_length <= length - len(code) <= plan.max_national_length
+            and not (trunk and head[len(code) :].startswith(trunk))
+        ):
+            # A national number: drop leading zeros and the trunk prefix, put the calling code first.
+            national = head.lstrip(b"0")
+            if not whole and not national:
+                return None
+            cut = len(head) - len(national)
+            if trunk and national.startswith(trunk):
+                cut += len(trunk)
+            prefix = code
+        # else written without "+" but already starting with the calling code: kept as it is
+    else:
+        number_plan = _PLANS_BY_LEADING_DIGITS.get(head[:3])
+        if number_plan is None or not (
+            number_plan.min_national_length
+            <= length - len(number_plan.calling_code)
+            <= number_plan.max_national_length
+            and not (
+                number_plan.trunk_prefix
+                and head[len(number_plan.calling_code) :].startswith(number_plan.trunk_prefix)
+            )
+        ):
+            return (0, b"", DropReason.UNKNOWN_COUNTRY_CODE)
+    number_length = len(prefix) + length - cut
+    if number_plan is not None:
+        number_length -= len(number_plan.calling_code)
+        low, high = number_plan.min_national_length, number_plan.max_national_length
+    else:
+        low, high = E164_MIN_LENGTH, E164_MAX_LENGTH
+    if number_length < low:
+        return (0, b"", DropReason.PHONE_TOO_SHORT)
+    if number_length > high:
+        return (0, b"", DropReason.PHONE_TOO_LONG)
+    return (cut, prefix, None)
 
 
 def _name_column(values: Sequence[str | None], drops: Counter[DropReason]) -> list[str]:

@@ -79,6 +79,18 @@ EDGE_PHONES = [
     "0" * 64,
     "A" * 64,
     "4" * 64 + " ",
+    # Zeros running past the first digits the fast path reads a number's shape from
+    "0" * 20,
+    "+" + "0" * 20 + "44",
+    "0000007700900123",
+    "+0000044 0000 7700",
+    "00 000000 44 7700 900123",
+    "+44 000000000 7700 900123",
+    "440000000077009001",
+    "0011 0000 61 412",
+    "+9",
+    "1" * 6,
+    "12345678901234",
 ]
 EDGE_EMAILS = [
     "a@b.co",
@@ -264,6 +276,27 @@ def test_report_counts_usable_unusable_and_missing_per_identifier() -> None:
     assert email.unusable_reasons == {"invalid_email": 1}
     assert phone.unusable_reasons == {"phone_too_short": 1, "unknown_country_code": 1}
     assert (report.total_records, report.rows_to_upload) == (3, 2)
+
+
+def test_blank_values_count_as_missing_for_every_identifier() -> None:
+    # Given values left out, empty and whitespace only, beside one usable of each
+    columns = IdentifierColumns(
+        user_ids=["u1", "u2", "u3", "u4"],
+        emails=[None, "", "  ", "mary@example.com"],
+        phones=["", None, "\t", "+15559876543"],
+        first_names=["  ", None, "", "Mary"],
+        last_names=[None, " ", "", "Major"],
+        countries=["", None, " ", "US"],
+    )
+
+    # When
+    report = prepare_columns(columns).report
+
+    # Then each key has three missing values and one usable, none unusable
+    for key in ("EMAIL", "PHONE", "FN", "LN", "COUNTRY"):
+        quality = report.identifiers[key]
+        assert (quality.present, quality.usable, quality.unusable, quality.missing) == (1, 1, 0, 3), key
+    assert report.dropped_no_identifier == 3
 
 
 def test_report_never_contains_raw_or_hashed_values() -> None:
