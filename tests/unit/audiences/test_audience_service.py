@@ -28,6 +28,7 @@ from shared.platform.client import GraphClient
 from shared.platform.errors import (
     TOKEN_INVALID,
     AudienceUpdateFailed,
+    LookalikeRejected,
     LookalikesExist,
     PlatformThrottled,
     ReconnectRequired,
@@ -1004,3 +1005,29 @@ def test_a_value_based_audience_refuses_a_refresh_with_a_list_of_users(
         service.refresh(ORG, created.audience_id, RefreshAudienceRequest(users=buyers(120)))
     assert refused.value.field == "users"
     assert "value-based" in refused.value.message
+
+
+def test_the_platforms_refusal_of_a_value_based_lookalike_fails_with_the_values_remedy(
+    service: AudienceService, blobs: MemoryBlobs, audiences: MemoryAudiences, platform: SandboxPlatform
+) -> None:
+    # Given a value-based list, and a platform that refuses its lookalike with 2654 (it matched none
+    # of the people who had values): the seed is created (the first POST), the lookalike is not
+    lines = ["user_id,email,ltv"] + [f"v{i},valued{i}@example.com,{i}" for i in range(120)]
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", "\n".join(lines).encode(), "text/csv")
+    platform.fault(kind="error", method="POST", path="/customaudiences$", after=1, code=2654)
+    # When
+    with pytest.raises(LookalikeRejected) as refused:
+        service.create(
+            ORG,
+            CreateAudienceRequest.model_validate(
+                {"name": "Refused", "uploadId": UPLOAD_ID, "valueColumn": "ltv", **VALUE_BASED}
+            ),
+        )
+    # Then the failure names the value-based seed's cause and remedy, at the lookalike step
+    assert "value-based lookalike" in refused.value.message
+    assert "120 of the uploaded rows had one" in refused.value.message
+    assert refused.value.remedy is not None
+    assert "value (a number of at least 0)" in refused.value.remedy
+    (record,) = audiences.items.values()
+    assert record.failure is not None
+    assert (record.failure.code, record.failure.step) == ("platform_audience_rejected", "create_lookalike")

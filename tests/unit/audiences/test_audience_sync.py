@@ -19,8 +19,9 @@ from shared.audiences.service import AudienceService
 from shared.audiences.sync import AudienceSyncService, SyncPolicy
 from shared.errors import NotFound
 from shared.ml.freshness import FreshnessRules
+from shared.platform.audiences import create_custom_audience
 from shared.platform.errors import TOKEN_INVALID, build_error
-from shared.records.audiences import AudienceSync, HoldoutRecord, SegmentProvenance, SyncRun
+from shared.records.audiences import AudienceSync, HoldoutRecord, SegmentProvenance, SyncRun, ValueSeedRecord
 from shared.records.connections import Connection
 from shared.records.models import ModelRecord
 from shared.targeting.models import SegmentSpec
@@ -339,3 +340,36 @@ def test_a_run_lost_for_longer_than_a_replace_session_is_closed_and_started_agai
     assert record.sync.last_run.run_id == "schedule-lost"
     assert record.sync.last_run.failure.code == "sync_lost"
     assert record.sync.current.run_id != "schedule-lost"
+
+
+def test_a_value_based_seed_is_synced_with_every_members_new_predicted_value(
+    world: dict[str, Any], platform: SandboxPlatform
+) -> None:
+    # Given: the audience is a value-based seed on the platform (issue 15, item 3), and the segment's
+    # 25 new users have scores (their predicted value here: 10 x the score)
+    audiences: MemoryAudiences = world["audiences"]
+    record = audiences.get(ORG, world["audience_id"])
+    graph = platform.graph(platform.user_token())
+    seed = create_custom_audience(graph, AD_ACCOUNT_ID, "Seed", "Predicted buyers", value_based=True)
+    record.platform_custom_audience_id = seed.id
+    record.value_seed = ValueSeedRecord(source="predicted_spend")
+    audiences.put(record)
+    scored = [
+        user.model_copy(update={"score": (i + 1) / 100}) for i, user in enumerate(buyers(25, first=100))
+    ]
+    world["service"].segments = lambda: Segment(scored)
+    run_id = begin_run(world)
+    # When: it is synced over several steps (2 batches a step: the last step reads the stored values)
+    steps = 1
+    while world["service"].step(ORG, world["audience_id"], run_id).status != "done":
+        steps += 1
+    # Then: every member on the platform carries its new value
+    assert steps == 2
+    held = platform.admin("GET", f"/audiences/{seed.id}/members")
+    assert held["is_value_based"] is True
+    values = {
+        row[0]: value
+        for group in held["members"]
+        for row, value in zip(group["rows"], group["values"], strict=True)
+    }
+    assert values == {user.user_id: round(10 * (user.score or 0.0), 4) for user in scored}
