@@ -8,7 +8,9 @@ functions never load them. ``AWS_ENDPOINT_URL`` points every client at moto loca
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Literal, overload
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 import botocore.session
 from botocore.client import BaseClient
@@ -135,10 +137,53 @@ def session() -> botocore.session.Session:
 
 
 def dynamodb_resource(settings: Settings) -> DynamoDBServiceResource:
-    """The DynamoDB resource, for ``Table`` objects (functions that query; predict does not)."""
+    """The DynamoDB resource, for ``Table`` objects (functions that query; predict does not), safe
+    to share between threads (see ``PerThreadConditionBuilder``)."""
     import boto3
+    from boto3.dynamodb.conditions import ConditionExpressionBuilder
+    from boto3.dynamodb.transform import TransformationInjector
 
     resource: DynamoDBServiceResource = boto3.resource(
         "dynamodb", region_name=settings.aws_region, endpoint_url=settings.aws_endpoint_url, config=_CONFIG
     )
+    # The resource builds every call's expressions with one builder; swap in one whose counters are
+    # per thread. It must still run before the values are serialized, so it goes first.
+    events = resource.meta.client.meta.events
+    events.unregister("before-parameter-build.dynamodb", unique_id=_CONDITION_HANDLER)
+    injector = TransformationInjector(condition_builder=PerThreadConditionBuilder(ConditionExpressionBuilder))
+    events.register_first(
+        "before-parameter-build.dynamodb", injector.inject_condition_expressions, unique_id=_CONDITION_HANDLER
+    )
     return resource
+
+
+_CONDITION_HANDLER = "dynamodb-condition-expression"  # boto3.dynamodb.transform's own unique_id
+
+
+class PerThreadConditionBuilder:
+    """boto3's condition builder, one per thread.
+
+    boto3 numbers the placeholders of a call's expressions (``#n0``, ``:v0``, ...) with two counters
+    on its builder, resets them at the start of each call, and gives a resource one builder for every
+    call through it. Two threads building at once renumber each other's placeholders: a query for
+    ``pk = :v0 AND begins_with(sk, :v1)`` goes out with ``#n0`` naming ``sk`` and DynamoDB refuses it,
+    "Query condition missed key schema element: pk" (boto/boto3#1332; seen in the local stack, which
+    runs concurrent invocations in one process). Each thread now builds with its own. In: ``make``,
+    the builder class (imported by the caller, so the predict path never loads boto3).
+    """
+
+    def __init__(self, make: Callable[[], Any]) -> None:
+        self._make = make
+        self._threads = threading.local()
+
+    def _own(self) -> Any:
+        builder = getattr(self._threads, "builder", None)
+        if builder is None:
+            builder = self._threads.builder = self._make()
+        return builder
+
+    def reset(self) -> None:
+        self._own().reset()
+
+    def build_expression(self, condition: Any, is_key_condition: bool = False) -> Any:
+        return self._own().build_expression(condition, is_key_condition=is_key_condition)
