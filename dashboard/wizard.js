@@ -620,6 +620,8 @@ function activationBody() {
   if (prospecting) {
     body.lookalikeSize = Number(f.lookalikeSize.value);
     body.lookalikeCountry = f.lookalikeCountry.value;
+    // A value-based seed: each row carries the customer's predicted value (README, "Value-based seeds").
+    if (f.valueBased.checked) body.valueBased = true;
   }
   if (state.destination === "publish") body.publish = advertBody();
   else body.generateCampaign = true;
