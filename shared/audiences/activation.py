@@ -30,6 +30,7 @@ import json
 import math
 import time
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
@@ -493,26 +494,38 @@ class ActivationPipeline:
         graph = self._graph(org_id, worker)
         schema = tuple(self._activation(record).upload_schema or SCHEMA)
         sent, slowest = 0, 0.0
-        try:
-            while progress.batches_done < progress.batches_total:
-                if sent >= self.max_batches or worker.seconds_left() < SAFETY_SECONDS + 2 * slowest:
-                    return StepResult(outcome="more", batches_sent=sent)
-                seq = progress.batches_done + 1
-                started = time.monotonic()
-                rows = json.loads(self.blobs.get(batch_key(prefix, seq)))
-                batch = platform.UploadBatch(session=session, batch_seq=seq, rows=rows)
-                result = platform.add_users(graph, record.platform_custom_audience_id, schema, batch)
-                progress.batches_done = seq
-                progress.num_received = max(progress.num_received, result.num_received)
-                progress.num_invalid_entries += result.num_invalid_entries
-                record.user_count = min(progress.total_rows, seq * progress.batch_size)
-                self._save(record, worker)
-                sent += 1
-                slowest = max(slowest, time.monotonic() - started)
-        except PlatformThrottled as exc:
-            wait = _wait_seconds(exc)
-            self._note_wait(record, worker, "throttled", wait)
-            return StepResult(outcome="throttled", wait_seconds=wait, batches_sent=sent)
+        # The next batch is read from S3 while this one is with the platform (one read ahead).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="batch-reader") as reader:
+
+            def read(seq: int) -> Future[Any] | None:
+                if seq > progress.batches_total:
+                    return None
+                return reader.submit(lambda: json.loads(self.blobs.get(batch_key(prefix, seq))))
+
+            upcoming = read(progress.batches_done + 1)
+            try:
+                while progress.batches_done < progress.batches_total:
+                    if sent >= self.max_batches or worker.seconds_left() < SAFETY_SECONDS + 2 * slowest:
+                        return StepResult(outcome="more", batches_sent=sent)
+                    seq = progress.batches_done + 1
+                    started = time.monotonic()
+                    assert upcoming is not None, "a batch is read ahead while one is left"
+                    rows = upcoming.result()
+                    # Not past what this task sends: the next task reads its own first batch.
+                    upcoming = read(seq + 1) if sent + 1 < self.max_batches else None
+                    batch = platform.UploadBatch(session=session, batch_seq=seq, rows=rows)
+                    result = platform.add_users(graph, record.platform_custom_audience_id, schema, batch)
+                    progress.batches_done = seq
+                    progress.num_received = max(progress.num_received, result.num_received)
+                    progress.num_invalid_entries += result.num_invalid_entries
+                    record.user_count = min(progress.total_rows, seq * progress.batch_size)
+                    self._save(record, worker)
+                    sent += 1
+                    slowest = max(slowest, time.monotonic() - started)
+            except PlatformThrottled as exc:
+                wait = _wait_seconds(exc)
+                self._note_wait(record, worker, "throttled", wait)
+                return StepResult(outcome="throttled", wait_seconds=wait, batches_sent=sent)
         return StepResult(outcome="done", batches_sent=sent)
 
     def check_seed(self, org_id: str, audience_id: str, worker: Worker) -> StepResult:
