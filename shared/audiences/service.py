@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from shared.audiences.activation import (
     LEASE_SECONDS,
+    MIN_SEED_USERS,
     SAFETY_SECONDS,
     ActivationPipeline,
     ActivationStore,
@@ -82,6 +83,9 @@ SendBatch = Callable[[GraphClient, str, Sequence[str], platform.UploadBatch], pl
 
 SNAPSHOT_LINK_SECONDS = 300
 KEY_REUSED_REMEDY = "Use a new key for a new request; repeat a request only with its original body."
+
+# How many users of a request's list the up-front check prepares before it settles for the whole list.
+USABLE_CHECK_USERS = 1_000
 
 
 class StartedExecution(Protocol):
@@ -334,8 +338,14 @@ class AudienceService:
                 value_column=request.value_column,
             )
         elif request.users:
-            prepared = prepare_audience(request.users, default_country=request.country)
-            check_usable(len(prepared.rows), request.objective)
+            # Adding users never lowers the usable count, so enough of them at the list's start
+            # settles it without hashing a large list here and again in NormaliseAndHash; only a
+            # list that falls short there is prepared whole, for the exact count.
+            start = request.users[:USABLE_CHECK_USERS]
+            usable = len(prepare_audience(start, default_country=request.country).rows)
+            if usable < MIN_SEED_USERS and len(start) < len(request.users):
+                usable = len(prepare_audience(request.users, default_country=request.country).rows)
+            check_usable(usable, request.objective)
 
     # --- activation (Step Functions) -------------------------------------------------------------
 

@@ -11,7 +11,7 @@ import io
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import pytest
 
@@ -19,7 +19,7 @@ from shared.audiences import activation
 from shared.audiences.activation import StepFailed, StepResult, Worker, batch_key, groups_csv
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
-from shared.audiences.preparation import prepare_audience
+from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.service import AudienceService
 from shared.audiences.snapshot import snapshot_row
 from shared.errors import IdempotencyKeyReused, NotFound, PreconditionFailed, ValidationFailed
@@ -357,6 +357,46 @@ def test_a_prospecting_seed_needs_a_hundred_usable_users(service: AudienceServic
     with pytest.raises(ValidationFailed, match="at least 100 users") as raised:
         service.create(ORG, seed)
     assert raised.value.field == "users"
+
+
+def test_the_up_front_check_of_a_large_list_prepares_only_its_start(
+    service: AudienceService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a 5,000-user list, every user usable, and a count of the users the create prepares
+    prepared: list[int] = []
+
+    def counted(users: list[AudienceUser], **options: Any) -> PreparedAudience:
+        prepared.append(len(users))
+        return prepare_audience(users, **options)
+
+    monkeypatch.setattr("shared.audiences.service.prepare_audience", counted)
+
+    # When it is created
+    service.create(ORG, request(5_000))
+
+    # Then the check before anything is stored prepared its first 1,000 users, not all 5,000 a second
+    # time (the pipeline's NormaliseAndHash prepares them all)
+    assert prepared[0] == 1_000
+
+
+def test_a_list_whose_usable_users_come_late_is_counted_whole_before_it_is_refused_or_accepted(
+    service: AudienceService,
+) -> None:
+    # Given prospecting lists whose first 1,000 users have no identifier, then 99 or 100 usable ones
+    def late(usable: int) -> CreateAudienceRequest:
+        nobody = [AudienceUser(user_id=f"n{i}") for i in range(1_000)]
+        return CreateAudienceRequest(
+            name="Late",
+            users=nobody + buyers(usable),
+            objective="prospecting",
+            lookalike_size=1,
+            lookalike_country="GB",
+        )
+
+    # When / Then: 99 are refused with their exact count, 100 are enough
+    with pytest.raises(ValidationFailed, match="this list has 99"):
+        service.create(ORG, late(99))
+    assert service.create(ORG, late(100)).status == "active"
 
 
 def test_a_prospecting_audience_gets_its_lookalike_once_the_seed_is_uploaded(
