@@ -323,11 +323,12 @@ def _check_header(name: str, model: type[_Record], header: set[str], missing: li
             name, "file", "is empty (no header row)", "Export the file again with its header."
         )
     if missing:
+        columns = "column" if len(missing) == 1 else "columns"
         raise _file_problem(
             name,
             missing[0],
-            f"has no {', '.join(missing)} column in its header row",
-            f"Add the {', '.join(missing)} column (see the README's data source section).",
+            f"has no {', '.join(missing)} {columns} in its header row",
+            f"Add the {', '.join(missing)} {columns} (see the README's data source section).",
         )
     unknown = sorted(header - columns_of(model))
     if unknown:

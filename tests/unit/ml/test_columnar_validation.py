@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from shared.errors import ValidationFailed
 from shared.ml import validation
 from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, _parse_rows
 from shared.ml.validation import good_rows, validate_shop_files
@@ -200,3 +201,21 @@ def test_the_limited_data_use_columns_get_the_record_models_verdict() -> None:
     assert [e for e in result.rejected if e["file"] == "customers.csv"] == errors
     assert result.row_counts["customers"] == good
     assert {e["field"] for e in errors} == {"limited_data_use", "state"}
+
+
+def test_a_header_missing_several_columns_names_them_all_as_columns() -> None:
+    # Given the customers file sent as the orders file (a mistake made walking the wizard)
+    customers = b"user_id,email\nu1,a@example.com\n"
+
+    # When the shop is validated
+    with pytest.raises(ValidationFailed) as raised:
+        shop(orders=customers, customers=customers)
+
+    # Then every missing column is named, in the plural, with what to do
+    assert raised.value.message == (
+        "orders.csv has no order_id, product_id, quantity, amount, timestamp columns in its header row."
+    )
+    assert raised.value.remedy is not None
+    assert raised.value.remedy.startswith(
+        "Add the order_id, product_id, quantity, amount, timestamp columns "
+    )
