@@ -8,6 +8,7 @@ import csv
 import io
 import time
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import httpx
 import numpy as np
@@ -19,6 +20,48 @@ from tests.integration.test_data_source import shop_files, upload_shop, wait_for
 from tests.integration.test_wizard import SEGMENT, synced_and_trained
 
 UPLOADED_RATE, HOLDOUT_RATE = 0.6, 0.2
+
+
+def sync_orders_after_activation(
+    api: httpx.Client,
+    org: ConnectedOrg,
+    files: dict[str, bytes],
+    groups: dict[str, str],
+    activated_at: str,
+    *,
+    product: str,
+    rates: tuple[float, float],
+    seed: int,
+    amounts: tuple[float, ...] = (30.0,),
+) -> dict[str, Any]:
+    """Sync the shop's ``files`` again with orders planted since the activation: each uploaded user
+    buys ``product`` with probability ``rates[0]``, each held-out user with ``rates[1]``, for one of
+    ``amounts``. The stack's clock is real and a sync refuses orders in the future, so "since" is the
+    seconds since it. Returns the data source once the sync is done."""
+    activated = datetime.fromisoformat(activated_at)
+    time.sleep(2)
+    elapsed = (datetime.now(UTC) - activated).total_seconds() - 0.5
+    orders = load_records(files["orders"], OrderRecord, file_name="orders.csv")
+    rng = np.random.default_rng(seed)
+    for user_id, group in sorted(groups.items()):
+        if rng.random() < (rates[0] if group == "uploaded" else rates[1]):
+            orders.append(
+                OrderRecord(
+                    order_id=f"lift-{user_id}",
+                    user_id=user_id,
+                    product_id=product,
+                    quantity=1,
+                    amount=amounts[0] if len(amounts) == 1 else float(rng.choice(amounts)),
+                    timestamp=activated + timedelta(seconds=float(rng.uniform(0.5, elapsed))),
+                )
+            )
+    sync = api.post(
+        "/platform-ads/data-source/sync",
+        json={"uploadId": upload_shop(api, org, {**files, "orders": dump_records(orders, "csv")})},
+        headers=org.headers,
+    )
+    assert sync.status_code == 202, sync.text
+    return wait_for_sync(api, org, sync.json()["syncId"], trained=False)
 
 
 def test_a_planted_uplift_is_found_by_the_lift_endpoint(
@@ -46,30 +89,16 @@ def test_a_planted_uplift_is_found_by_the_lift_endpoint(
     # When: the shop syncs the orders since the activation (the stack's clock is real and a sync
     # refuses orders in the future, so "since" is the seconds since it), in which uploaded users buy
     # the product 60 % of the time and held-out users 20 % (a planted 40 points)
-    activated = datetime.fromisoformat(early.json()["activatedAt"].replace("Z", "+00:00"))
-    time.sleep(2)
-    elapsed = (datetime.now(UTC) - activated).total_seconds() - 0.5
-    files = shop_files(n_users=500, seed=11)
-    orders = load_records(files["orders"], OrderRecord, file_name="orders.csv")
-    rng = np.random.default_rng(4)
-    for user_id, group in sorted(groups.items()):
-        if rng.random() < (UPLOADED_RATE if group == "uploaded" else HOLDOUT_RATE):
-            orders.append(
-                OrderRecord(
-                    order_id=f"lift-{user_id}",
-                    user_id=user_id,
-                    product_id=SEGMENT["productId"],
-                    quantity=1,
-                    amount=30.0,
-                    timestamp=activated + timedelta(seconds=float(rng.uniform(0.5, elapsed))),
-                )
-            )
-    files["orders"] = dump_records(orders, "csv")
-    sync = api.post(
-        "/platform-ads/data-source/sync", json={"uploadId": upload_shop(api, org, files)}, headers=org.headers
+    synced = sync_orders_after_activation(
+        api,
+        org,
+        shop_files(n_users=500, seed=11),
+        groups,
+        early.json()["activatedAt"],
+        product=SEGMENT["productId"],
+        rates=(UPLOADED_RATE, HOLDOUT_RATE),
+        seed=4,
     )
-    assert sync.status_code == 202, sync.text
-    synced = wait_for_sync(api, org, sync.json()["syncId"], trained=False)
     assert synced["current"]["version"] != early.json()["datasetVersion"]
     report = api.get(f"/platform-ads/audiences/{audience_id}/lift", headers=org.headers)
 

@@ -8,17 +8,13 @@ from __future__ import annotations
 import csv
 import io
 import re
-import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
-import numpy as np
 import pytest
 from playwright.sync_api import Page, expect
 
 from local.stack import LocalStack
-from shared.ml.datasets import OrderRecord, dump_records, load_records
 from tests.integration.browser.conftest import (
     DESKTOP,
     PHONE,
@@ -28,7 +24,8 @@ from tests.integration.browser.conftest import (
     sign_in,
 )
 from tests.integration.browser.test_audiences_page import audience_of, create_segment_audience
-from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
+from tests.integration.test_data_source import shop_files
+from tests.integration.test_lift import sync_orders_after_activation
 
 pytestmark = pytest.mark.integration
 
@@ -77,32 +74,17 @@ def test_the_lift_report_shows_the_verdict_and_the_apis_figures_and_says_when_it
         link = api.get(f"/platform-ads/audiences/{audience_id}/snapshot", headers=user.org.headers).json()
         groups = {r["user_id"]: r["group"] for r in csv.DictReader(io.StringIO(httpx.get(link["url"]).text))}
         early = api.get(f"/platform-ads/audiences/{audience_id}/lift", headers=user.org.headers).json()
-        activated = datetime.fromisoformat(early["activatedAt"])
-        time.sleep(2)
-        elapsed = (datetime.now(UTC) - activated).total_seconds() - 0.5
-        files = shop_files(n_users=300, seed=4)  # the shop make_synced_user synced
-        orders = load_records(files["orders"], OrderRecord, file_name="orders.csv")
-        rng = np.random.default_rng(3)
-        for user_id, group in sorted(groups.items()):
-            if rng.random() < (UPLOADED_RATE if group == "uploaded" else HOLDOUT_RATE):
-                orders.append(
-                    OrderRecord(
-                        order_id=f"lift-{user_id}",
-                        user_id=user_id,
-                        product_id=PRODUCT,
-                        quantity=1,
-                        amount=float(rng.choice([20.0, 35.0])),
-                        timestamp=activated + timedelta(seconds=float(rng.uniform(0.5, elapsed))),
-                    )
-                )
-        files["orders"] = dump_records(orders, "csv")
-        sync = api.post(
-            "/platform-ads/data-source/sync",
-            json={"uploadId": upload_shop(api, user.org, files)},
-            headers=user.org.headers,
+        sync_orders_after_activation(
+            api,
+            user.org,
+            shop_files(n_users=300, seed=4),  # the shop make_synced_user synced
+            groups,
+            early["activatedAt"],
+            product=PRODUCT,
+            rates=(UPLOADED_RATE, HOLDOUT_RATE),
+            seed=3,
+            amounts=(20.0, 35.0),
         )
-        assert sync.status_code == 202, sync.text
-        wait_for_sync(api, user.org, sync.json()["syncId"], trained=False)
         lift = api.get(f"/platform-ads/audiences/{audience_id}/lift", headers=user.org.headers).json()
     assert lift["verdict"] == "uplift", lift["summary"]
     page.get_by_role("button", name="Lift of Lift buyers").click()
