@@ -11,12 +11,13 @@ STAMP := $(VENV)/.installed
 # sam finds the runtime's python3.12 on PATH (the venv has one); no telemetry from CI or laptops.
 SAM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=eu-west-1 $(SAM_VENV)/bin/sam
 
-.PHONY: help venv dev test browser-deps deploy-dashboard lint typecheck template-check unit integration bench openapi layers build size-check clean
+.PHONY: help venv dev test browser-deps deploy-dashboard lint typecheck template-check unit integration bench bench-scale openapi layers build size-check clean
 
 help:
 	@echo "make dev    - run the whole service locally: dashboard :3001, API :3000, moto, platform sandbox, demo data"
 	@echo "make test   - lint, type-check, template checks and the test suite (what CI runs)"
 	@echo "make bench  - benchmarks: prints a table and writes benchmarks/results.json"
+	@echo "make bench-scale - the data plane at 100k, 1M and 10M order lines (issue 20): seconds, peak MB, calls"
 	@echo "make build  - dependency layers for arm64 + sam build + size check (no Docker)"
 
 $(STAMP): requirements-dev.txt layers/core/requirements.txt layers/ml/requirements.txt layers/numpy/requirements.txt
@@ -74,6 +75,9 @@ test: lint typecheck template-check browser-deps
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
+
+bench-scale: $(STAMP)
+	$(BIN)/python -m benchmarks scale
 
 deploy-dashboard: $(STAMP)
 	$(BIN)/python -m scripts.deploy_dashboard --stack $(or $(STACK),prediction-service-dev)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 
 class BenchRow(TypedDict):
@@ -16,6 +16,10 @@ class BenchRow(TypedDict):
     target: str | float | None
     passed: bool | None
     notes: str
+    # A peak memory row names the template function it is held to and the shop size it was measured
+    # at (tests/unit/test_memory_settings.py).
+    function: NotRequired[str]
+    orders: NotRequired[int]
 
 
 def bench_row(

@@ -1,0 +1,196 @@
+"""The paths ``benchmarks.scale`` measures, each in a child process of its own (``benchmarks._scale_child``).
+
+A path is a name, the template function it runs in (its ``MemorySize`` is what the peak is held to,
+``tests/unit/test_memory_settings.py``), the largest shop it is measured at, and a ``measure``
+function. ``measure(shop, workdir)`` runs in the child with the shop's CSV files on disk; it sets up
+what it needs, times only the path itself and returns :class:`Measured`. The child's peak resident
+memory (VmHWM, reset at its start: ``benchmarks._scale_child``) is the path's peak, setup included,
+so setup is kept small.
+
+Add a path: write its ``measure`` here (or in a module of your own imported here) and append it to
+``PATHS``. Paths run in the order listed; a path may read what an earlier one left in ``workdir``
+(the sync leaves the dataset version's objects under ``workdir/blobs``).
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from shared.records.datasources import DatasetVersion, SyncRecord
+from shared.records.uploads import UploadForm
+from tools.large_shop import ShopFiles
+
+ORG = "scale-shop"
+
+
+@dataclass(frozen=True)
+class ShopSize:
+    customers: int
+    orders: int
+    products: int
+
+    @property
+    def label(self) -> str:
+        return f"{_short(self.customers)}c/{_short(self.orders)}o/{_short(self.products)}p"
+
+
+@dataclass
+class Measured:
+    """What a path measured: its own seconds (setup excluded), the calls it made to the stores (S3
+    gets and puts, or what the path counts), and a note."""
+
+    seconds: float
+    calls: int
+    notes: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScalePath:
+    name: str
+    function: str
+    max_orders: int
+    measure: Callable[[ShopSize, ShopFiles, Path], Measured]
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+# --- stores on disk, counting calls ------------------------------------------------------------------
+
+
+class DiskBlobs:
+    """The data bucket as a directory: what S3BlobStore offers the services, with each call counted."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.calls = 0
+
+    def _path(self, key: str) -> Path:
+        return self.root / key
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        self.calls += 1
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+    def get(self, key: str) -> bytes:
+        self.calls += 1
+        return self._path(key).read_bytes()
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Bytes ``start`` to ``end`` inclusive, as an HTTP Range GET gives them."""
+        self.calls += 1
+        with self._path(key).open("rb") as file:
+            file.seek(start)
+            return file.read(end - start + 1)
+
+    def size(self, key: str) -> int | None:
+        path = self._path(key)
+        return path.stat().st_size if path.exists() else None
+
+    def download(self, key: str, path: Path) -> None:
+        self.calls += 1
+        _copy(self._path(key), path)
+
+    def upload(self, key: str, path: Path, content_type: str = "application/octet-stream") -> None:
+        self.calls += 1
+        target = self._path(key)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _copy(path, target)
+
+    def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
+        return UploadForm(f"file://{self._path(key)}", {"key": key})
+
+
+def _copy(source: Path, target: Path) -> None:
+    with source.open("rb") as reader, target.open("wb") as writer:
+        while chunk := reader.read(8 << 20):
+            writer.write(chunk)
+
+
+class DiskDatasets:
+    """The dataset store as a JSON file per record, so later paths (other processes) read the version."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        root.mkdir(parents=True, exist_ok=True)
+
+    def publish(self, record: DatasetVersion) -> None:
+        (self.root / f"version-{record.version}.json").write_text(record.model_dump_json())
+        (self.root / "current").write_text(record.version)
+
+    def current(self, org_id: str) -> DatasetVersion | None:
+        pointer = self.root / "current"
+        return self.get(org_id, pointer.read_text()) if pointer.exists() else None
+
+    def get(self, org_id: str, version: str) -> DatasetVersion | None:
+        path = self.root / f"version-{version}.json"
+        return DatasetVersion.model_validate_json(path.read_text()) if path.exists() else None
+
+    def list_versions(self, org_id: str) -> list[DatasetVersion]:
+        found = [DatasetVersion.model_validate_json(p.read_text()) for p in self.root.glob("version-*.json")]
+        return sorted(found, key=lambda v: v.version, reverse=True)
+
+    def put_sync(self, record: SyncRecord) -> None:
+        (self.root / f"sync-{record.sync_id}.json").write_text(record.model_dump_json())
+
+    def get_sync(self, org_id: str, sync_id: str) -> SyncRecord | None:
+        path = self.root / f"sync-{sync_id}.json"
+        return SyncRecord.model_validate_json(path.read_text()) if path.exists() else None
+
+    def list_syncs(self, org_id: str) -> list[SyncRecord]:
+        found = [SyncRecord.model_validate_json(p.read_text()) for p in self.root.glob("sync-*.json")]
+        return sorted(found, key=lambda s: s.sync_id, reverse=True)
+
+
+# --- the paths ---------------------------------------------------------------------------------------
+
+
+def measure_sync(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:
+    """The data-source sync job: the three uploaded files in, a published dataset version out."""
+    from shared.datasources.models import SyncRequest
+    from shared.datasources.service import DataSourceService
+
+    blobs = DiskBlobs(workdir / "blobs")
+    datasets = DiskDatasets(workdir / "datasets")
+    keys = {kind: f"data-sources/{ORG}/scale/{path.name}" for kind, path in shop.by_kind().items()}
+    for kind, path in shop.by_kind().items():
+        blobs.upload(keys[kind], path)
+    blobs.calls = 0
+    service = DataSourceService(
+        datasets=datasets, blobs=blobs, clock=lambda: datetime.now(UTC), max_file_bytes=2**32
+    )
+    sync = service.start_sync(ORG, SyncRequest.model_validate({"files": keys}), lambda *_: None)
+    started = time.perf_counter()
+    outcome = service.run_sync(ORG, sync.sync_id)
+    seconds = time.perf_counter() - started
+    if outcome.state != "synced":
+        raise RuntimeError(f"the sync ended {outcome.state}: {json.dumps(outcome.error)}")
+    return Measured(
+        seconds=seconds,
+        calls=blobs.calls,
+        notes=f"rows read {outcome.rows_read}",
+    )
+
+
+PATHS: list[ScalePath] = [
+    ScalePath("sync", "DataSourceSyncJobFunction", max_orders=10_000_000, measure=measure_sync),
+]
+
+
+def _short(n: int) -> str:
+    for unit, scale in (("M", 1_000_000), ("k", 1_000)):
+        if n >= scale and n % (scale // 10) == 0:
+            return f"{n / scale:g}{unit}"
+    return str(n)
