@@ -35,7 +35,7 @@ from benchmarks._rows import BenchRow
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
 from shared import wiring
-from shared.audiences import activation
+from shared.activation import pipeline as activation
 from shared.audiences.models import AudienceCreated, CreateAudienceRequest
 from shared.observability import logger
 from tests.audience_reference import generate_corpus
@@ -69,7 +69,7 @@ class Stopwatch:
         """Time the export's stages: module functions it calls and the stores it is given."""
         blobs, audiences = wiring.data_blobs(), wiring.audience_store()
         with ExitStack() as stack:
-            # The synchronous create runs the activation pipeline's steps (shared.audiences.activation).
+            # The synchronous create runs the activation pipeline's steps (shared.activation.pipeline).
             for owner, name, label in (
                 (activation, "prepare_columns", "prepare"),
                 (activation.ActivationPipeline, "_write_snapshot", "snapshot"),

@@ -5,7 +5,7 @@ own process, so only the reader's memory is counted. Each way of reading runs in
 that imports everything first; its peak resident memory above what was resident just before reading
 is the figure. "whole" is how the list was read before (``get`` the object, decode it, ``io.StringIO``);
 "stream" is how the service reads every row now: the activation's SelectUsers step checking each row
-as it writes the snapshot (``shared.audiences.activation._snapshot_rows_of_csv``; accepting the upload
+as it writes the snapshot (``shared.activation.users_files.snapshot_rows_of_csv``; accepting the upload
 reads only its header). Run
 ``python -m benchmarks upload_memory``.
 """
@@ -68,7 +68,7 @@ def _measure(way: str, endpoint: str) -> dict[str, float]:
 
     from pydantic import ValidationError
 
-    from shared.audiences.activation import _snapshot_rows_of_csv
+    from shared.activation.users_files import snapshot_rows_of_csv
     from shared.audiences.identifiers import AudienceUser
     from shared.audiences.uploads import upload_key
 
@@ -78,7 +78,7 @@ def _measure(way: str, endpoint: str) -> dict[str, float]:
     started = time.perf_counter()
     if way == "stream":
         with store.open(upload_key(ORG, UPLOAD)) as stream:
-            count = sum(1 for _ in _snapshot_rows_of_csv(stream))
+            count = sum(1 for _ in snapshot_rows_of_csv(stream))
     else:  # the reading this replaced: the object whole, decoded, then parsed from a StringIO
         reader = csv.reader(io.StringIO(store.get(upload_key(ORG, UPLOAD)).decode("utf-8-sig")))
         header = next(reader)

@@ -10,7 +10,7 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import wiring
-from shared.audiences.activation import Worker
+from shared.activation.steps import Worker
 from shared.observability import logger, metrics, tracer
 
 

@@ -19,20 +19,17 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from shared.audiences.activation import (
+from shared.activation.checks import MIN_SEED_USERS, check_usable
+from shared.activation.pipeline import ActivationPipeline, ActivationStore, Publishing, SegmentSource
+from shared.activation.steps import (
     LEASE_SECONDS,
-    MIN_SEED_USERS,
     SAFETY_SECONDS,
-    ActivationPipeline,
-    ActivationStore,
-    Publishing,
     StepFailed,
     StepResult,
     Worker,
     batch_key,
-    check_usable,
     planned_steps,
 )
 from shared.audiences.batching import iter_batches, new_upload_session
@@ -73,10 +70,6 @@ from shared.records.audiences import (
     WorkerLease,
 )
 from shared.records.connections import Connection
-from shared.targeting.models import SegmentSpec
-
-if TYPE_CHECKING:
-    from shared.targeting.service import SegmentUsers
 
 # platform.add_users or platform.replace_users
 SendBatch = Callable[[GraphClient, str, Sequence[str], platform.UploadBatch], platform.UploadResult]
@@ -119,12 +112,6 @@ class PlatformConnections(Protocol):
     def record_usage(self, org_id: str, graph: GraphClient) -> None: ...
 
 
-class SegmentSource(Protocol):
-    """Turns a predictive segment into users (``shared.targeting.service.TargetingService``)."""
-
-    def users_for(self, org_id: str, spec: SegmentSpec, *, values: bool = ...) -> SegmentUsers: ...
-
-
 class BlobStore(UploadBlobs, Protocol):
     def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
     def get(self, key: str) -> bytes: ...
@@ -155,7 +142,7 @@ class AudienceService:
 
     @property
     def pipeline(self) -> ActivationPipeline:
-        """The activation's steps (``shared.audiences.activation``) over this service's collaborators."""
+        """The activation's steps (``shared.activation``) over this service's collaborators."""
         return ActivationPipeline(
             audiences=self.audiences,
             blobs=self.blobs,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from shared.audiences.activation import planned_steps
+from shared.activation.steps import planned_steps
 from shared.audiences.models import (
     ActivationError,
     ActivationProgressView,

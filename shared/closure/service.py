@@ -174,7 +174,7 @@ class AccountView(CamelModel):
 def organization_prefixes(org_id: str) -> list[tuple[str, str]]:
     """Every S3 prefix that holds the organization's objects, as (bucket role, prefix). The writers:
     audience snapshots and sources (``shared.audiences.service``), audience list uploads
-    (``shared.audiences.uploads``), activation users and batches (``shared.audiences.activation``),
+    (``shared.audiences.uploads``), activation users and batches (``shared.activation``),
     data source uploads and dataset versions
     (``shared.datasources.service``), model artifacts (``shared.predictions.registry``)."""
     return [

@@ -29,7 +29,7 @@ from local.seed import DemoCredentials, create_user, sign_in
 from local.stack import LocalStack
 from local.template import ROOT, functions, load_template, routes
 from shared import wiring
-from shared.audiences.activation import Worker
+from shared.activation.steps import Worker
 from shared.audiences.models import CreateAudienceRequest
 from shared.datasources.models import SyncRequest
 from shared.ml.datasets import dump_records

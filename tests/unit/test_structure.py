@@ -4,20 +4,23 @@ Every module of ``shared`` belongs to one layer. A module imports from its own l
 below it, never from a layer above:
 
     entry      api, middleware, idempotency, wiring              what handlers call; wiring builds it all
-    services   audiences, connections, predictions, auth,       the behaviour; collaborators come in
-               publishing, datasources, targeting                as Protocols
+    services   audiences, activation, connections, predictions,  the behaviour; collaborators come in
+               auth, publishing, datasources, targeting          as Protocols
     adapters   aws, repositories, platform, ml                   AWS, the Graph API, the models
     foundation clock, errors, settings, observability,           what everything needs
                wire_models
     records    shared.records                                    plain data; imports nothing of shared
 
-and three rules sharpen it:
+and four rules sharpen it:
 
 - services never import a repository (or ``shared.aws``): they declare the store they need as a
   Protocol and ``shared.wiring`` hands them the DynamoDB one;
 - adapter packages do not import one another: a repository knows nothing of the platform, and so on;
 - boto3 is imported only by repositories (and the wiring that builds clients), httpx only by the
-  platform client (and the wiring that builds its connection pool).
+  platform client (and the wiring that builds its connection pool);
+- no two modules import each other, however indirectly: the activation pipeline
+  (``shared.activation``) never imports the audience service that starts it, nor the views that show
+  its progress (they read the step names from ``shared.activation.steps``).
 
 Every import counts, at module level, inside a function or under ``TYPE_CHECKING``. Handlers sit
 on top of all of it and may import any of ``shared``.
@@ -57,6 +60,7 @@ LAYERS: tuple[Layer, ...] = (
         "services",
         (
             "shared.audiences",
+            "shared.activation",
             "shared.connections",
             "shared.predictions",
             "shared.auth",
@@ -178,6 +182,62 @@ def check_imports(root: Path) -> list[Violation]:
     return violations
 
 
+def _import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the modules of ``shared`` it imports (anywhere in it), each resolved to a module
+    that exists (``from shared.audiences.models import X`` -> ``shared.audiences.models``)."""
+    paths = sorted((root / "shared").rglob("*.py"))
+    modules = {_module_name(path, root) for path in paths}
+    graph: dict[str, set[str]] = {}
+    for path in paths:
+        module = _module_name(path, root)
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        targets: set[str] = set()
+        for _, imported in _imports(ast.parse(path.read_text(encoding="utf-8"), str(path)), package):
+            while imported and imported not in modules:
+                imported = imported.rpartition(".")[0]
+            if imported and imported != module and imported != "shared":
+                targets.add(imported)
+        graph[module] = targets
+    return graph
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """The groups of modules under ``root/shared`` that import one another (strongly connected
+    components of the import graph with more than one module), each sorted."""
+    graph = _import_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:  # Tarjan's algorithm
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(cycles)
+
+
 def test_the_library_imports_only_downwards() -> None:
     # Given the library as it is
     # When every import of every module is checked against the layers
@@ -185,6 +245,15 @@ def test_the_library_imports_only_downwards() -> None:
 
     # Then none goes against the direction
     assert [str(v) for v in violations] == []
+
+
+def test_no_modules_of_the_library_import_one_another() -> None:
+    # Given the library as it is
+    # When its import graph is searched for modules that reach one another
+    cycles = import_cycles(ROOT)
+
+    # Then there are none: each module can be read (and tested) without the ones above it
+    assert cycles == []
 
 
 def test_every_package_of_the_library_has_a_layer() -> None:
@@ -233,6 +302,28 @@ def test_a_tree_importing_downwards_passes(tmp_path: Path) -> None:
 
     # Then nothing is reported
     assert violations == []
+
+
+def test_modules_importing_each_other_are_reported(tmp_path: Path) -> None:
+    # Given a pipeline that reads a protocol from the service that starts it, and the service the
+    # pipeline (the circle issue 20 took out of the audiences package)
+    root = _tree(
+        tmp_path,
+        {
+            "shared/audiences/__init__.py": "",
+            "shared/audiences/service.py": "from shared.audiences.pipeline import Pipeline\n",
+            "shared/audiences/pipeline.py": (
+                "def f() -> None:\n    from shared.audiences.service import Source\n"
+            ),
+            "shared/audiences/views.py": "from shared.audiences.service import Service\n",
+        },
+    )
+
+    # When the import graph is searched
+    cycles = import_cycles(root)
+
+    # Then the two modules that import each other are the one cycle (views only imports)
+    assert cycles == [["shared.audiences.pipeline", "shared.audiences.service"]]
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,9 @@ from typing import Any, BinaryIO
 
 import pytest
 
-from shared.audiences import activation
-from shared.audiences.activation import StepFailed, StepResult, Worker, batch_key, groups_csv
+from shared.activation import users_files
+from shared.activation.steps import StepFailed, StepResult, Worker, batch_key
+from shared.activation.users_files import groups_csv
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
 from shared.audiences.preparation import PreparedAudience, prepare_audience
@@ -926,7 +927,7 @@ def test_the_snapshot_of_an_uploaded_csv_is_what_the_model_would_write_for_every
     data = "\n".join(lines).encode()
 
     # When the SelectUsers step writes its snapshot rows (the fast path where it can)
-    rows = list(activation._snapshot_rows_of_csv(io.BytesIO(data)))
+    rows = list(users_files.snapshot_rows_of_csv(io.BytesIO(data)))
 
     # Then each row is exactly what the model's snapshot_row writes
     header = lines[0].split(",")
@@ -942,7 +943,7 @@ def test_an_uploaded_csv_that_is_not_utf8_fails_its_snapshot_as_bad_input() -> N
     data = b"user_id,email\nu1,one@example.com\nu2,caf\xe9@example.com\n"
     # When / Then
     with pytest.raises(ValidationFailed, match="not UTF-8") as refused:
-        list(activation._snapshot_rows_of_csv(io.BytesIO(data)))
+        list(users_files.snapshot_rows_of_csv(io.BytesIO(data)))
     assert refused.value.field == "uploadId"
 
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 
-from shared.audiences.activation import groups_csv
+from shared.activation.users_files import groups_csv
 from shared.audiences.holdout import split_holdout
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.lift import (

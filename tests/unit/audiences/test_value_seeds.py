@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from shared.audiences.activation import check_values
+from shared.activation.checks import check_values
 from shared.audiences.identifiers import SCHEMA, AudienceUser
 from shared.audiences.models import CreateAudienceRequest
 from shared.audiences.preparation import prepare_audience

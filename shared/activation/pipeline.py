@@ -29,29 +29,43 @@ import io
 import json
 import math
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any, BinaryIO, Literal, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-from pydantic import BaseModel, ValidationError
-
+from shared.activation.checks import check_usable, check_values, merged_report
+from shared.activation.steps import (
+    LEASE_SECONDS,
+    SAFETY_SECONDS,
+    STEP_ACTIONS,
+    TASK_SLEEP_LIMIT_SECONDS,
+    LeaseLost,
+    StepResult,
+    Worker,
+    batch_key,
+    groups_csv_key,
+    planned_steps,
+    step_failure,
+    users_csv_key,
+)
+from shared.activation.users_files import (
+    VALUE_CSV_COLUMN,
+    column_chunks,
+    groups_csv,
+    snapshot_rows_of_csv,
+    users_csv,
+)
 from shared.audiences.batching import new_session_id
 from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED, new_seed, split_holdout
 from shared.audiences.identifiers import SCHEMA, AudienceUser
-from shared.audiences.preparation import IdentifierColumns, Row, prepare_columns
-from shared.audiences.quality import IdentifierQuality, QualityReport
-from shared.audiences.snapshot import (
-    GROUP_COLUMN,
-    SNAPSHOT_COLUMNS,
-    csv_safe_text,
-    score_cell,
-    snapshot_row,
-)
-from shared.audiences.uploads import customer_value, invalid_rows, plainly_valid, row_problems, upload_key
+from shared.audiences.preparation import Row, prepare_columns
+from shared.audiences.quality import QualityReport
+from shared.audiences.snapshot import GROUP_COLUMN, SNAPSHOT_COLUMNS, snapshot_row
+from shared.audiences.uploads import upload_key
 from shared.clock import Clock
-from shared.errors import PreconditionFailed, ServiceError, ValidationFailed
+from shared.errors import PreconditionFailed, ServiceError
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
@@ -66,69 +80,26 @@ from shared.records.audiences import (
     WorkerLease,
 )
 from shared.records.connections import Connection
+from shared.targeting.models import SegmentSpec
 
 if TYPE_CHECKING:
-    from _csv import Reader as _CsvReader
+    from shared.targeting.service import SegmentUsers
 
-    from shared.audiences.service import SegmentSource
-
-MIN_SEED_USERS = 100
-# A worker's claim lasts this long past its last save (an execution), or its remaining time (a
-# request); a worker killed without releasing it holds the audience no longer than that.
-LEASE_SECONDS = 900
-# A task never sleeps longer than this in-process: longer waits are the state machine's Wait states.
-TASK_SLEEP_LIMIT_SECONDS = 5.0
-# What a step keeps in hand for its last save after its last platform call.
-SAFETY_SECONDS = 3.0
 # operation_status codes meaning "still processing the upload" (docs/platform-notes.md §2.4).
 SEED_PROCESSING_CODES = frozenset({410, 414, 441})
 SEED_POLL_SECONDS = 15
 # Users normalised and hashed at a time (bounds NormaliseAndHash's memory).
 PREPARE_CHUNK_USERS = 20_000
-USERS_CSV_COLUMNS = ("user_id", "email", "firstName", "lastName", "phone", "score", "country")
-# Written only when some user carries a Limited Data Use flag (docs/platform-notes.md §3.8): a list
-# with the limitedDataUse column sends the data processing options on every row.
-LIMITED_DATA_USE_COLUMNS = ("limitedDataUse", "state")
-# Written for a value-based segment seed: each user's predicted value (``shared.targeting.values``).
-VALUE_CSV_COLUMN = "value"
-# How pydantic reads a true boolean cell (an uploaded list was validated as AudienceUser already).
-_TRUE_CELLS = frozenset({"true", "1", "yes", "y", "on", "t"})
 
-Outcome = Literal["claimed", "busy", "active", "done", "more", "throttled", "processing", "ready"]
-
-
-class StepResult(BaseModel):
-    """What a task returns; the state machine's Choice states read ``outcome`` and ``next``
-    (snake_case: the state machine's own document), and the Wait states ``wait_seconds``."""
-
-    outcome: Outcome
-    next: ActivationStep | None = None
-    wait_seconds: int = 0
-    batches_sent: int = 0
-
-
-@dataclass(frozen=True)
-class Worker:
-    """Who is advancing the audience, and how long it may still run.
-
-    ``owner`` names the lease (the execution's name, or ``request-<id>``); ``seconds_left`` is the
-    function's remaining time (``context.get_remaining_time_in_millis() / 1000``)."""
-
-    owner: str
-    seconds_left: Callable[[], float]
-    # The longest in-process sleep; a state machine task hands anything longer to a Wait state.
-    sleep_limit: float = TASK_SLEEP_LIMIT_SECONDS
-    lease_seconds: float = LEASE_SECONDS
-
-    def wait_limit(self) -> float:
-        return max(0.0, min(self.sleep_limit, self.seconds_left() - SAFETY_SECONDS))
-
-
-class LeaseLost(ServiceError):
-    """Another worker holds the audience now; this one stops without writing anything."""
-
-    status = 409
-    code = "activation_lease_lost"
+__all__ = [
+    "LEASE_SECONDS",
+    "SAFETY_SECONDS",
+    "TASK_SLEEP_LIMIT_SECONDS",
+    "ActivationPipeline",
+    "LeaseLost",
+    "StepResult",
+    "Worker",
+]
 
 
 class ActivationStore(Protocol):
@@ -158,72 +129,10 @@ class Publishing(Protocol):
     def campaign_link(self, org_id: str, audience_id: str) -> str: ...
 
 
-# A task's ``action`` -> the method that does it.
-STEP_ACTIONS: dict[str, str] = {
-    "claim": "claim",
-    "select_users": "select_users",
-    "normalise_and_hash": "normalise_and_hash",
-    "create_custom_audience": "create_custom_audience",
-    "upload_batches": "upload_batches",
-    "check_seed": "check_seed",
-    "create_lookalike": "create_lookalike",
-    "publish_advert": "publish_advert",
-    "generate_campaign": "generate_campaign",
-    "mark_active": "mark_active",
-}
+class SegmentSource(Protocol):
+    """Turns a predictive segment into users (``shared.targeting.service.TargetingService``)."""
 
-
-def planned_steps(record: AudienceRecord) -> list[ActivationStep]:
-    """The steps this audience's activation goes through, in order (what a progress bar shows)."""
-    steps: list[ActivationStep] = [
-        "select_users",
-        "normalise_and_hash",
-        "create_custom_audience",
-        "upload_batches",
-        "wait_for_seed",
-    ]
-    if record.lookalike is not None:
-        steps.append("create_lookalike")
-    activation = record.activation
-    if activation is not None and activation.publish is not None:
-        steps.append("publish_advert")
-    elif activation is not None and activation.generate_campaign:
-        steps.append("generate_campaign")
-    steps.append("mark_active")
-    return steps
-
-
-def step_failure(code: str, message: str) -> StepFailed:
-    """An exception whose class name is ``code``: Lambda reports the class name as ``errorType``,
-    so Step Functions' Retry/Catch and the recorded failure use one code (``shared.errors``)."""
-    named = type(code, (StepFailed,), {"__module__": "activation"})
-    return named(message)
-
-
-class StepFailed(Exception):
-    """Base of the exceptions ``step_failure`` names after an error code."""
-
-
-def users_csv_key(org_id: str, audience_id: str) -> str:
-    return f"activations/{org_id}/{audience_id}/users.csv"
-
-
-def groups_csv_key(org_id: str, audience_id: str) -> str:
-    return f"activations/{org_id}/{audience_id}/groups.csv"
-
-
-def groups_csv(users: list[AudienceUser], groups: list[str]) -> bytes:
-    """The holdout's groups file: ``user_id,score,group`` per segment user (no identifiers)."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(("user_id", "score", "group"))
-    for user, group in zip(users, groups, strict=True):
-        writer.writerow((user.user_id, "" if user.score is None else repr(user.score), group))
-    return buffer.getvalue().encode()
-
-
-def batch_key(prefix: str, batch_seq: int) -> str:
-    return f"{prefix}/{batch_seq:06d}.json"
+    def users_for(self, org_id: str, spec: SegmentSpec, *, values: bool = ...) -> SegmentUsers: ...
 
 
 @dataclass
@@ -307,7 +216,7 @@ class ActivationPipeline:
             # as the snapshot is written (a bad row fails the step naming its line and column).
             users_key = upload_key(record.org_id, request.upload_id)
             with self.blobs.open(users_key) as stream:  # a large list is read as it streams in
-                count = self._write_snapshot(record, _snapshot_rows_of_csv(stream, request.value_column))
+                count = self._write_snapshot(record, snapshot_rows_of_csv(stream, request.value_column))
             return users_key, count
         users: list[AudienceUser] = list(request.users)
         values: dict[str, float] | None = None
@@ -322,7 +231,7 @@ class ActivationPipeline:
                 return users_key, self._hold_out(
                     record, users, request.holdout_percent, request.holdout_seed, values
                 )
-        self.blobs.put(users_key, _users_csv(users, values), "text/csv")
+        self.blobs.put(users_key, users_csv(users, values), "text/csv")
         self._write_snapshot(record, (snapshot_row(user) for user in users))
         return users_key, len(users)
 
@@ -348,7 +257,7 @@ class ActivationPipeline:
         uploaded = [u for u, h in zip(users, held, strict=True) if not h]
         users_key = users_csv_key(record.org_id, record.audience_id)
         groups_key = groups_csv_key(record.org_id, record.audience_id)
-        self.blobs.put(users_key, _users_csv(uploaded, values), "text/csv")
+        self.blobs.put(users_key, users_csv(uploaded, values), "text/csv")
         self.blobs.put(groups_key, groups_csv(users, groups), "text/csv")
         self._write_snapshot(
             record,
@@ -413,7 +322,7 @@ class ActivationPipeline:
         # A segment's users file holds the predicted values; an uploaded list, the column it names.
         value_column = (value_seed.column or VALUE_CSV_COLUMN) if value_seed is not None else None
         with self.blobs.open(activation.users_key) as stream:  # read as it streams in
-            for columns in _column_chunks(stream, self.prepare_chunk, value_column):
+            for columns in column_chunks(stream, self.prepare_chunk, value_column):
                 prepared = prepare_columns(columns, default_country=request.country)
                 schema = prepared.schema  # the same for every chunk (the file's columns decide it)
                 reports.append(prepared.report)
@@ -754,211 +663,6 @@ class ActivationPipeline:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
-
-
-def _users_csv(users: list[AudienceUser], values: Mapping[str, float] | None = None) -> bytes:
-    """The users file SelectUsers stores; with ``values`` (a value-based seed), a ``value`` column."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    limited = any(u.limited_data_use is not None for u in users)
-    header = USERS_CSV_COLUMNS + LIMITED_DATA_USE_COLUMNS if limited else USERS_CSV_COLUMNS
-    writer.writerow(header if values is None else (*header, VALUE_CSV_COLUMN))
-    for u in users:
-        row: tuple[object, ...] = (
-            u.user_id,
-            u.email or "",
-            u.first_name or "",
-            u.last_name or "",
-            u.phone or "",
-            u.score or "",
-            u.country or "",
-        )
-        if limited:
-            flag = "" if u.limited_data_use is None else str(u.limited_data_use).lower()
-            row = (*row, flag, u.state or "")
-        if values is not None:
-            value = values.get(u.user_id)
-            row = (*row, "" if value is None else repr(value))
-        writer.writerow(row)
-    return buffer.getvalue().encode()
-
-
-def _csv_rows(data: BinaryIO) -> tuple[list[str], _CsvReader]:
-    # Read through a wrapper over the S3 stream: a million-user file is never held whole.
-    reader = csv.reader(io.TextIOWrapper(data, encoding="utf-8-sig", newline=""))
-    header = next(reader, [])
-    return header, reader
-
-
-def _snapshot_rows_of_csv(data: BinaryIO, value_column: str | None = None) -> Iterator[tuple[str, ...]]:
-    """The snapshot rows of an uploaded users CSV, checking every row as they go (the POST checked
-    only the header, ``shared.audiences.uploads.check_upload``). A plainly valid row
-    (``plainly_valid``) is written without building its model, with exactly what ``snapshot_row``
-    would write for it; any other row goes through the model.
-
-    With ``value_column`` (a value-based seed), each row's value is checked too
-    (``uploads.customer_value``: a number of at least 0, or blank).
-
-    Once the whole file is read, raises ``ValidationFailed`` naming the line and column of each bad
-    row (never its value), or for a file that is not UTF-8; nothing is written then."""
-    problems: list[str] = []
-    try:
-        header, rows = _csv_rows(data)
-        value_at = header.index(value_column) if value_column is not None and value_column in header else None
-        for row in rows:
-            if not row:
-                continue
-            if value_at is not None and value_at < len(row):
-                try:
-                    customer_value(row[value_at])
-                except ValueError as exc:
-                    problems.append(f"line {rows.line_num}: {value_column}: {exc}")
-            cells = {name: value for name, value in zip(header, row, strict=False) if name and value.strip()}
-            if plainly_valid(cells):
-                score = cells.get("score")
-                yield (
-                    csv_safe_text(cells["user_id"]),
-                    csv_safe_text(cells.get("email")),
-                    csv_safe_text(cells.get("firstName")),
-                    csv_safe_text(cells.get("lastName")),
-                    csv_safe_text(cells.get("phone")),
-                    score_cell(float(score) if score is not None else None),
-                )
-                continue
-            try:
-                user = AudienceUser.model_validate(cells)
-            except ValidationError as error:
-                problems.extend(row_problems(error, rows.line_num))
-                continue
-            yield snapshot_row(user)
-    except UnicodeDecodeError as exc:
-        raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
-    if problems:
-        raise invalid_rows(problems)
-
-
-def _column_chunks(data: BinaryIO, size: int, value_column: str | None = None) -> Iterator[IdentifierColumns]:
-    """The identifier columns of a users CSV (``USERS_CSV_COLUMNS`` header, any order), ``size``
-    users at a time; blank cells are missing values. With ``value_column`` (a value-based seed), each
-    user's value from that column too (``uploads.customer_value``: a blank cell is no value)."""
-    header, rows = _csv_rows(data)
-    index = {name: i for i, name in enumerate(header)}
-    wanted = ("user_id", "email", "phone", "firstName", "lastName", "country", *LIMITED_DATA_USE_COLUMNS)
-    positions = [index.get(name) for name in wanted]
-    value_at = index.get(value_column) if value_column is not None else None
-    if value_column is not None and value_at is None:
-        raise ValidationFailed(
-            f"The users file has no column named {value_column!r} for the customers' values.",
-            field="valueColumn",
-            remedy="Name one of the uploaded CSV's columns in valueColumn.",
-        )
-    chunk: list[list[str]] = []
-    for row in rows:
-        if row:
-            chunk.append(row)
-        if len(chunk) == size:
-            yield _columns(chunk, positions, value_at)
-            chunk = []
-    if chunk:
-        yield _columns(chunk, positions, value_at)
-
-
-def _values(rows: list[list[str]], at: int) -> list[float | None]:
-    values: list[float | None] = []
-    for row in rows:
-        try:
-            values.append(customer_value(row[at]) if at < len(row) else None)
-        except ValueError as exc:
-            raise ValidationFailed(
-                f"A customer value {exc}.",
-                field="valueColumn",
-                remedy="Give each customer a value of 0 or more (blank for no value), then retry.",
-            ) from exc
-    return values
-
-
-def _columns(
-    rows: list[list[str]], positions: list[int | None], value_at: int | None = None
-) -> IdentifierColumns:
-    def column(at: int | None) -> list[str | None]:
-        if at is None:
-            return [None] * len(rows)
-        return [(row[at] if at < len(row) and row[at].strip() else None) for row in rows]
-
-    user_ids, emails, phones, first_names, last_names, countries, flags, states = (
-        column(at) for at in positions
-    )
-    return IdentifierColumns(
-        user_ids=[u or "" for u in user_ids],
-        emails=emails,
-        phones=phones,
-        first_names=first_names,
-        last_names=last_names,
-        countries=countries,
-        # A list with the limitedDataUse column carries the options on every row (blank: not LDU).
-        limited_data_use=None
-        if positions[6] is None
-        else [None if v is None else v.strip().lower() in _TRUE_CELLS for v in flags],
-        states=states,
-        values=None if value_at is None else _values(rows, value_at),
-    )
-
-
-def merged_report(reports: list[QualityReport], later_duplicates: int) -> QualityReport:
-    """One report for a list prepared in chunks: the counts added up, plus the records whose user_id
-    a previous chunk had kept (``later_duplicates``), dropped as duplicates."""
-    identifiers: dict[str, IdentifierQuality] = {}
-    for key in reports[0].identifiers if reports else ():
-        parts = [r.identifiers[key] for r in reports]
-        reasons: dict[str, int] = {}
-        for part in parts:
-            for reason, count in part.unusable_reasons.items():
-                reasons[reason] = reasons.get(reason, 0) + count
-        identifiers[key] = IdentifierQuality(
-            present=sum(p.present for p in parts),
-            usable=sum(p.usable for p in parts),
-            unusable=sum(p.unusable for p in parts),
-            unusable_reasons=dict(sorted(reasons.items())),
-            missing=sum(p.missing for p in parts),
-        )
-    return QualityReport(
-        total_records=sum(r.total_records for r in reports),
-        identifiers=identifiers,
-        dropped_no_identifier=sum(r.dropped_no_identifier for r in reports),
-        duplicate_user_ids=sum(r.duplicate_user_ids for r in reports) + later_duplicates,
-        rows_to_upload=sum(r.rows_to_upload for r in reports) - later_duplicates,
-    )
-
-
-def check_usable(usable: int, objective: str) -> None:
-    if usable == 0:
-        raise ValidationFailed(
-            "No user has a usable e-mail address or phone number, so nobody could be matched.",
-            field="users",
-            remedy="Send users with a valid email or phone; see the quality report from the dry run.",
-        )
-    if objective == "prospecting" and usable < MIN_SEED_USERS:
-        raise ValidationFailed(
-            f"A prospecting seed needs at least {MIN_SEED_USERS} users with a usable e-mail or phone; "
-            f"this list has {usable}.",
-            field="users",
-            remedy="Add more users, or use the retargeting objective.",
-        )
-
-
-def check_values(with_value: int, rows: int, column: str | None) -> None:
-    """A value-based seed needs customers with values: the platform refuses a value-based lookalike
-    of a seed without them (docs/platform-notes.md §4.1), so none at all is refused before anything
-    is created on the platform."""
-    if with_value == 0:
-        where = f"in the column {column!r}" if column else "predicted"
-        raise ValidationFailed(
-            f"None of the {rows} customers to upload has a value {where}, so the platform would refuse "
-            "a value-based lookalike of them (a value-based seed needs customer values).",
-            field="valueColumn" if column else "valueBased",
-            remedy="Fill the column with each customer's value (a number of at least 0) and upload the "
-            "list again, or leave valueBased out for a regular lookalike.",
-        )
 
 
 def _value_seed_refusal(record: AudienceRecord, exc: LookalikeRejected) -> LookalikeRejected:
