@@ -128,6 +128,12 @@ export async function api(path, { method = "GET", body, headers: extra = {} } = 
     }
     const text = await response.text();
     const data = text ? JSON.parse(text) : null;
+    if (response.status === 403 && data?.error?.code === "account_closed") {
+      // The organization is gone: nothing on any page can work, so say so instead.
+      sessionStorage.removeItem(SESSION_KEY);
+      location.replace("closed.html");
+      return new Promise(() => {});
+    }
     if (!response.ok) throw new Error(describeError(data, response.status));
     return data;
   }

@@ -119,6 +119,7 @@ page(async () => {
   try {
     if ((await load()).running) await follow();
   } catch (exc) {
+    document.getElementById("models").replaceChildren(el("p", {}, "The models could not be loaded: see the message above."));
     announce(exc.message, "error");
   }
 });

@@ -20,6 +20,7 @@ from botocore.loaders import Loader
 from shared.settings import Settings
 
 if TYPE_CHECKING:
+    from mypy_boto3_cognito_idp import CognitoIdentityProviderClient
     from mypy_boto3_dynamodb import DynamoDBClient, DynamoDBServiceResource
     from mypy_boto3_kms import KMSClient
     from mypy_boto3_s3 import S3Client
@@ -36,6 +37,10 @@ _S3_CONFIG = _CONFIG.merge(Config(signature_version="s3v4", s3={"addressing_styl
 _S3_CUSTOM_ENDPOINT_CONFIG = _CONFIG.merge(Config(signature_version="s3v4", s3={"addressing_style": "path"}))
 
 
+@overload
+def client(
+    service: Literal["cognito-idp"], settings: Settings, from_session: botocore.session.Session
+) -> CognitoIdentityProviderClient: ...
 @overload
 def client(
     service: Literal["dynamodb"], settings: Settings, from_session: botocore.session.Session
@@ -82,6 +87,7 @@ def _config(service: str, settings: Settings) -> Config:
 # The services this code builds clients for (``client``'s overloads), and those botocore's credential
 # providers may build one for (assumed roles, SSO) outside Lambda.
 SERVICES: tuple[str, ...] = (
+    "cognito-idp",
     "dynamodb",
     "kms",
     "s3",

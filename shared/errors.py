@@ -45,6 +45,12 @@ class Forbidden(ServiceError):
     code = "forbidden"
 
 
+class AccountClosed(Forbidden):
+    """The caller's organization was closed: its data is deleted and its users can no longer sign in."""
+
+    code = "account_closed"
+
+
 class NotFound(ServiceError):
     status = 404
     code = "not_found"

@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from shared import wiring
 from shared.auth.api_keys import extract_key, present_key, verify_key
-from shared.errors import Forbidden
+from shared.errors import AccountClosed, Forbidden
 from shared.observability import logger
 from shared.records.principals import ApiKeyPrincipal, SignedInUser, UserPrincipal
 
@@ -50,6 +50,11 @@ def require_user(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -
     user_id = str(claims["sub"])
     org_id = wiring.organization_store().org_of(user_id)
     if org_id is None:
+        if wiring.organization_store().was_closed(user_id):
+            raise AccountClosed(
+                "This account was closed: its organization and data are deleted.",
+                remedy="Nothing is left to do here. Ask your administrator if you need a new account.",
+            )
         raise Forbidden(
             "Your user is not a member of any organization.",
             remedy="Ask your organization's administrator to add you.",

@@ -134,3 +134,12 @@ class ClosureSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
     closure_state_machine_arn: Name
+
+
+class UserPoolSettings(BaseSettings):
+    """What only the account closure step reads: the user pool whose users a closure disables and
+    deletes."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    user_pool_id: Name

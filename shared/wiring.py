@@ -25,6 +25,7 @@ from shared.settings import (
     ClosureSettings,
     DataSourceSettings,
     Settings,
+    UserPoolSettings,
 )
 
 # The platform side (httpx, cryptography, pyjwt, the Graph client) and the idempotency utility are
@@ -36,6 +37,7 @@ if TYPE_CHECKING:
     import botocore.session
     import httpx
     from aws_lambda_powertools.utilities.idempotency import DynamoDBPersistenceLayer, IdempotencyConfig
+    from mypy_boto3_cognito_idp import CognitoIdentityProviderClient
     from mypy_boto3_dynamodb import DynamoDBClient, DynamoDBServiceResource
     from mypy_boto3_dynamodb.service_resource import Table
     from mypy_boto3_kms import KMSClient
@@ -70,6 +72,7 @@ if TYPE_CHECKING:
     from shared.repositories.prediction_path import DynamoKeyDayMeter
     from shared.repositories.secrets import PlatformSecrets, PlatformSecretsSource
     from shared.repositories.usage import DynamoUsageStore
+    from shared.repositories.user_pool import CognitoUserPool
     from shared.targeting.service import CoverageCache, TargetingService
 
 # Every cached factory, in the order they were declared; reset() clears each.
@@ -127,6 +130,12 @@ def data_source_settings() -> DataSourceSettings:
 
 
 @collaborator
+def user_pool_settings() -> UserPoolSettings:
+    """The user pool, which only the account closure step reads."""
+    return UserPoolSettings()
+
+
+@collaborator
 def closure_settings() -> ClosureSettings:
     """The settings only the function that starts account closures has."""
     return ClosureSettings()
@@ -152,6 +161,11 @@ def dynamodb_resource() -> DynamoDBServiceResource:
 def table(name: str) -> Table:
     """The DynamoDB table ``name``."""
     return dynamodb_resource().Table(name)
+
+
+@collaborator
+def cognito_client() -> CognitoIdentityProviderClient:
+    return aws.client("cognito-idp", settings(), aws_session())
 
 
 @collaborator
@@ -613,6 +627,14 @@ def closure_platform() -> Platform:
     return Platform(audiences=audience_service(), adverts=publishing_service())
 
 
+def user_pool() -> CognitoUserPool:
+    """The dashboard's users in the user pool (account closure disables and deletes them; only its
+    step function knows the pool)."""
+    from shared.repositories.user_pool import CognitoUserPool
+
+    return CognitoUserPool(cognito_client(), user_pool_settings().user_pool_id)
+
+
 def closure_service() -> ClosureService:
     from shared.clock import utc_now
     from shared.closure.service import ClosureService
@@ -632,8 +654,22 @@ def closure_service() -> ClosureService:
         audiences=audience_store(),
         connections=connection_store(),
         platform=closure_platform,
+        users=_no_user_pool,
         clock=utc_now,
     )
+
+
+def _no_user_pool() -> Any:
+    raise AssertionError("only the closure step (wiring.closure_worker) deletes users from the pool")
+
+
+def closure_worker() -> ClosureService:
+    """The closure service of the state machine's step, the one that disables and deletes the
+    organization's users in the user pool (only that function knows the pool)."""
+    from dataclasses import replace
+
+    pool = user_pool()
+    return replace(closure_service(), users=lambda: pool)
 
 
 def closure_starter() -> StepFunctionsStarter:

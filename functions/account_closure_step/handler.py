@@ -16,7 +16,7 @@ STEP_BUDGET = timedelta(seconds=60)
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    closures = wiring.closure_service()
+    closures = wiring.closure_worker()
     user_id, closure_id = event["user_id"], event["closure_id"]
     logger.append_keys(closure_id=closure_id)
     if event["action"] == "fail":

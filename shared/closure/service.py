@@ -9,7 +9,9 @@ failure, starts where the saved record says. Every piece is a deletion, so repea
 The phases run in this order, for these reasons:
 
 1. ``access``: the memberships (no one of the organization can add anything after this) and pending
-   OAuth states (no connection can land);
+   OAuth states (no connection can land); the other members are disabled in the user pool (they can
+   no longer sign in) and each member gets a closed marker, so a session that outlives the
+   organization is told the account was closed;
 2. ``idempotency``: the stored results of the organization's Idempotency-Keys, found from the
    audiences' keys, so before the audiences go;
 3. ``platform`` (only if asked): each audience's advert, then the audience and its lookalike on the
@@ -20,7 +22,9 @@ The phases run in this order, for these reasons:
 6. ``records``: the rest of the organization's partition: the organization itself, models, the
    connection with its encrypted token, audiences, dataset versions, syncs; then one more look
    under the prefixes and for keys, for what a request or job already under way wrote after its
-   phase (found: deleted, or back to that phase).
+   phase (found: deleted, or back to that phase);
+7. ``users``: the members in the user pool, the person closing last of all: they stay able to sign
+   in until the end, so a closure that stopped can be resumed by them.
 
 A finished closure keeps a receipt under the user (counts and times, nothing that names the
 organization) so the dashboard can show the result; it expires by itself.
@@ -54,6 +58,7 @@ PHASE_LABELS: dict[ClosurePhase, str] = {
     "objects": "Files: snapshots, uploads, data sources, datasets and models",
     "keys": "API keys and their usage",
     "records": "Organization, models, connection and token, audiences, datasets",
+    "users": "Dashboard users: nobody can sign in to the organization",
     "done": "Done",
 }
 
@@ -78,7 +83,11 @@ class OrganizationItems(Protocol):
     """The organization's items in the tables (``shared.repositories.closure``)."""
 
     def delete_access(
-        self, org_id: str, cursor: dict[str, str] | None
+        self,
+        org_id: str,
+        cursor: dict[str, str] | None,
+        closed_at: datetime,
+        before_delete: Callable[[list[str]], None],
     ) -> tuple[int, dict[str, str] | None]: ...
     def delete_idempotency(
         self, org_id: str, keys: Sequence[str], cursor: dict[str, str] | None
@@ -86,6 +95,13 @@ class OrganizationItems(Protocol):
     def api_key_ids(self, org_id: str) -> list[str]: ...
     def delete_key(self, org_id: str, key_id: str) -> int: ...
     def delete_partition(self, org_id: str, limit: int) -> tuple[int, bool]: ...
+
+
+class UserPool(Protocol):
+    """The dashboard's users (``shared.repositories.user_pool``), named by their ``sub``."""
+
+    def disable(self, user_id: str) -> bool: ...
+    def delete(self, user_id: str) -> bool: ...
 
 
 class ObjectEraser(Protocol):
@@ -209,6 +225,7 @@ class ClosureService:
     audiences: AudienceRecords
     connections: Connections
     platform: Callable[[], Platform]
+    users: Callable[[], UserPool]  # built only by the step that uses it (it knows the pool)
     clock: Clock
     # Objects or items per piece of work: small enough to save progress often.
     batch: int = 500
@@ -358,9 +375,13 @@ class ClosureService:
         assert org_id is not None
         phase = record.phase
         if phase == "access":
-            deleted, record.cursor = self.items.delete_access(org_id, record.cursor)
+            deleted, record.cursor = self.items.delete_access(
+                org_id, record.cursor, self.clock(), lambda members: self._disable(record, members)
+            )
             _count(record, phase, deleted)
             return record.cursor is None
+        if phase == "users":
+            return self._users_piece(record)
         if phase == "idempotency":
             keys = idempotency_keys(self.audiences.list_for_org(org_id))
             deleted, record.cursor = self.items.delete_idempotency(org_id, keys, record.cursor)
@@ -381,6 +402,28 @@ class ClosureService:
             _count(record, phase, deleted)
             return done and not self._late_arrivals(record, org_id)
         raise AssertionError(f"no piece of work in phase {phase}")
+
+    def _disable(self, record: ClosureRecord, members: list[str]) -> None:
+        """Disable the members about to lose their membership, except the person closing (deleted
+        last, by the ``users`` phase), and remember them for that phase."""
+        for user_id in members:
+            if user_id == record.user_id:
+                continue
+            self.users().disable(user_id)
+            if user_id not in record.pool_users:
+                record.pool_users.append(user_id)
+
+    def _users_piece(self, record: ClosureRecord) -> bool:
+        """Delete up to ``batch`` members from the user pool; the person closing goes last."""
+        for user_id in list(record.pool_users[: self.batch]):
+            self.users().delete(user_id)
+            record.pool_users.remove(user_id)
+            _count(record, "users", 1)
+        if record.pool_users:
+            return False
+        if self.users().delete(record.user_id):
+            _count(record, "users", 1)
+        return True
 
     def _platform_piece(self, record: ClosureRecord, org_id: str) -> bool:
         if not record.delete_platform_audiences:
@@ -433,6 +476,7 @@ class ClosureService:
         record.org_id = None
         record.org_name = None
         record.cursor = None
+        record.pool_users = []
         record.finished_at = record.updated_at = now
         self.closures.put(record)
         logger.info("account closure completed", extra={"closure_id": record.closure_id})

@@ -9,8 +9,17 @@ from pydantic import BaseModel, Field
 
 ClosureState = Literal["running", "failed", "completed"]
 # The phases in the order they run (``shared.closure.service`` says why this order).
-ClosurePhase = Literal["access", "idempotency", "platform", "objects", "keys", "records", "done"]
-PHASES: tuple[ClosurePhase, ...] = ("access", "idempotency", "platform", "objects", "keys", "records", "done")
+ClosurePhase = Literal["access", "idempotency", "platform", "objects", "keys", "records", "users", "done"]
+PHASES: tuple[ClosurePhase, ...] = (
+    "access",
+    "idempotency",
+    "platform",
+    "objects",
+    "keys",
+    "records",
+    "users",
+    "done",
+)
 
 
 class ClosureRecord(BaseModel):
@@ -29,6 +38,9 @@ class ClosureRecord(BaseModel):
     deleted: dict[str, int] = Field(default_factory=dict)
     # Where a phase that pages through a listing resumes (its own format), or None.
     cursor: dict[str, str] | None = None
+    # The organization's other members (their ``sub``), disabled in the user pool when their
+    # membership went; the ``users`` phase deletes them and the person closing, then empties this.
+    pool_users: list[str] = Field(default_factory=list)
     attempt: int = 1
     error: str | None = None
     remedy: str | None = None

@@ -4,6 +4,7 @@
 |---|---|---|---|---|
 | closure (receipt when finished) | main | ``USER#<sub>`` | ``CLOSURE`` | the user |
 | membership | main | ``USER#<sub>`` | ``META`` | a scan: ``org_id`` |
+| closed marker (left by closure) | main | ``USER#<sub>`` | ``CLOSED`` | the user |
 | pending OAuth state | main | ``OAUTHSTATE#<nonce>`` | ``META`` | a scan: ``org_id`` |
 | API key | main | ``APIKEY#<key_id>`` | ``META`` | GSI1 ``ORG#<org>#APIKEYS`` |
 | everything else of the organization | main | ``ORG#<org>`` | any | a query |
@@ -14,18 +15,23 @@ Memberships and OAuth states are not indexed by organization (each is read by it
 closure scans the main table for them once, a page at a time, returning the scan's position so a
 closure cut short resumes there. The idempotency table holds a day of results at most (TTL), so
 scanning it is cheap.
+
+Each membership closure deletes leaves a closed marker under the user, which expires with the
+receipts: a session that outlives its organization is told the account was closed, not that the
+user belongs to none.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
-from datetime import timedelta
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Attr, Key
 
+from shared.clock import iso
 from shared.records.closure import ClosureRecord
 from shared.repositories.items import from_item, query_all, to_item
 
@@ -79,15 +85,45 @@ class DynamoOrganizationItems:
         self._usage = usage
         self._idempotency = idempotency
 
-    def delete_access(self, org_id: str, cursor: Cursor) -> tuple[int, Cursor]:
+    def delete_access(
+        self,
+        org_id: str,
+        cursor: Cursor,
+        closed_at: datetime,
+        before_delete: Callable[[list[str]], None],
+    ) -> tuple[int, Cursor]:
         """Delete one scanned page's memberships and pending OAuth states of ``org_id``; returns how
-        many, and where the scan goes on (None: it is done)."""
+        many, and where the scan goes on (None: it is done).
+
+        ``before_delete`` gets the page's members (their ``sub``) before anything of the page is
+        deleted, so what it does to them (the user pool) is never skipped by a page cut short: if it
+        raises, the page stays and is scanned again. Each member gets a closed marker."""
         condition = (
             (Attr("pk").begins_with("USER#") | Attr("pk").begins_with("OAUTHSTATE#"))
             & Attr("sk").eq("META")
             & Attr("org_id").eq(org_id)
         )
-        return self._scan_and_delete(self._main, ("pk", "sk"), condition, cursor, lambda _: True)
+        expires = int((closed_at + RECEIPT_LIFETIME).timestamp())
+
+        def members_first(found: list[dict[str, Any]]) -> None:
+            members = [
+                str(item["pk"]).removeprefix("USER#") for item in found if str(item["pk"]).startswith("USER#")
+            ]
+            before_delete(members)
+            with self._main.batch_writer() as batch:
+                for user_id in members:
+                    batch.put_item(
+                        Item={
+                            "pk": f"USER#{user_id}",
+                            "sk": "CLOSED",
+                            "closed_at": iso(closed_at),
+                            "expires_at": expires,
+                        }
+                    )
+
+        return self._scan_and_delete(
+            self._main, ("pk", "sk"), condition, cursor, lambda _: True, before=members_first
+        )
 
     def delete_idempotency(self, org_id: str, keys: Sequence[str], cursor: Cursor) -> tuple[int, Cursor]:
         """Delete one scanned page's stored results of the organization's Idempotency-Keys."""
@@ -144,6 +180,7 @@ class DynamoOrganizationItems:
         condition: Any,
         cursor: Cursor,
         wanted: Any,
+        before: Callable[[list[dict[str, Any]]], None] | None = None,
     ) -> tuple[int, Cursor]:
         kwargs: dict[str, Any] = {"Limit": SCAN_PAGE, "ConsistentRead": True}
         if condition is not None:
@@ -152,6 +189,8 @@ class DynamoOrganizationItems:
             kwargs["ExclusiveStartKey"] = cursor
         page = table.scan(**kwargs)
         found = [item for item in page.get("Items", []) if wanted(item)]
+        if before is not None:
+            before(found)
         with table.batch_writer() as batch:
             for item in found:
                 batch.delete_item(Key={name: item[name] for name in key_names})

@@ -43,6 +43,12 @@ class DynamoOrganizationStore:
         item = self._table.get_item(Key={"pk": f"USER#{user_id}", "sk": "META"}).get("Item")
         return str(item["org_id"]) if item else None
 
+    def was_closed(self, user_id: str) -> bool:
+        """Whether the user's organization was closed recently (account closure's marker, kept 7
+        days): asked only of a user who has no organization."""
+        item = self._table.get_item(Key={"pk": f"USER#{user_id}", "sk": "CLOSED"}).get("Item")
+        return item is not None
+
     def name_of(self, org_id: str) -> str | None:
         """The organization's name, or None if there is no such organization."""
         item = self._table.get_item(Key={"pk": f"ORG#{org_id}", "sk": "META"}, ConsistentRead=True).get(

@@ -22,7 +22,8 @@ import jwt
 import pytest
 
 from local.connected import ConnectedOrg, connected_org
-from local.seed import seed_models
+from local.seed import create_user, seed_models
+from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
 from local.statemachine import WorkerKilled
 from local.uploads import send_upload
@@ -41,6 +42,8 @@ class Footprint:
     name: str
     user_id: str
     api_key: str
+    # Another member of the organization: (e-mail, password, user id)
+    member: tuple[str, str, str] = ("", "", "")
     audiences: list[dict[str, Any]] = field(default_factory=list)
     object_keys: list[str] = field(default_factory=list)
     idempotency_ids: set[str] = field(default_factory=set)
@@ -99,7 +102,15 @@ def an_organization_with_everything(stack: LocalStack, api: httpx.Client, *, dat
             headers={"X-Service-Api-Key": key},
         )
         assert predicted.status_code == 200, predicted.text
-    footprint = Footprint(org=org, name=name, user_id=user_of(org), api_key=key)
+    member_email = f"member-{uuid.uuid4().hex[:8]}@example.com"
+    member_id, member_password = create_user(stack, org.org_id, member_email)
+    footprint = Footprint(
+        org=org,
+        name=name,
+        user_id=user_of(org),
+        api_key=key,
+        member=(member_email, member_password, member_id),
+    )
     # Audiences with snapshots, made with Idempotency-Keys; the first gets an advert on the platform
     before = idempotency_ids(stack)
     for index in range(2):
@@ -165,11 +176,10 @@ def assert_nothing_remains(stack: LocalStack, gone: Footprint) -> None:
     for logical_id in ("MainTable", "UsageTable"):
         left = [item for item in scan(stack, logical_id) if mentions(item, org_id)]
         assert left == [], (logical_id, left)
-    # The closure's receipt is the only item left under the user, and it names no organization
+    # Under the user are only the closure's receipt and the closed marker, naming no organization
     under_user = [item for item in scan(stack, "MainTable") if item["pk"] == f"USER#{gone.user_id}"]
-    assert [item["sk"] for item in under_user] == ["CLOSURE"]
-    assert under_user[0].get("org_id") is None
-    assert not mentions(under_user[0], gone.name)
+    assert sorted(item["sk"] for item in under_user) == ["CLOSED", "CLOSURE"]
+    assert all(item.get("org_id") is None and not mentions(item, gone.name) for item in under_user)
     assert gone.idempotency_ids.isdisjoint(idempotency_ids(stack))
     objects = every_object(stack)
     for bucket, keys in objects.items():
@@ -182,6 +192,7 @@ def assert_nothing_remains(stack: LocalStack, gone: Footprint) -> None:
 def assert_untouched(stack: LocalStack, api: httpx.Client, kept: Footprint) -> None:
     org_id = kept.org.org_id
     assert wiring.organization_store().org_of(kept.user_id) == org_id
+    assert jwt_for(stack, kept.member[0], kept.member[1])  # its members still sign in
     assert kept.idempotency_ids <= idempotency_ids(stack)
     objects = every_object(stack)
     assert set(kept.object_keys) <= objects["DataBucket"] | objects["ArtifactsBucket"]
@@ -231,11 +242,12 @@ def test_closing_an_account_deletes_everything_it_has_and_nothing_of_another(
 
     # Then: it completed, phase by phase, and says what it deleted
     assert closure["state"] == "completed", closure
-    assert [p["state"] for p in closure["phases"]] == ["done"] * 6
+    assert [p["state"] for p in closure["phases"]] == ["done"] * 7
     deleted = {p["name"]: p["deleted"] for p in closure["phases"]}
     assert deleted["platform"] == 2
     assert deleted["idempotency"] == 3
-    assert deleted["access"] >= 2  # the membership and the pending OAuth state
+    assert deleted["access"] >= 3  # the two memberships and the pending OAuth state
+    assert deleted["users"] == 2
     assert deleted["objects"] >= len(closing.object_keys)
     # Nothing of the organization is left in any table or bucket
     assert_nothing_remains(stack, closing)
@@ -260,6 +272,19 @@ def test_closing_an_account_deletes_everything_it_has_and_nothing_of_another(
     )
     assert predicted.status_code in (401, 404), predicted.text
     assert_nothing_remains(stack, closing)
+    # Both of its users are gone from the user pool: neither can sign in again
+    cognito = stack.client("cognito-idp")
+    pool_id = stack.physical["UserPool"].ref
+    for user_id in (closing.user_id, closing.member[2]):
+        with pytest.raises(cognito.exceptions.UserNotFoundException):
+            cognito.admin_get_user(UserPoolId=pool_id, Username=user_id)
+    # (moto answers UserNotFound; a pool with PreventUserExistenceErrors answers NotAuthorized)
+    refused = (cognito.exceptions.UserNotFoundException, cognito.exceptions.NotAuthorizedException)
+    with pytest.raises(refused):
+        jwt_for(stack, closing.member[0], closing.member[1])
+    # A session that outlives the organization is told the account was closed
+    lingering = api.get("/platform-ads/audiences", headers=closing.org.headers)
+    assert (lingering.status_code, lingering.json()["error"]["code"]) == (403, "account_closed")
     # The other organization is untouched
     assert_untouched(stack, api, staying)
     # And asking to close again is a conflict, not a second deletion

@@ -26,6 +26,7 @@ ENVIRONMENT: dict[str, str] = {
     "ACTIVATION_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:123456789012:stateMachine:activation",
     "CLOSURE_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:123456789012:stateMachine:closure",
     "DATA_SOURCE_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:123456789012:stateMachine:data-source",
+    "USER_POOL_ID": f"{REGION}_pool",
     "AUDIENCE_SYNC_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:123456789012:stateMachine:audience-sync",
 }
 

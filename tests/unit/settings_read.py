@@ -30,6 +30,7 @@ from shared.settings import (
     ClosureSettings,
     DataSourceSettings,
     Settings,
+    UserPoolSettings,
 )
 from tests.unit.deployment import ENVIRONMENT, REGION
 
@@ -39,6 +40,7 @@ SETTINGS_FACTORIES: dict[str, type[BaseSettings]] = {
     "data_source_settings": DataSourceSettings,
     "closure_settings": ClosureSettings,
     "audience_sync_settings": AudienceSyncSettings,
+    "user_pool_settings": UserPoolSettings,
 }
 # Field -> environment variable.
 VARIABLES: dict[str, str] = {

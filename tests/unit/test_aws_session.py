@@ -12,7 +12,7 @@ from botocore.loaders import Loader
 
 from shared import aws
 
-CLIENT_SERVICES = ("dynamodb", "kms", "s3", "secretsmanager", "stepfunctions")
+CLIENT_SERVICES = ("cognito-idp", "dynamodb", "kms", "s3", "secretsmanager", "stepfunctions")
 
 
 @pytest.fixture

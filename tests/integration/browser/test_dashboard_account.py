@@ -78,11 +78,11 @@ def test_the_account_is_closed_after_typing_its_name_with_progress_and_result(
     expect(page.locator("#progress-card")).to_be_visible()
     expect(page.locator("#closure-state")).to_contain_text("Closed on", timeout=60_000)
     expect(page.get_by_role("status")).to_have_text("The account is closed and its data deleted.")
-    expect(page.locator("#phases li")).to_have_count(6)
+    expect(page.locator("#phases li")).to_have_count(7)
     expect(page.locator("#phases")).not_to_contain_text("Waiting")
     expect(page.locator("#phases li").filter(has_text="on the platform")).to_contain_text("1 deleted")
     expect(page.locator("#close-card")).to_be_hidden()
-    expect(page.locator("#closure-progress")).to_have_attribute("value", "6")
+    expect(page.locator("#closure-progress")).to_have_attribute("value", "7")
     expect(page.get_by_text("This account is closed")).to_be_visible()
     violations = axe_violations(page)
     photograph(page, screenshots, "account-closed")
@@ -95,6 +95,23 @@ def test_the_account_is_closed_after_typing_its_name_with_progress_and_result(
     # Then: it still says the account is closed
     expect(page.get_by_text("This account is closed")).to_be_visible()
     expect(page.locator("#closure-state")).to_contain_text("Closed on")
+
+    # When: the session, which outlives the organization, opens another page
+    page.get_by_role("link", name="Audiences").click()
+    # Then: it lands on a page that says the account was closed, not on an error or "Loading…"
+    expect(page.get_by_role("heading", name="This account was closed")).to_be_visible()
+    assert page.url.endswith("/closed.html")
+    violations = axe_violations(page)
+    photograph(page, screenshots, "account-closed-session")
+    assert not violations, dump(violations)
+    # And signing in again is refused: the user is deleted from the user pool
+    page.get_by_role("link", name="Sign in with another account").click()
+    page.get_by_label("E-mail").fill(email)
+    page.get_by_label("Password").fill(password)
+    page.get_by_role("button", name="Sign in").click()
+    expect(page.get_by_role("alert")).to_have_text(
+        "The e-mail or password is wrong. Check both and try again."
+    )
 
 
 def test_a_closure_that_stopped_says_what_to_do_and_resumes(

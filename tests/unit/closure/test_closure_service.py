@@ -5,7 +5,7 @@ organization (issue 9, item 12). The deletions themselves run against moto and t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
@@ -51,12 +51,19 @@ class Closures:
 class Items:
     """The organization's table items: members, keys (with usage days) and its partition."""
 
-    members: int = 2
+    members: list[str] = field(default_factory=lambda: [USER, "user-2"])
     keys: dict[str, int] = field(default_factory=lambda: {"k1": 3, "k2": 1})
     partition: int = 7
 
-    def delete_access(self, org_id: str, cursor: dict[str, str] | None) -> tuple[int, dict[str, str] | None]:
-        deleted, self.members = self.members, 0
+    def delete_access(
+        self,
+        org_id: str,
+        cursor: dict[str, str] | None,
+        closed_at: datetime,
+        before_delete: Callable[[list[str]], None],
+    ) -> tuple[int, dict[str, str] | None]:
+        before_delete(list(self.members))
+        deleted, self.members = len(self.members), []
         return deleted, None
 
     def delete_idempotency(
@@ -93,6 +100,25 @@ class Bucket:
         return deleted, self.objects[prefix] == 0
 
 
+@dataclass
+class Pool:
+    """The user pool: who is enabled, and who is left."""
+
+    users: dict[str, bool] = field(default_factory=lambda: {USER: True, "user-2": True})
+    calls: list[str] = field(default_factory=list)
+
+    def disable(self, user_id: str) -> bool:
+        self.calls.append(f"disable {user_id}")
+        if user_id not in self.users:
+            return False
+        self.users[user_id] = False
+        return True
+
+    def delete(self, user_id: str) -> bool:
+        self.calls.append(f"delete {user_id}")
+        return self.users.pop(user_id, None) is not None
+
+
 class NoAudiences:
     def list_for_org(self, org_id: str) -> list[AudienceRecord]:
         return []
@@ -114,6 +140,7 @@ class World:
     items: Items
     data: Bucket
     clock: Clock
+    pool: Pool
     started: list[str] = field(default_factory=list)
 
     def start(self, name: str, payload: dict[str, str]) -> None:
@@ -121,7 +148,7 @@ class World:
 
 
 def world(data: Bucket) -> World:
-    closures, items, clock = Closures(), Items(), Clock()
+    closures, items, clock, pool = Closures(), Items(), Clock(), Pool()
 
     class Names:
         def name_of(self, org_id: str) -> str | None:
@@ -135,10 +162,11 @@ def world(data: Bucket) -> World:
         audiences=NoAudiences(),
         connections=Connections(),
         platform=no_platform,
+        users=lambda: pool,
         clock=clock,
         batch=2,  # small pieces, so a phase takes several
     )
-    return World(service, closures, items, data, clock)
+    return World(service, closures, items, data, clock, pool)
 
 
 def data_objects() -> dict[str, int]:
@@ -178,7 +206,7 @@ def test_a_step_cut_short_midway_is_resumed_from_the_saved_progress() -> None:
     assert all(count == 0 for count in data.objects.values())
     # every data object counted once (the piece that crashed deleted nothing), and the artifacts
     assert finished.deleted["objects"] == sum(data_objects().values()) + 4
-    assert (w.items.members, w.items.keys, w.items.partition) == (0, {}, 0)
+    assert (w.items.members, w.items.keys, w.items.partition) == ([], {}, 0)
     assert finished.deleted["keys"] == 6  # four usage days and two keys
 
 
@@ -194,6 +222,25 @@ def test_the_finished_record_is_a_receipt_that_names_no_organization() -> None:
     assert stored.org_name is None
     assert NAME not in stored.model_dump_json()
     assert ORG not in stored.model_dump_json()
+
+
+def test_the_other_members_are_disabled_with_their_membership_and_everyone_is_deleted_at_the_end() -> None:
+    # Given: an organization of two members, closed by one of them
+    w = world(Bucket(data_objects()))
+    w.service.start(USER, ORG, CloseAccountRequest(confirm_name=NAME), w.start)
+    record = w.closures.get(USER)
+    assert record is not None
+
+    # When: the closure runs
+    finished = w.service.advance(USER, record.closure_id, budget=BUDGET)
+
+    # Then: the other member was disabled before the memberships went (so they could not sign in
+    # while the data was deleted); the person closing stayed able to sign in (to resume) until the
+    # end; both are gone from the pool, and the receipt keeps only the count
+    assert w.pool.calls == ["disable user-2", "delete user-2", f"delete {USER}"]
+    assert w.pool.users == {}
+    assert finished.deleted["users"] == 2
+    assert finished.pool_users == []
 
 
 def test_asking_again_while_it_runs_starts_nothing_until_it_has_stalled() -> None:
