@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # sam finds the runtime's python3.12 on PATH (the venv has one); no telemetry from CI or laptops.
 SAM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=eu-west-1 $(SAM_VENV)/bin/sam
 
-.PHONY: help venv dev test browser-deps deploy-dashboard lint typecheck template-check unit integration bench bench-scale openapi layers build size-check clean
+.PHONY: help venv dev test browser-deps spreadsheet-deps deploy-dashboard lint typecheck template-check unit integration bench bench-scale openapi layers build size-check clean
 
 help:
 	@echo "make dev    - run the whole service locally: dashboard :3001, API :3000, moto, platform sandbox, demo data"
@@ -51,7 +51,7 @@ template-check: $(STAMP) $(SAM_VENV)/.installed
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
-integration: $(STAMP) browser-deps
+integration: $(STAMP) browser-deps spreadsheet-deps
 	$(BIN)/pytest tests/integration
 
 # The dashboard's browser tests drive Debian's Chromium (never a browser Playwright downloads) and
@@ -70,7 +70,17 @@ $(BROWSER_TESTS)/node_modules/.installed: $(BROWSER_TESTS)/package.json $(BROWSE
 
 browser-deps: $(CHROMIUM) $(BROWSER_TESTS)/node_modules/.installed
 
-test: lint typecheck template-check browser-deps
+# Snapshots are opened in a real spreadsheet program by the tests: Debian's LibreOffice Calc without
+# its desktop parts (about 80 s to install with apt-get update, 190 MB).
+SOFFICE := /usr/bin/soffice
+
+$(SOFFICE):
+	$(ROOT_CMD) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(ROOT_CMD) apt-get install -y -qq --no-install-recommends libreoffice-calc-nogui
+
+spreadsheet-deps: $(SOFFICE)
+
+test: lint typecheck template-check browser-deps spreadsheet-deps
 	$(BIN)/pytest
 
 bench: $(STAMP)

@@ -62,7 +62,7 @@ from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED, new_seed, sp
 from shared.audiences.identifiers import SCHEMA, AudienceUser
 from shared.audiences.preparation import Row, prepare_columns
 from shared.audiences.quality import QualityReport
-from shared.audiences.snapshot import GROUP_COLUMN, SNAPSHOT_COLUMNS, snapshot_row
+from shared.audiences.snapshot import GROUP_COLUMN, SNAPSHOT_COLUMNS, SNAPSHOT_START, snapshot_row
 from shared.audiences.uploads import upload_key
 from shared.clock import Clock
 from shared.errors import PreconditionFailed, ServiceError
@@ -284,7 +284,7 @@ class ActivationPipeline:
         buffer = io.StringIO()
         writer = csv.writer(buffer, lineterminator="\r\n")
         writer.writerow(columns)
-        chunks: list[bytes] = []
+        chunks: list[bytes] = [SNAPSHOT_START]
         count = 0
         for row in rows:
             writer.writerow(row)

@@ -1,17 +1,26 @@
 """CSV snapshot of an audience, as downloaded from the dashboard (docs/service-contract.md §1, §2.4).
 
 The snapshot holds the values exactly as the merchant gave them: it lives in the merchant's own
-encrypted bucket and is what they check an audience against. Because merchants open it in a
-spreadsheet, text cells that a spreadsheet would run as a formula (starting with ``=``, ``+``, ``-``,
-``@``, tab or carriage return) are prefixed with ``'`` (OWASP "CSV injection"). A phone written
-``+44 7700 900123`` therefore appears as ``'+44 7700 900123``. The score is a number we format
-ourselves, so a negative score such as ``-0.5`` stays numeric and is never prefixed.
+encrypted bucket and is what they check an audience against. Merchants open it in a spreadsheet, so:
+
+- it starts with a UTF-8 byte order mark: spreadsheet programs read a CSV without one in the
+  system's legacy code page, which garbles every accented name (``Zoë`` shown as ``ZoÃ«``);
+- a text cell a spreadsheet would run as a formula is prefixed with ``'`` (OWASP "CSV injection"):
+  one starting with ``=``, ``@``, tab or carriage return, or with ``+`` or ``-`` followed by
+  anything but digits, spaces and phone punctuation. ``+44 7700 900123`` or ``-12`` cannot call a
+  function or name a cell in any spreadsheet, so they stay as written, readable; ``-2+3``,
+  ``+A1`` and ``-Mary`` are prefixed. What LibreOffice computes and shows for each kind of cell is
+  checked by opening a snapshot in it (``tests/integration/test_snapshot_spreadsheet.py``).
+
+The score is a number we format ourselves, so a negative score such as ``-0.5`` stays numeric.
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
+import re
 from collections.abc import Iterable, Iterator
 
 from shared.audiences.identifiers import AudienceUser
@@ -20,14 +29,22 @@ SNAPSHOT_COLUMNS: tuple[str, ...] = ("user_id", "email", "firstName", "lastName"
 # A segment audience with a holdout adds this column: ``uploaded`` or ``holdout`` (never uploaded).
 GROUP_COLUMN = "group"
 _FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+# A sign followed only by digits, spaces and phone punctuation: arithmetic at most, never a function
+# or a reference, so no spreadsheet can be made to do anything with it.
+_INERT = re.compile(r"[+-][\d ().\-/]*")
+# The first bytes of every snapshot (see the module docstring).
+SNAPSHOT_START = codecs.BOM_UTF8
 DEFAULT_ROWS_PER_CHUNK = 5_000
 
 
 def csv_safe_text(value: str | None) -> str:
-    """A text cell that no spreadsheet will evaluate: ``"=SUM(A1)"`` -> ``"'=SUM(A1)"``; None -> ``""``."""
+    """A text cell no spreadsheet will run as a formula: ``"=SUM(A1)"`` -> ``"'=SUM(A1)"``, while
+    ``"+44 7700 900123"`` stays as it is (see the module docstring); None -> ``""``."""
     if not value:
         return ""
-    return "'" + value if value.startswith(_FORMULA_TRIGGERS) else value
+    if not value.startswith(_FORMULA_TRIGGERS) or _INERT.fullmatch(value):
+        return value
+    return "'" + value
 
 
 def score_cell(score: float | None) -> str:
@@ -53,12 +70,14 @@ def iter_snapshot_csv(
     rows_per_chunk: int = DEFAULT_ROWS_PER_CHUNK,
     groups: Iterable[str] | None = None,
 ) -> Iterator[bytes]:
-    """UTF-8 CSV chunks (header first) of ``users``, for streaming to S3 without holding the whole file.
+    """UTF-8 CSV chunks (byte order mark and header first) of ``users``, for streaming to S3 without
+    holding the whole file.
 
     Each chunk holds up to ``rows_per_chunk`` complete rows; lines end with CRLF as RFC 4180 says.
     ``groups`` (parallel to ``users``) adds the ``group`` column: which users a holdout kept out.
     """
     buffer = io.StringIO()
+    buffer.write(SNAPSHOT_START.decode())
     writer = csv.writer(buffer, lineterminator="\r\n")
     group_of = iter(groups) if groups is not None else None
     writer.writerow(SNAPSHOT_COLUMNS if group_of is None else (*SNAPSHOT_COLUMNS, GROUP_COLUMN))

@@ -242,7 +242,7 @@ def test_the_csv_snapshot_downloads_with_the_spec_columns_and_no_formulas(
     downloaded = httpx.get(link["url"])
     # Then
     assert downloaded.status_code == 200
-    rows = list(csv.reader(io.StringIO(downloaded.text)))
+    rows = list(csv.reader(io.StringIO(downloaded.content.decode("utf-8-sig"))))
     assert rows[0] == ["user_id", "email", "firstName", "lastName", "phone", "score"]
     assert len(rows) == 4
     assert rows[1][2].startswith("'=")

@@ -77,7 +77,7 @@ def test_a_planted_uplift_is_found_by_the_lift_endpoint(
     assert created.status_code == 201, created.text
     audience_id = created.json()["audienceId"]
     link = api.get(f"/platform-ads/audiences/{audience_id}/snapshot", headers=org.headers).json()
-    rows = list(csv.DictReader(io.StringIO(httpx.get(link["url"]).text)))
+    rows = list(csv.DictReader(io.StringIO(httpx.get(link["url"]).content.decode("utf-8-sig"))))
     groups = {row["user_id"]: row["group"] for row in rows}
     assert set(groups.values()) == {"uploaded", "holdout"}
 

@@ -86,7 +86,7 @@ def test_a_value_based_prospecting_activation_uploads_every_members_predicted_va
     link = api.get(f"/platform-ads/audiences/{audience_id}/snapshot", headers=org.headers).json()
     scores = {
         row["user_id"]: float(row["score"])
-        for row in csv.DictReader(io.StringIO(httpx.get(link["url"]).text))
+        for row in csv.DictReader(io.StringIO(httpx.get(link["url"]).content.decode("utf-8-sig")))
     }
     for user_id, value in values.items():
         expected = scores[user_id] * spend[user_id] / len(order_ids[user_id])

@@ -72,7 +72,10 @@ def test_the_lift_report_shows_the_verdict_and_the_apis_figures_and_says_when_it
     audience_id = str(held["audienceId"])
     with httpx.Client(base_url=stack.api_url, timeout=60) as api:
         link = api.get(f"/platform-ads/audiences/{audience_id}/snapshot", headers=user.org.headers).json()
-        groups = {r["user_id"]: r["group"] for r in csv.DictReader(io.StringIO(httpx.get(link["url"]).text))}
+        groups = {
+            r["user_id"]: r["group"]
+            for r in csv.DictReader(io.StringIO(httpx.get(link["url"]).content.decode("utf-8-sig")))
+        }
         early = api.get(f"/platform-ads/audiences/{audience_id}/lift", headers=user.org.headers).json()
         sync_orders_after_activation(
             api,

@@ -283,7 +283,7 @@ def test_an_audience_is_listed_downloaded_and_deleted(
     # When: the CSV is downloaded
     with page.expect_download() as download:
         row.get_by_role("button", name="Download CSV of Likely buyers").click()
-    csv_text = Path(download.value.path()).read_text()
+    csv_text = Path(download.value.path()).read_text(encoding="utf-8-sig")
     assert csv_text.splitlines()[0].startswith("user_id")
     assert len(csv_text.splitlines()) == 151
     # When: deleted after confirming

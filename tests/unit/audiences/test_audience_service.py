@@ -970,7 +970,7 @@ def test_a_refresh_keeps_the_holdout_out_of_the_upload(
     assert refreshed.user_count == 23
     assert platform.member_count(created.platform_custom_audience_id) == 23
     assert stored.snapshot_key is not None
-    rows = list(csv.reader(io.StringIO(blobs.get(stored.snapshot_key).decode())))
+    rows = list(csv.reader(io.StringIO(blobs.get(stored.snapshot_key).decode("utf-8-sig"))))
     assert rows[0][-1] == "group"
     assert {row[0] for row in rows[1:] if row[-1] == "holdout"} == {"u3", "u13"}
 

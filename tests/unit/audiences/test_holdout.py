@@ -109,7 +109,7 @@ def test_the_snapshot_marks_each_users_group() -> None:
     data = b"".join(iter_snapshot_csv(users, groups=["uploaded", "holdout"]))
 
     # Then the group column says which is which
-    rows = list(csv.reader(io.StringIO(data.decode())))
+    rows = list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
     assert rows[0] == [*SNAPSHOT_COLUMNS, "group"]
     assert [row[0] for row in rows[1:]] == ["u1", "u2"]
     assert [row[-1] for row in rows[1:]] == ["uploaded", "holdout"]

@@ -10,7 +10,8 @@ from shared.audiences.snapshot import SNAPSHOT_COLUMNS, csv_safe_text, iter_snap
 
 
 def _read(data: bytes) -> list[list[str]]:
-    return list(csv.reader(io.StringIO(data.decode())))
+    assert data.startswith(b"\xef\xbb\xbf")  # the byte order mark spreadsheets need for UTF-8
+    return list(csv.reader(io.StringIO(data.decode("utf-8-sig"))))
 
 
 def test_snapshot_has_the_spec_columns_and_raw_values() -> None:
@@ -36,10 +37,17 @@ def test_snapshot_has_the_spec_columns_and_raw_values() -> None:
 
 
 @pytest.mark.parametrize(
-    "cell", ['=HYPERLINK("http://x")', "+44 7700 900123", "-2+3", "@SUM(A1)", "\tx", "\rx"]
+    "cell", ['=HYPERLINK("http://x")', "-2+3", "+A1", "@SUM(A1)", "-Mary", "+1 555 0100)*SUM(1", "\tx", "\rx"]
 )
 def test_cells_a_spreadsheet_would_evaluate_are_prefixed(cell: str) -> None:
     assert csv_safe_text(cell) == "'" + cell
+
+
+@pytest.mark.parametrize(
+    "cell", ["+44 7700 900123", "+1 (555) 010-0199", "-12", "+33.1.23.45.67.89", "Mary", "0.5"]
+)
+def test_signed_digits_and_phone_punctuation_stay_as_written(cell: str) -> None:
+    assert csv_safe_text(cell) == cell
 
 
 def test_negative_score_stays_numeric() -> None:
