@@ -26,6 +26,7 @@ from shared.ml.datasets import ShopData
 from shared.ml.features import FEATURE_NAMES, GROWS_WITH_TIME, MODEL_DEPENDENT
 from shared.ml.freshness import FeatureDistribution, population_stability_index
 from shared.ml.training import (
+    EncodedShop,
     ModelType,
     TrainedModel,
     encode_shop,
@@ -71,14 +72,18 @@ class DriftReport(BaseModel):
 
 
 def measure_drift(
-    reference: DriftReference, recent: ShopData, *, max_pairs: int = DEFAULT_MAX_PAIRS, seed: int = 0
+    reference: DriftReference,
+    recent: ShopData | EncodedShop,
+    *,
+    max_pairs: int = DEFAULT_MAX_PAIRS,
+    seed: int = 0,
 ) -> DriftReport:
     """PSI of each of the model's features between ``reference`` and ``recent`` (see the module docstring).
 
     Purchase features are sampled from at most ``max_pairs`` user x product pairs (drawn with ``seed``).
     Raises ``ValidationFailed`` when ``recent`` has no order after the model's data end.
     """
-    shop = encode_shop(recent)
+    shop = recent if isinstance(recent, EncodedShop) else encode_shop(recent)
     data_end_day = to_day(reference.data_end)
     new_order_lines = int(np.count_nonzero(shop.history.day >= data_end_day))
     if new_order_lines == 0:

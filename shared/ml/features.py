@@ -58,7 +58,8 @@ caller supplies a missing/non-finite override: counts fall back to 0 (nothing ob
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -72,6 +73,8 @@ RECENT_DAYS = 90.0
 TREND_DAYS = 30.0
 # The category lift's prior: this many units bought at the shop's category shares.
 CATEGORY_PRIOR_UNITS = 3.0
+# Order lines whose taste factors are summed at once (see ``_user_taste``).
+_TASTE_CHUNK_LINES = 1_000_000
 
 FEATURE_NAMES: tuple[str, ...] = (
     "user_days_since_last_order",
@@ -125,30 +128,54 @@ class History:
     """Order lines as parallel arrays of indices into sorted user/product id lists.
 
     ``day`` is the order time in days since the Unix epoch; ``units`` the quantity; ``amount`` the money.
+    Indices may be any integer type (a dataset version stores them as ``int32``): every key computed
+    from them is widened to ``int64`` first. Lines in time order (as a dataset version stores them)
+    make :meth:`before` and :meth:`between` views of the arrays, not copies: at 10M lines a copy is
+    several hundred MB.
     """
 
-    user: IntArray
-    product: IntArray
+    user: NDArray[np.integer[Any]]
+    product: NDArray[np.integer[Any]]
     day: FloatArray
     units: FloatArray
     amount: FloatArray
-    order_key: IntArray  # one id per order, so several lines of one order count as one order
+    order_key: NDArray[np.integer[Any]]  # one id per order, so several lines of one order count as one
+    in_time_order: bool = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        day = self.day
+        object.__setattr__(self, "in_time_order", bool(day.size < 2 or np.all(day[1:] >= day[:-1])))
+
+    @property
+    def size(self) -> int:
+        """How many order lines."""
+        return int(self.day.size)
 
     def before(self, day: float) -> History:
         """The lines strictly before ``day``."""
-        keep = self.day < day
-        return History(
-            self.user[keep],
-            self.product[keep],
-            self.day[keep],
-            self.units[keep],
-            self.amount[keep],
-            self.order_key[keep],
-        )
+        if self.in_time_order:
+            return self._slice(0, int(np.searchsorted(self.day, day, side="left")))
+        return self._take(self.day < day)
 
     def between(self, start: float, end: float) -> History:
         """The lines with ``start <= day < end``."""
-        keep = (self.day >= start) & (self.day < end)
+        if self.in_time_order:
+            first, last = np.searchsorted(self.day, [start, end], side="left").tolist()
+            return self._slice(int(first), max(int(first), int(last)))
+        return self._take((self.day >= start) & (self.day < end))
+
+    def _slice(self, first: int, last: int) -> History:
+        part = slice(first, last)
+        return History(
+            self.user[part],
+            self.product[part],
+            self.day[part],
+            self.units[part],
+            self.amount[part],
+            self.order_key[part],
+        )
+
+    def _take(self, keep: NDArray[np.bool_]) -> History:
         return History(
             self.user[keep],
             self.product[keep],
@@ -241,12 +268,16 @@ def build_state(
     known_prices = prices[np.isfinite(prices)]
     price_median = float(np.median(known_prices)) if known_prices.size else 0.0
 
-    pair_keys, pair_units, pair_last = _grouped(past.product * n_users + past.user, past.units, past.day)
-    category = product_category[past.product]
-    category_keys, category_units, _ = _grouped(category * n_users + past.user, past.units, past.day)
-    category_recent_units = _sum_by_key(
-        category_keys, (category * n_users + past.user)[recent], past.units[recent]
+    line_user = past.user.astype(np.int64)
+    pair_keys, pair_units, pair_last = _grouped(
+        past.product.astype(np.int64) * n_users + line_user, past.units, past.day
     )
+    category = np.asarray(product_category, dtype=np.int64)[past.product]
+    line_category_key = category * n_users + line_user
+    del line_user
+    category_keys, category_units, _ = _grouped(line_category_key, past.units, past.day)
+    category_recent_units = _sum_by_key(category_keys, line_category_key[recent], past.units[recent])
+    del line_category_key
     return FeatureState(
         as_of_day=as_of_day,
         n_users=n_users,
@@ -290,7 +321,10 @@ def _user_taste(past: History, n_users: int, product_taste: FloatArray) -> Float
     """Each user's unit-length, units-weighted mean of the taste factors of what they bought (zeros
     for a user without orders)."""
     taste = np.zeros((n_users, product_taste.shape[1]))
-    np.add.at(taste, past.user, product_taste[past.product] * past.units[:, None])
+    # In chunks of lines: the factors of every line at once would be lines x factors x 8 bytes.
+    for start in range(0, past.size, _TASTE_CHUNK_LINES):
+        part = slice(start, start + _TASTE_CHUNK_LINES)
+        np.add.at(taste, past.user[part], product_taste[past.product[part]] * past.units[part, None])
     norms = np.linalg.norm(taste, axis=1, keepdims=True)
     return np.divide(taste, norms, out=np.zeros_like(taste), where=norms > 0)
 

@@ -11,8 +11,14 @@ binary search and loading needs no dict), ``state__*`` (the :class:`~shared.ml.f
 as of the end of the training data), ``fallbacks``, and ``model__*``:
 
 * ``logistic``: ``log_mask``, scaler ``mean``/``scale``, ``coef``, ``intercept``.
-* ``recommendation``: ``item_factors``, user histories as CSR (``history_indptr``/``_items``/
-  ``_weights``), ``popularity``, ``owned_items`` plus blend weights in the header.
+* ``recommendation`` (``taste_blend``): ``item_factors``, ``taste``, ``popularity``,
+  ``product_category``, ``category_share``, user histories as CSR (``history_indptr``/``_items``/
+  ``_weights``) and ``user_taste_norm``, with the blend's parts and weights in the header; a bundle of
+  the earlier ``svd_blend`` (popularity and owned weights in the header) still scores as it did.
+
+Nothing in a bundle is users x products. Scoring one product for every user
+(:meth:`ScoringBundle.score_all_users`, or :meth:`ScoringBundle.iter_user_scores` in bounded chunks) is
+a pass over per-user arrays and the histories' entries.
 
 Extra request features override the computed ones by name, aligned to the trained order; unknown names
 are ignored (see :meth:`ScoringBundle.ignored_features`) and a non-finite value gets the feature's
@@ -26,7 +32,7 @@ import io
 import json
 import math
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,59 +102,70 @@ def shard_bundle(data: bytes) -> list[bytes]:
     with np.load(io.BytesIO(data), allow_pickle=False) as npz:
         arrays = {name: npz[name] for name in npz.files}
     header = json.loads(arrays.pop("header").tobytes().decode())
+    return list(shard_arrays(header, arrays))
+
+
+def shard_arrays(header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) -> Iterator[bytes]:
+    """:func:`shard_bundle` of a bundle's ``header`` and arrays not yet serialised, one shard at a
+    time. Linear in the users and keys: every array is ordered by shard once, then cut."""
     user_ids = arrays["user_ids"]
     n_users = int(user_ids.size)
     shards = shard_count(n_users)
-    assignment = np.array([shard_of(str(u), shards) for u in user_ids.tolist()], dtype=np.int64)
-    out = []
-    for shard in range(shards):
-        members = np.flatnonzero(assignment == shard)
-        sub = _restrict_to_users(arrays, members, n_users)
-        compact = {name: _compact(name, value) for name, value in sub.items()}
-        for keys_name in _USER_KEYED:
-            if keys_name in compact:  # sorted keys as gaps: small numbers that compress well
-                compact[keys_name] = _narrow(np.diff(sub[keys_name].astype(np.int64), prepend=0))
-        shard_header = {k: v for k, v in header.items() if k != "format"}
-        shard_header |= {
-            "shard": shard,
-            "shards": shards,
-            "delta_keys": sorted(set(_USER_KEYED) & set(compact)),
-        }
-        out.append(write_bundle(shard_header, compact, compress=True))
-    return out
-
-
-def _restrict_to_users(
-    arrays: dict[str, np.ndarray], members: np.ndarray, n_users: int
-) -> dict[str, np.ndarray]:
-    """The arrays of a bundle for the users at sorted positions ``members`` only."""
-    new_position = np.full(n_users, -1, dtype=np.int64)
-    new_position[members] = np.arange(members.size)
-    out = dict(arrays)
-    out["user_ids"] = arrays["user_ids"][members]
-    for name, value in arrays.items():
-        if name.startswith("state__user_"):
-            out[name] = value[members]
+    assignment = np.fromiter(
+        (shard_of(str(u), shards) for u in user_ids.tolist()), dtype=np.int64, count=n_users
+    )
+    by_shard = np.argsort(assignment, kind="stable")  # each shard's users stay in id order
+    user_bounds = np.searchsorted(assignment[by_shard], np.arange(shards + 1))
+    local = np.empty(n_users, dtype=np.int64)  # each user's position inside its shard
+    local[by_shard] = np.arange(n_users) - user_bounds[assignment[by_shard]]
+    keyed = {}
     for keys_name, value_names in _USER_KEYED.items():
         if keys_name not in arrays:
             continue
-        keys = arrays[keys_name].astype(np.int64)
-        rows, users = np.divmod(keys, n_users)
-        keep = new_position[users] >= 0
-        out[keys_name] = rows[keep] * members.size + new_position[users[keep]]
-        for value_name in value_names:
-            out[value_name] = arrays[value_name][keep]
+        rows, users = np.divmod(arrays[keys_name].astype(np.int64), n_users)
+        key_shard = assignment[users]
+        order = np.argsort(key_shard, kind="stable")  # sorted keys stay sorted inside a shard
+        bounds = np.searchsorted(key_shard[order], np.arange(shards + 1))
+        keyed[keys_name] = (rows[order], local[users[order]], order, bounds, value_names)
+    history = None
     if "model__history_indptr" in arrays:
-        indptr = arrays["model__history_indptr"]
-        starts, ends = indptr[members], indptr[members + 1]
-        take = np.concatenate(
-            [np.arange(a, b) for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-            or [np.zeros(0, np.int64)]
-        ).astype(np.int64)
-        out["model__history_items"] = arrays["model__history_items"][take]
-        out["model__history_weights"] = arrays["model__history_weights"][take]
-        out["model__history_indptr"] = np.concatenate([[0], np.cumsum(ends - starts)]).astype(np.int64)
-    return out
+        indptr = arrays["model__history_indptr"].astype(np.int64)
+        lengths = np.diff(indptr)[by_shard]
+        ends = np.cumsum(lengths)
+        take = np.repeat(indptr[by_shard] - (ends - lengths), lengths) + np.arange(
+            int(ends[-1]) if n_users else 0
+        )
+        history = (lengths, np.concatenate([[0], ends]), take)
+    user_state = [name for name in arrays if name.startswith(("state__user_", "model__user_"))]
+    shard_header = {k: v for k, v in header.items() if k != "format"}
+    for shard in range(shards):
+        members = by_shard[user_bounds[shard] : user_bounds[shard + 1]]
+        sub = dict(arrays)
+        sub["user_ids"] = user_ids[members]
+        for name in user_state:
+            sub[name] = arrays[name][members]
+        for keys_name, (rows, positions, order, bounds, value_names) in keyed.items():
+            part = slice(bounds[shard], bounds[shard + 1])
+            sub[keys_name] = rows[part] * members.size + positions[part]
+            for value_name in value_names:
+                sub[value_name] = arrays[value_name][order[part]]
+        if history is not None:
+            lengths, starts, take = history
+            first, last = user_bounds[shard], user_bounds[shard + 1]
+            entries = take[starts[first] : starts[last]]
+            sub["model__history_items"] = arrays["model__history_items"][entries]
+            sub["model__history_weights"] = arrays["model__history_weights"][entries]
+            sub["model__history_indptr"] = np.concatenate([[0], np.cumsum(lengths[first:last])]).astype(
+                np.int64
+            )
+        compact = {name: _compact(name, value) for name, value in sub.items()}
+        for keys_name in keyed:  # sorted keys as gaps: small numbers that compress well
+            compact[keys_name] = _narrow(np.diff(sub[keys_name].astype(np.int64), prepend=0))
+        yield write_bundle(
+            shard_header | {"shard": shard, "shards": shards, "delta_keys": sorted(keyed)},
+            compact,
+            compress=True,
+        )
 
 
 def _compact(name: str, value: np.ndarray) -> np.ndarray:
@@ -161,7 +178,7 @@ def _compact(name: str, value: np.ndarray) -> np.ndarray:
             return value
     if name in _HALF_PRECISION:
         return value.astype(np.float16)
-    if value.dtype.kind == "f" and (name.startswith("state__") or name.startswith("model__history")):
+    if value.dtype.kind == "f" and name.startswith(("state__", "model__history", "model__user_")):
         whole = (
             value.size and bool(np.all(value == np.round(value))) and value.min() >= 0 and value.max() < 2**16
         )
@@ -330,16 +347,31 @@ class ScoringBundle:
 
     def score_all_users(self, product_id: str) -> NDArray[np.float64]:
         """Score of ``product_id`` for every training user, in :meth:`user_ids_at` order."""
+        scores = np.empty(self.user_count)
+        for first, chunk in self.iter_user_scores(product_id):
+            scores[first : first + chunk.size] = chunk
+        return scores
+
+    def iter_user_scores(
+        self, product_id: str, chunk_users: int = _CHUNK_ROWS
+    ) -> Iterator[tuple[int, NDArray[np.float64]]]:
+        """The scores of ``product_id`` for every training user, ``chunk_users`` users at a time in
+        :meth:`user_ids_at` order, as ``(position of the chunk's first user, scores)``: what a caller
+        that must not hold every user's score at once (a segment activation) iterates."""
+        for first in range(0, self.user_count, chunk_users):
+            last = min(first + chunk_users, self.user_count)
+            yield first, self.score_users(product_id, first, last)
+
+    def score_users(self, product_id: str, first: int, last: int) -> NDArray[np.float64]:
+        """Score of ``product_id`` for the training users at positions ``first`` to ``last``
+        (exclusive), in :meth:`user_ids_at` order."""
         if self.model_type == "recommendation":
-            return self._recommendation_scores_for_product(product_id)
+            return self._recommendation_scores_for_users(product_id, first, last)
         state = self._purchase_state()
         product = _position(self._product_ids, product_id)
-        scores = np.empty(self.user_count)
-        for start in range(0, self.user_count, _CHUNK_ROWS):
-            users = np.arange(start, min(start + _CHUNK_ROWS, self.user_count))
-            features = pair_features(state, users, np.full(users.size, product), self.feature_names)
-            scores[start : start + users.size] = self.predict_matrix(features)
-        return scores
+        users = np.arange(first, last)
+        features = pair_features(state, users, np.full(users.size, product), self.feature_names)
+        return self.predict_matrix(features)
 
     def predict_matrix(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
         """Purchase probabilities for a raw feature matrix in the trained order (no overrides)."""
@@ -400,25 +432,82 @@ class ScoringBundle:
     def _recommendation_scores_for_user(self, user: int) -> NDArray[np.float64]:
         m, h = self._model, self.header
         items, weights = self._history_items(user), self._history_weights(user)
-        embedding = weights @ m["item_factors"][items] if items.size else np.zeros(m["item_factors"].shape[1])
-        affinity = (m["item_factors"] @ embedding) / h["affinity_scale"]
+        factors = m["item_factors"]
+        embedding = weights @ factors[items] if items.size else np.zeros(factors.shape[1])
+        affinity = (factors @ embedding) / h["affinity_scale"]
         owned = np.zeros(self._product_ids.size)
         owned[items] = 1.0
-        return np.asarray(affinity + h["popularity_weight"] * m["popularity"] + h["owned_weight"] * owned)
+        if "blend_weights" not in h:  # a model trained before the taste blend
+            return np.asarray(affinity + h["popularity_weight"] * m["popularity"] + h["owned_weight"] * owned)
+        taste = weights @ m["taste"][items] if items.size else np.zeros(m["taste"].shape[1])
+        norm = float(np.linalg.norm(taste))
+        category = m["product_category"]
+        share = m["category_share"]
+        lift = category_lift(
+            np.bincount(category[items], weights, minlength=share.size)[None, :],
+            np.array([weights.sum()]),
+            share,
+            float(h["category_prior"]),
+        )[0]
+        parts = {
+            "popularity": m["popularity"],
+            "owned": owned,
+            "affinity": affinity,
+            "taste": m["taste"] @ (taste / norm) if norm > 0 else np.zeros(owned.size),
+            "category": lift[category],
+        }
+        return np.asarray(
+            sum(w * parts[name] for w, name in zip(h["blend_weights"], h["blend_parts"], strict=True))
+        )
 
-    def _recommendation_scores_for_product(self, product_id: str) -> NDArray[np.float64]:
+    def _recommendation_scores_for_users(self, product_id: str, first: int, last: int) -> NDArray[np.float64]:
+        """The score of ``product_id`` for the users at positions ``first`` to ``last`` (exclusive):
+        segmented sums over their histories, never users x products."""
         m, h = self._model, self.header
         product = _position(self._product_ids, product_id)
         if product < 0:
-            return np.zeros(self.user_count)
+            return np.zeros(last - first)
+        indptr = m["history_indptr"][first : last + 1]
+        entries = slice(int(indptr[0]), int(indptr[-1]))
+        items = m["history_items"][entries]
+        weights = m["history_weights"][entries]
+        starts = indptr[:-1] - indptr[0]
+        has_history = np.diff(indptr) > 0
+
+        def per_user(values: NDArray[np.float64]) -> NDArray[np.float64]:
+            # A user's sum over their history entries (0 without any).
+            return np.add.reduceat(np.append(values, 0.0), starts) * has_history
+
         # score(u) = sum over u's history of weight * <factor_j, factor_product>, as a segmented sum.
         similarity = m["item_factors"] @ m["item_factors"][product] / h["affinity_scale"]
-        contributions = m["history_weights"] * similarity[m["history_items"]]
-        indptr = m["history_indptr"]
-        affinity = np.add.reduceat(np.append(contributions, 0.0), indptr[:-1]) * (np.diff(indptr) > 0)
-        owned = _rows_containing(indptr, m["history_items"], product, self.user_count)
+        affinity = per_user(weights * similarity[items])
+        owned = _rows_containing(indptr - indptr[0], items, product, last - first)
+        if "blend_weights" not in h:  # a model trained before the taste blend
+            return np.asarray(
+                affinity + h["popularity_weight"] * m["popularity"][product] + h["owned_weight"] * owned
+            )
+        norms = m["user_taste_norm"][first:last]
+        taste_similarity = m["taste"] @ m["taste"][product]
+        taste = np.divide(
+            per_user(weights * taste_similarity[items]), norms, out=np.zeros(last - first), where=norms > 0
+        )
+        category = m["product_category"]
+        in_category = per_user(weights * (category[items] == category[product]))
+        lift = category_lift(
+            in_category[:, None],
+            per_user(weights.astype(np.float64)),
+            m["category_share"][category[product] : category[product] + 1],
+            float(h["category_prior"]),
+        )[:, 0]
+        parts = {
+            "popularity": np.full(last - first, float(m["popularity"][product])),
+            "owned": owned,
+            "affinity": affinity,
+            "taste": taste,
+            "category": lift,
+        }
         return np.asarray(
-            affinity + h["popularity_weight"] * m["popularity"][product] + h["owned_weight"] * owned
+            sum(w * parts[name] for w, name in zip(h["blend_weights"], h["blend_parts"], strict=True))
         )
 
     def _history_items(self, user: int) -> NDArray[np.int64]:
@@ -475,6 +564,22 @@ def _rows_containing(indptr: np.ndarray, items: np.ndarray, product: int, n_rows
     owned = np.zeros(n_rows)
     owned[rows] = 1.0
     return owned
+
+
+def category_lift(
+    category_weight: NDArray[np.float64],
+    total_weight: NDArray[np.float64],
+    share: NDArray[np.float64],
+    prior: float,
+) -> NDArray[np.float64]:
+    """Users x categories: ``log((w_c + prior * share_c) / (w + prior)) - log(share_c)``, the smoothed
+    lift of a user's share of their history weight in each category (``category_weight``, users x
+    categories, over ``total_weight`` per user) over the shop's share (0 for a category the shop never
+    sold): the recommendation model's ``category`` part."""
+    sold = share > 0
+    safe = np.where(sold, share, 1.0)
+    smoothed = (category_weight + prior * safe) / (total_weight[:, None] + prior)
+    return np.asarray(np.where(sold, np.log(smoothed) - np.log(safe), 0.0), dtype=np.float64)
 
 
 def _as_float(value: object) -> float:

@@ -21,18 +21,27 @@ than kept slow. Negatives are sampled uniformly
 from all (user, product) pairs and weighted by the inverse sampling rate, so predicted
 probabilities are unbiased.
 
-Recommendation model. Implicit-feedback matrix factorisation (``TruncatedSVD`` on the log-scaled
-user x product matrix) gives item factors; a user's score for a product is the similarity of the
-product to the user's history, blended with recent popularity and a bonus for products the user already
-bought (repeat purchases). The blend weights are chosen on the window before ``cutoff``, never on the
-holdout.
+Recommendation model (``taste_blend``). Never users x products: the purchases are a sparse user x
+product matrix (``log1p`` units), and a user's score for a product is a weighted sum of five parts
+(``BLEND_PARTS``): the product's popularity (``log1p`` of its units sold), whether the user bought it
+(repeat purchases), the affinity of their history to it through SVD item factors, their taste for it
+through the purchase model's bought-together (PPMI) factors, and their lift in its category. The
+weights are a logistic regression of "bought in the window before the cutoff" on the parts, over a
+fixed sample of that window's buyers and uniformly drawn products; never fitted on the holdout. On the
+benchmark shops this beats the earlier SVD + popularity + owned-bonus blend tuned on a grid: NDCG@10
+0.368 against 0.342 (long tail, popularity 0.260) and 0.300 against 0.282 (taste driven). Dense scores
+exist only for a chunk of users at a time (``_SCORE_CELLS``), and the holdout metrics are measured on a
+fixed sample of at most ``_EVALUATION_BUYERS`` buyers.
+
+Training reads arrays (:class:`EncodedShop`, a dataset version's ``training.npz``), never one object
+per order line; order lines are kept in time order so that every time window is a view.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
 from datetime import UTC, datetime, timedelta
@@ -52,6 +61,7 @@ from sklearn.preprocessing import FunctionTransformer, StandardScaler
 from shared.errors import ValidationFailed
 from shared.ml.datasets import ShopData
 from shared.ml.features import (
+    CATEGORY_PRIOR_UNITS,
     FEATURE_NAMES,
     GROWS_WITH_TIME,
     MODEL_DEPENDENT,
@@ -65,7 +75,7 @@ from shared.ml.features import (
 )
 from shared.ml.freshness import FeatureDistribution, reference_distribution
 from shared.ml.horizon import DEFAULT_HORIZON_DAYS, MAX_HORIZON_DAYS, MIN_HORIZON_DAYS
-from shared.ml.scoring import SHARD_ROLE_PREFIX, shard_bundle, top_k, write_bundle
+from shared.ml.scoring import SHARD_ROLE_PREFIX, category_lift, shard_bundle, top_k, write_bundle
 
 ModelType = Literal["purchase", "recommendation"]
 Algorithm = Literal["logistic"]
@@ -96,7 +106,11 @@ class TrainingConfig:
     holdout_days: int | None = None
     algorithm: Algorithm = "logistic"
     negatives_per_positive: int = 20
+    # Pairs the purchase model is fitted on at most (18 features: about 150 MB of float64).
+    max_training_pairs: int = 1_000_000
     max_eval_pairs: int = 500_000
+    # Buyers the co-occurrence of the taste factors is counted over at most (a uniform sample).
+    max_taste_users: int = 200_000
     svd_components: int = 32
     seed: int = 0
 
@@ -175,7 +189,7 @@ def baseline_shortfall(model_type: ModelType, metrics: dict[str, float]) -> str 
 
 
 def train_model(
-    data: ShopData,
+    data: ShopData | EncodedShop,
     *,
     name: str,
     model_type: ModelType,
@@ -184,7 +198,8 @@ def train_model(
     now: datetime | None = None,
     progress: Progress | None = None,
 ) -> TrainedModel:
-    """Train a ``purchase`` or ``recommendation`` model on ``data`` (see the module docstring).
+    """Train a ``purchase`` or ``recommendation`` model on ``data``, records or arrays (see the module
+    docstring).
 
     ``oracle`` (synthetic data only) adds ``oracle_roc_auc`` to the purchase metrics; ``now`` stamps
     ``trained_at`` and the version; ``progress`` is called with a short label as each stage starts.
@@ -206,7 +221,12 @@ def train_model(
 
 @dataclass(frozen=True)
 class EncodedShop:
-    """A shop's data as arrays: sorted ids, product attributes, and the order history in epoch days."""
+    """A shop's data as arrays: sorted ids, product attributes, and the order history in epoch days.
+
+    This is what a dataset version's ``training.npz`` holds (``docs/data-plane.md``): build it with
+    :meth:`from_arrays` from those arrays, or with :func:`encode_shop` from loaded records (tests and
+    small shops); :meth:`arrays` gives the arrays back. The order lines are kept in time order.
+    """
 
     user_ids: NDArray[np.str_]  # sorted
     product_ids: NDArray[np.str_]  # sorted
@@ -232,6 +252,102 @@ class EncodedShop:
             product_taste=self.product_taste,
         )
 
+    @classmethod
+    def from_arrays(cls, arrays: Mapping[str, np.ndarray]) -> EncodedShop:
+        """The shop held by ``arrays`` named as in :data:`TRAINING_ARRAYS` (an opened ``training.npz``
+        is such a mapping). Missing arrays or inconsistent lengths raise ``ValidationFailed``; order
+        lines out of time order are put in order."""
+        missing = [name for name in TRAINING_ARRAYS if name not in arrays]
+        if missing:
+            raise ValidationFailed(
+                f"The training arrays lack {', '.join(missing)}.",
+                field="training",
+                remedy="Sync the data source again: the dataset version predates the training arrays.",
+            )
+        lines = {name: np.asarray(arrays[name]) for name in _LINE_ARRAYS}
+        sizes = {value.size for value in lines.values()}
+        user_ids, product_ids = np.asarray(arrays["user_ids"]), np.asarray(arrays["product_ids"])
+        n_users, n_products = user_ids.size, product_ids.size
+        if len(sizes) != 1 or np.asarray(arrays["product_category"]).size != n_products:
+            raise ValidationFailed(
+                "The training arrays disagree on their lengths.",
+                field="training",
+                remedy="Sync the data source again.",
+            )
+        for name, bound in (("order_user", n_users), ("order_product", n_products)):
+            values = lines[name]
+            if values.size and (int(values.min()) < 0 or int(values.max()) >= bound):
+                raise ValidationFailed(
+                    f"The training arrays' {name} points outside the ids.",
+                    field="training",
+                    remedy="Sync the data source again.",
+                )
+        day = lines["order_day"].astype(np.float64, copy=False)
+        order = None if day.size < 2 or bool(np.all(day[1:] >= day[:-1])) else np.argsort(day, kind="stable")
+
+        def line(name: str, dtype: type[np.generic]) -> np.ndarray:
+            value = lines[name].astype(dtype, copy=False)
+            return value if order is None else value[order]
+
+        history = History(
+            user=line("order_user", np.int32),
+            product=line("order_product", np.int32),
+            day=line("order_day", np.float64),
+            units=line("order_units", np.float64),
+            amount=line("order_amount", np.float64),
+            order_key=line("order_key", np.int32),
+        )
+        return cls(
+            user_ids=user_ids.astype(np.str_, copy=False),
+            product_ids=product_ids.astype(np.str_, copy=False),
+            categories=[str(c) for c in np.asarray(arrays["categories"]).tolist()],
+            product_category=np.asarray(arrays["product_category"]).astype(np.int64),
+            product_price=np.asarray(arrays["product_price"]).astype(np.float64),
+            history=history,
+        )
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        """The shop as the arrays of :data:`TRAINING_ARRAYS` (what ``training.npz`` holds)."""
+        h = self.history
+        return {
+            "user_ids": self.user_ids,
+            "product_ids": self.product_ids,
+            "categories": np.array(self.categories, dtype=np.str_),
+            "product_category": self.product_category.astype(np.int32),
+            "product_price": self.product_price.astype(np.float64),
+            "order_user": h.user.astype(np.int32),
+            "order_product": h.product.astype(np.int32),
+            "order_day": h.day.astype(np.float64),
+            "order_units": h.units.astype(np.float32),
+            "order_amount": h.amount.astype(np.float64),
+            "order_key": h.order_key.astype(np.int32),
+        }
+
+
+# The arrays of a dataset version's ``training.npz`` (docs/data-plane.md), the order lines last.
+_LINE_ARRAYS = ("order_user", "order_product", "order_day", "order_units", "order_amount", "order_key")
+TRAINING_ARRAYS = (
+    "user_ids",
+    "product_ids",
+    "categories",
+    "product_category",
+    "product_price",
+    *_LINE_ARRAYS,
+)
+
+
+def read_training_arrays(data: bytes) -> EncodedShop:
+    """A ``training.npz`` (bytes) as an :class:`EncodedShop` (no pickles are read)."""
+    with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+        return EncodedShop.from_arrays({name: npz[name] for name in npz.files})
+
+
+def write_training_arrays(shop: EncodedShop) -> bytes:
+    """``shop`` as ``training.npz`` bytes (the inverse of :func:`read_training_arrays`)."""
+    buffer = io.BytesIO()
+    np.savez(buffer, allow_pickle=False, **shop.arrays())
+    return buffer.getvalue()
+
 
 @dataclass(frozen=True, kw_only=True)
 class _Shop(EncodedShop):
@@ -243,7 +359,9 @@ class _Shop(EncodedShop):
 
 
 def encode_shop(data: ShopData) -> EncodedShop:
-    """``data`` as arrays (no size checks: training adds its own, see :func:`train_model`)."""
+    """``data`` as arrays (no size checks: training adds its own, see :func:`train_model`). Records are
+    the small shops' and the tests' way in; a synced dataset version is read with
+    :func:`read_training_arrays`."""
     user_ids = np.array(sorted({c.user_id for c in data.customers} | {o.user_id for o in data.orders}))
     catalogue = {p.product_id: p for p in data.products}
     product_ids = np.array(sorted(set(catalogue) | {o.product_id for o in data.orders}))
@@ -257,25 +375,31 @@ def encode_shop(data: ShopData) -> EncodedShop:
 
     orders = data.orders
     order_keys = {oid: k for k, oid in enumerate(sorted({o.order_id for o in orders}))}
-    history = History(
-        user=np.searchsorted(user_ids, [o.user_id for o in orders]).astype(np.int64),
-        product=np.searchsorted(product_ids, [o.product_id for o in orders]).astype(np.int64),
-        day=np.array([to_day(o.timestamp) for o in orders]),
-        units=np.array([o.quantity for o in orders], dtype=np.float64),
-        amount=np.array([o.amount for o in orders]),
-        order_key=np.array([order_keys[o.order_id] for o in orders], dtype=np.int64),
+    return EncodedShop.from_arrays(
+        {
+            "user_ids": user_ids,
+            "product_ids": product_ids,
+            "categories": np.array(categories),
+            "product_category": product_category,
+            "product_price": product_price,
+            "order_user": np.searchsorted(user_ids, [o.user_id for o in orders]),
+            "order_product": np.searchsorted(product_ids, [o.product_id for o in orders]),
+            "order_day": np.array([to_day(o.timestamp) for o in orders], dtype=np.float64),
+            "order_units": np.array([o.quantity for o in orders], dtype=np.float64),
+            "order_amount": np.array([o.amount for o in orders], dtype=np.float64),
+            "order_key": np.array([order_keys[o.order_id] for o in orders], dtype=np.int64),
+        }
     )
-    return EncodedShop(user_ids, product_ids, categories, product_category, product_price, history)
 
 
-def _encode(data: ShopData, requested: int | None) -> _Shop:
-    if len(data.orders) < _MIN_ORDERS:
+def _encode(data: ShopData | EncodedShop, requested: int | None) -> _Shop:
+    encoded = data if isinstance(data, EncodedShop) else encode_shop(data)
+    if encoded.history.size < _MIN_ORDERS:
         raise ValidationFailed(
-            f"Training needs at least {_MIN_ORDERS} order lines; got {len(data.orders)}.",
+            f"Training needs at least {_MIN_ORDERS} order lines; got {encoded.history.size}.",
             field="orders",
             remedy="Upload more order history.",
         )
-    encoded = encode_shop(data)
     history = encoded.history
     span = float(encoded.end_day - history.day.min())
     safe = longest_safe_horizon(span)
@@ -310,7 +434,7 @@ def _encode(data: ShopData, requested: int | None) -> _Shop:
     # The end is just after the last order, so the last order belongs to the holdout.
     cutoff_day = encoded.end_day - horizon
     train_day = cutoff_day - horizon
-    if history.before(train_day).day.size == 0 or history.between(cutoff_day, encoded.end_day).day.size == 0:
+    if history.before(train_day).size == 0 or history.between(cutoff_day, encoded.end_day).size == 0:
         raise ValidationFailed(
             f"Order history spans {span:.0f} days but has no orders before or inside the {horizon}-day "
             "holdout; the time split needs orders on both sides.",
@@ -347,7 +471,9 @@ def _train_purchase(
     # Taste factors learnt before the training window, so its labels never shape them.
     shop = replace(shop, product_taste=_taste_factors(shop, shop.train_day, config))
     train_state = shop.state(shop.train_day)
-    users, products, labels, weights = _training_pairs(shop, rng, config.negatives_per_positive)
+    users, products, labels, weights = _training_pairs(
+        shop, rng, config.negatives_per_positive, config.max_training_pairs
+    )
     features = pair_features(train_state, users, products)
 
     report("fit")
@@ -418,21 +544,31 @@ def _purchase_pipeline(config: TrainingConfig) -> Pipeline:
 
 
 def _training_pairs(
-    shop: _Shop, rng: np.random.Generator, negatives_per_positive: int
+    shop: _Shop, rng: np.random.Generator, negatives_per_positive: int, max_pairs: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64], NDArray[np.float64]]:
-    """Every positive pair of the training window plus uniformly sampled, inverse-rate-weighted negatives."""
+    """The positive pairs of the training window (all, or a weighted uniform sample when there are more
+    than ``max_pairs`` pairs to fit in all) plus uniformly sampled, inverse-rate-weighted negatives."""
     window = shop.history.between(shop.train_day, shop.cutoff_day)
     n_users, n_products = shop.user_ids.size, shop.product_ids.size
-    positive_keys = np.unique(window.user * n_products + window.product)
+    all_positive_keys = np.unique(window.user.astype(np.int64) * n_products + window.product)
     n_pairs = n_users * n_products
+    # A big shop's window has millions of positive pairs: a uniform sample of them, each standing for
+    # the ones left out, bounds the feature matrix (and so memory) without biasing the probabilities.
+    most_positives = max(1, max_pairs // (1 + negatives_per_positive))
+    positive_keys = all_positive_keys
+    if positive_keys.size > most_positives:
+        positive_keys = np.sort(rng.choice(all_positive_keys, most_positives, replace=False))
+    positive_weight = all_positive_keys.size / positive_keys.size
     n_samples = min(n_pairs, max(1, negatives_per_positive * positive_keys.size))
     sampled = rng.integers(0, n_pairs, n_samples)
-    negative_keys = sampled[~np.isin(sampled, positive_keys)]
+    negative_keys = sampled[~np.isin(sampled, all_positive_keys)]
     # Each sampled negative stands for this many of all negative pairs.
-    weight = (n_pairs - positive_keys.size) / max(negative_keys.size, 1)
+    weight = (n_pairs - all_positive_keys.size) / max(negative_keys.size, 1)
     keys = np.concatenate([positive_keys, negative_keys])
     labels = np.concatenate([np.ones(positive_keys.size, np.int64), np.zeros(negative_keys.size, np.int64)])
-    weights = np.concatenate([np.ones(positive_keys.size), np.full(negative_keys.size, weight)])
+    weights = np.concatenate(
+        [np.full(positive_keys.size, positive_weight), np.full(negative_keys.size, weight)]
+    )
     return keys // n_products, keys % n_products, labels, weights
 
 
@@ -461,7 +597,8 @@ def _evaluation_pairs(
 
 def _bought(window: History, users: NDArray[np.int64], products: NDArray[np.int64]) -> NDArray[np.int64]:
     n_products = int(max(products.max(initial=0), window.product.max(initial=0))) + 1
-    return np.isin(users * n_products + products, window.user * n_products + window.product).astype(np.int64)
+    window_keys = window.user.astype(np.int64) * n_products + window.product
+    return np.isin(users * n_products + products, window_keys).astype(np.int64)
 
 
 def _classification_metrics(labels: NDArray[np.int64], scores: NDArray[np.float64]) -> dict[str, float]:
@@ -498,62 +635,152 @@ def _model_arrays(pipeline: Pipeline, algorithm: Algorithm) -> dict[str, np.ndar
 # Recommendation ----------------------------------------------------------------------------------------
 
 
+# The blend's parts, in the order of its weights (see ``_Recommender``).
+BLEND_PARTS = ("popularity", "owned", "affinity", "taste", "category")
+RECOMMENDATION_TASTE_FACTORS = 24
+# Dense score rows are built this many cells at a time (32 MB of float64 per part).
+_SCORE_CELLS = 1 << 22
+# Holdout buyers the recommendation metrics are measured on (a fixed, seeded sample of them).
+_EVALUATION_BUYERS = 20_000
+# Window buyers the blend's weights are fitted on, and uniformly drawn products per buyer.
+_BLEND_BUYERS = 50_000
+_BLEND_NEGATIVES = 100
+
+
 @dataclass(frozen=True)
 class _Recommender:
+    """The recommendation model as of one day: per product its popularity (``log1p`` of the units
+    sold before), SVD item factors of the purchase matrix, taste factors of what is bought together,
+    category and the categories' shares; and the blend's weights over :data:`BLEND_PARTS`.
+
+    A user's score for a product, from their history row ``w`` (``log1p`` units per product):
+    ``popularity[p]``, ``owned`` (1 if bought), ``affinity`` (``w @ F`` against ``F[p]``, over a global
+    scale), ``taste`` (the unit-length ``w @ T`` against ``T[p]``) and ``category`` (the smoothed lift
+    of the user's share of the product's category over the shop's), weighted and summed. Nothing is
+    per user but the history row, so scoring never holds users x products beyond a chunk.
+    """
+
     svd: TruncatedSVD
     item_factors: NDArray[np.float64]
     affinity_scale: float
+    taste: NDArray[np.float64]
     popularity: NDArray[np.float64]
+    product_category: NDArray[np.int64]
+    category_share: NDArray[np.float64]
+    weights: NDArray[np.float64]
 
-    def scores(self, matrix: sparse.csr_matrix, popularity_weight: float, owned_weight: float) -> np.ndarray:
-        affinity = (matrix @ self.item_factors) @ self.item_factors.T / self.affinity_scale
-        owned = (matrix > 0).toarray().astype(np.float64)
-        return np.asarray(affinity + popularity_weight * self.popularity + owned_weight * owned)
+    def parts(self, rows: sparse.csr_matrix) -> dict[str, NDArray[np.float64]]:
+        """Each part's score for the users of ``rows`` against every product (rows x products)."""
+        owned = (rows > 0).toarray().astype(np.float64)
+        affinity = np.asarray(rows @ self.item_factors) @ self.item_factors.T / self.affinity_scale
+        taste = np.asarray(rows @ self.taste)
+        norms = np.linalg.norm(taste, axis=1, keepdims=True)
+        taste = np.divide(taste, norms, out=np.zeros_like(taste), where=norms > 0) @ self.taste.T
+        lift = category_lift(
+            _category_sums(rows, self.product_category, self.category_share.size),
+            np.asarray(rows.sum(axis=1)).ravel(),
+            self.category_share,
+            CATEGORY_PRIOR_UNITS,
+        )
+        return {
+            "popularity": np.broadcast_to(self.popularity, owned.shape),
+            "owned": owned,
+            "affinity": affinity,
+            "taste": taste,
+            "category": lift[:, self.product_category],
+        }
+
+    def scores(self, rows: sparse.csr_matrix, weights: NDArray[np.float64] | None = None) -> np.ndarray:
+        """The blended scores of the users of ``rows`` for every product (rows x products)."""
+        blend = self.weights if weights is None else weights
+        parts = self.parts(rows)
+        return np.asarray(sum(w * parts[name] for w, name in zip(blend.tolist(), BLEND_PARTS, strict=True)))
+
+    def pair_parts(
+        self, matrix: sparse.csr_matrix, users: NDArray[np.int64], products: NDArray[np.int64]
+    ) -> NDArray[np.float64]:
+        """The parts at the pairs ``(users[k], products[k])``, columns in :data:`BLEND_PARTS` order."""
+        unique, row_of = np.unique(users, return_inverse=True)
+        rows = matrix[unique]
+        embedding = np.asarray(rows @ self.item_factors)[row_of]
+        taste = np.asarray(rows @ self.taste)
+        norms = np.linalg.norm(taste, axis=1, keepdims=True)
+        taste = np.divide(taste, norms, out=np.zeros_like(taste), where=norms > 0)[row_of]
+        lift = category_lift(
+            _category_sums(rows, self.product_category, self.category_share.size),
+            np.asarray(rows.sum(axis=1)).ravel(),
+            self.category_share,
+            CATEGORY_PRIOR_UNITS,
+        )
+        owned = np.asarray(matrix[users, products]).ravel() > 0
+        return np.column_stack(
+            [
+                self.popularity[products],
+                owned.astype(np.float64),
+                np.einsum("ij,ij->i", embedding, self.item_factors[products]) / self.affinity_scale,
+                np.einsum("ij,ij->i", taste, self.taste[products]),
+                lift[row_of, self.product_category[products]],
+            ]
+        )
+
+
+def _category_sums(
+    rows: sparse.csr_matrix, product_category: NDArray[np.int64], n_categories: int
+) -> NDArray[np.float64]:
+    """Users x categories: the history weight of each user in each category."""
+    indicator = sparse.csr_matrix(
+        (np.ones(product_category.size), (np.arange(product_category.size), product_category)),
+        shape=(product_category.size, n_categories),
+    )
+    return np.asarray((rows @ indicator).toarray())
 
 
 def _train_recommendation(
     shop: _Shop, name: str, config: TrainingConfig, trained_at: datetime, report: Progress
 ) -> TrainedModel:
+    rng = np.random.default_rng(config.seed)
     report("tune")
-    validation = _fit_recommender(shop, shop.train_day, config)
-    weights = _tune_blend(shop, validation)
+    # The blend's weights are learnt on the window before the cutoff, never on the holdout.
+    weights = _fit_blend(shop, _fit_parts(shop, shop.train_day, config), rng)
     report("fit")
-    recommender = _fit_recommender(shop, shop.cutoff_day, config)
+    recommender = replace(_fit_parts(shop, shop.cutoff_day, config), weights=weights)
     # The joblib artifact: the fitted scikit-learn SVD and the blend around it.
-    fitted = {"svd": recommender.svd, "affinity_scale": recommender.affinity_scale, "blend_weights": weights}
+    fitted = {
+        "svd": recommender.svd,
+        "affinity_scale": recommender.affinity_scale,
+        "blend_parts": list(BLEND_PARTS),
+        "blend_weights": weights.tolist(),
+    }
 
     report("evaluate")
-    matrix = _interaction_matrix(shop, shop.history.before(shop.cutoff_day))
-    holdout = _interaction_matrix(shop, shop.history.between(shop.cutoff_day, shop.end_day))
-    buyers = np.flatnonzero(holdout.getnnz(axis=1))
-    scores = recommender.scores(matrix[buyers], *weights)
-    popularity = np.broadcast_to(recommender.popularity, (buyers.size, recommender.popularity.size))
-    metrics = {
-        **_ranking_metrics(scores, holdout[buyers], prefix=""),
-        **_ranking_metrics(popularity, holdout[buyers], prefix="popularity_"),
-        "holdout_users": float(buyers.size),
-    }
+    metrics = _evaluate_recommender(shop, recommender, rng)
 
     report("export")
     serving = _interaction_matrix(shop, shop.history)
-    serving_popularity = _popularity(shop, shop.end_day)
-    header = _bundle_header(shop, name, "recommendation", "svd_blend", trained_at, None)
+    taste = np.asarray(serving @ recommender.taste)
+    header = _bundle_header(shop, name, "recommendation", RECOMMENDATION_ALGORITHM, trained_at, None)
     header |= {
         "affinity_scale": recommender.affinity_scale,
-        "popularity_weight": weights[0],
-        "owned_weight": weights[1],
+        "blend_parts": list(BLEND_PARTS),
+        "blend_weights": weights.tolist(),
+        "category_prior": CATEGORY_PRIOR_UNITS,
     }
     bundle = write_bundle(
         header,
         {
             **_id_arrays(shop),
             "model__item_factors": recommender.item_factors.astype(np.float64),
-            "model__popularity": serving_popularity,
+            "model__taste": recommender.taste.astype(np.float64),
+            "model__popularity": _log_popularity(shop, shop.end_day),
+            "model__product_category": shop.product_category.astype(np.int64),
+            "model__category_share": _category_share(serving, shop.product_category, len(shop.categories)),
             "model__history_indptr": serving.indptr.astype(np.int64),
             "model__history_items": serving.indices.astype(np.int64),
             "model__history_weights": serving.data.astype(np.float64),
+            "model__user_taste_norm": np.linalg.norm(taste, axis=1),
         },
     )
+    del taste
     distributions = {
         feature: reference_distribution(values)
         for feature, values in recommendation_features(shop, shop.end_day).items()
@@ -561,6 +788,119 @@ def _train_recommendation(
     return _trained_model(
         shop, name, "recommendation", config, trained_at, metrics, distributions, fitted, bundle, []
     )
+
+
+RECOMMENDATION_ALGORITHM = "taste_blend"
+
+
+def _fit_parts(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recommender:
+    """The recommendation model's per-product parts as of ``as_of_day`` (weights left at 1)."""
+    matrix = _interaction_matrix(shop, shop.history.before(as_of_day))
+    components = max(1, min(config.svd_components, min(matrix.shape) - 1))
+    svd = TruncatedSVD(n_components=components, random_state=config.seed).fit(matrix)
+    factors = np.asarray(svd.components_.T, dtype=np.float64)
+    # A global scale (not per user) keeps one user's scores comparable across products and users,
+    # taken on a fixed sample of users with a history so it costs the same at any size.
+    with_history = np.flatnonzero(matrix.getnnz(axis=1))
+    sample = np.random.default_rng(config.seed).choice(
+        with_history, min(with_history.size, 2_000), replace=False
+    )
+    affinity = np.asarray(matrix[np.sort(sample)] @ factors) @ factors.T
+    scale = float(np.quantile(np.abs(affinity), 0.99)) if affinity.size else 1.0
+    return _Recommender(
+        svd=svd,
+        item_factors=factors,
+        affinity_scale=scale or 1.0,
+        taste=_taste_factors(shop, as_of_day, config, RECOMMENDATION_TASTE_FACTORS),
+        popularity=_log_popularity(shop, as_of_day),
+        product_category=shop.product_category.astype(np.int64),
+        category_share=_category_share(matrix, shop.product_category, len(shop.categories)),
+        weights=np.ones(len(BLEND_PARTS)),
+    )
+
+
+def _log_popularity(shop: EncodedShop, as_of_day: float) -> NDArray[np.float64]:
+    """``log1p`` of the units of each product sold before ``as_of_day``."""
+    past = shop.history.before(as_of_day)
+    return np.log1p(np.bincount(past.product, past.units, minlength=shop.product_ids.size))
+
+
+def _category_share(
+    matrix: sparse.csr_matrix, product_category: NDArray[np.int64], n_categories: int
+) -> NDArray[np.float64]:
+    """Each category's share of the history weight of all users (zeros when nothing was bought)."""
+    sold = np.bincount(product_category[matrix.indices], matrix.data, minlength=n_categories)
+    total = float(sold.sum())
+    return sold / total if total > 0 else sold
+
+
+def _fit_blend(shop: _Shop, parts: _Recommender, rng: np.random.Generator) -> NDArray[np.float64]:
+    """The blend's weights: a logistic regression of "bought in the window before the cutoff" on the
+    parts as of its start, over the window's buyers (a fixed sample of at most ``_BLEND_BUYERS``) and
+    every product they bought against ``_BLEND_NEGATIVES`` uniformly drawn products each. Ranking a
+    user's products by the fitted linear score ranks them by the modelled probability."""
+    matrix = _interaction_matrix(shop, shop.history.before(shop.train_day))
+    window = shop.history.between(shop.train_day, shop.cutoff_day)
+    n_products = shop.product_ids.size
+    bought = np.unique(window.user.astype(np.int64) * n_products + window.product)
+    buyers = np.unique(bought // n_products)
+    if buyers.size > _BLEND_BUYERS:
+        buyers = np.sort(rng.choice(buyers, _BLEND_BUYERS, replace=False))
+        bought = bought[np.isin(bought // n_products, buyers)]
+    drawn = np.repeat(buyers, _BLEND_NEGATIVES) * n_products + rng.integers(
+        0, n_products, buyers.size * _BLEND_NEGATIVES
+    )
+    drawn = drawn[~np.isin(drawn, bought)]
+    keys = np.concatenate([bought, drawn])
+    labels = np.concatenate([np.ones(bought.size), np.zeros(drawn.size)])
+    features = parts.pair_parts(matrix, keys // n_products, keys % n_products)
+    if labels.min() == labels.max():
+        return np.array([1.0, 1.0, 1.0, 1.0, 1.0])
+    model = LogisticRegression(C=1.0, max_iter=2000).fit(features, labels)
+    return np.asarray(model.coef_[0], dtype=np.float64)
+
+
+def _evaluate_recommender(
+    shop: _Shop, recommender: _Recommender, rng: np.random.Generator
+) -> dict[str, float]:
+    """Ranking metrics of the model and of the best sellers (units in the 90 days before the cutoff)
+    on the holdout's buyers (a fixed sample of at most ``_EVALUATION_BUYERS``), scored in chunks."""
+    matrix = _interaction_matrix(shop, shop.history.before(shop.cutoff_day))
+    holdout = _interaction_matrix(shop, shop.history.between(shop.cutoff_day, shop.end_day))
+    buyers = np.flatnonzero(holdout.getnnz(axis=1))
+    if buyers.size > _EVALUATION_BUYERS:
+        buyers = np.sort(rng.choice(buyers, _EVALUATION_BUYERS, replace=False))
+    popularity = _popularity(shop, shop.cutoff_day)
+    model, baseline = _RankingSums(), _RankingSums()
+    chunk = max(1, _SCORE_CELLS // max(shop.product_ids.size, 1))
+    for start in range(0, buyers.size, chunk):
+        rows = buyers[start : start + chunk]
+        truth = holdout[rows]
+        model.add(recommender.scores(matrix[rows]), truth)
+        baseline.add(np.broadcast_to(popularity, (rows.size, popularity.size)), truth)
+    return {**model.means(""), **baseline.means("popularity_"), "holdout_users": float(buyers.size)}
+
+
+class _RankingSums:
+    """Sums of precision@k, recall@k and NDCG@k over chunks of users, for their means."""
+
+    def __init__(self, k: int = 10) -> None:
+        self.k = k
+        self.users = 0
+        self.sums = np.zeros(3)
+
+    def add(self, scores: np.ndarray, relevant: sparse.csr_matrix) -> None:
+        metrics = _ranking_metrics(scores, relevant, "", self.k)
+        n = relevant.shape[0]
+        self.users += n
+        self.sums += n * np.array([metrics[f"{m}_at_{self.k}"] for m in ("precision", "recall", "ndcg")])
+
+    def means(self, prefix: str) -> dict[str, float]:
+        values = self.sums / max(self.users, 1)
+        return {
+            f"{prefix}{m}_at_{self.k}": float(v)
+            for m, v in zip(("precision", "recall", "ndcg"), values.tolist(), strict=True)
+        }
 
 
 def recommendation_features(shop: EncodedShop, as_of_day: float) -> dict[str, NDArray[np.float64]]:
@@ -573,7 +913,9 @@ def recommendation_features(shop: EncodedShop, as_of_day: float) -> dict[str, ND
 def _interaction_matrix(shop: EncodedShop, history: History) -> sparse.csr_matrix:
     """Users x products, ``log1p(units bought)`` (dampens a few huge repeat buyers)."""
     shape = (shop.user_ids.size, shop.product_ids.size)
-    matrix = sparse.csr_matrix((history.units, (history.user, history.product)), shape=shape)
+    matrix = sparse.csr_matrix(
+        (history.units.astype(np.float64), (history.user, history.product)), shape=shape
+    )
     matrix.sum_duplicates()
     matrix.data = np.log1p(matrix.data)
     matrix.sort_indices()
@@ -593,9 +935,12 @@ TASTE_FACTORS = 12
 _CONTEXT_SMOOTHING = 0.75
 
 
-def _taste_factors(shop: _Shop, as_of_day: float, config: TrainingConfig) -> NDArray[np.float64]:
+def _taste_factors(
+    shop: _Shop, as_of_day: float, config: TrainingConfig, dimensions: int = 0
+) -> NDArray[np.float64]:
     """Unit-length product factors of what customers bought together before ``as_of_day``
-    (``TASTE_FACTORS`` dimensions, fewer for a tiny catalogue), for ``user_product_affinity``.
+    (``dimensions``, by default ``TASTE_FACTORS``, fewer for a tiny catalogue), for
+    ``user_product_affinity`` and the recommendation model's taste.
 
     Two products are alike when the same customers buy both more often than their popularity
     explains: the positive pointwise mutual information of the product co-occurrence counts
@@ -604,10 +949,16 @@ def _taste_factors(shop: _Shop, as_of_day: float, config: TrainingConfig) -> NDA
     customer's taste better than factorising the purchase counts, which popularity dominates.
     """
     bought = _interaction_matrix(shop, shop.history.before(as_of_day))
+    buyers = np.flatnonzero(bought.getnnz(axis=1))
+    if buyers.size > config.max_taste_users:
+        # Products x products grows with the square of each basket: a uniform sample of buyers
+        # estimates the mutual information of every product bought often enough to matter.
+        sample = np.random.default_rng(config.seed).choice(buyers, config.max_taste_users, replace=False)
+        bought = bought[np.sort(sample)]
     bought.data = np.ones_like(bought.data)
     together = sparse.coo_matrix(bought.T @ bought, dtype=np.float64)
     n_products = together.shape[0]
-    components = max(1, min(TASTE_FACTORS, n_products - 1))
+    components = max(1, min(dimensions or TASTE_FACTORS, n_products - 1))
     other = together.row != together.col  # a product is not its own context
     rows, columns, pairs = together.row[other], together.col[other], together.data[other]
     if pairs.size == 0:
@@ -625,30 +976,6 @@ def _taste_factors(shop: _Shop, as_of_day: float, config: TrainingConfig) -> NDA
     factors = svd.transform(ppmi) / np.sqrt(np.maximum(svd.singular_values_, 1e-12))
     norms = np.linalg.norm(factors, axis=1, keepdims=True)
     return np.divide(factors, norms, out=np.zeros_like(factors), where=norms > 0)
-
-
-def _fit_recommender(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recommender:
-    matrix = _interaction_matrix(shop, shop.history.before(as_of_day))
-    components = max(1, min(config.svd_components, min(matrix.shape) - 1))
-    svd = TruncatedSVD(n_components=components, random_state=config.seed).fit(matrix)
-    factors = np.asarray(svd.components_.T, dtype=np.float64)
-    affinity = (matrix @ factors) @ factors.T
-    # A global scale (not per user) keeps one user's scores comparable across products and users.
-    scale = float(np.quantile(np.abs(affinity[matrix.getnnz(axis=1) > 0]), 0.99)) or 1.0
-    return _Recommender(svd, factors, scale, _popularity(shop, as_of_day))
-
-
-def _tune_blend(shop: _Shop, recommender: _Recommender) -> tuple[float, float]:
-    """Popularity and owned-item weights with the best NDCG@10 on the window before the cutoff."""
-    matrix = _interaction_matrix(shop, shop.history.before(shop.train_day))
-    target = _interaction_matrix(shop, shop.history.between(shop.train_day, shop.cutoff_day))
-    buyers = np.flatnonzero(target.getnnz(axis=1))
-    grid = [(p, o) for p in (0.0, 0.1, 0.3, 1.0) for o in (0.0, 0.25, 0.5, 1.0)]
-    ndcg = [
-        _ranking_metrics(recommender.scores(matrix[buyers], p, o), target[buyers], "")["ndcg_at_10"]
-        for p, o in grid
-    ]
-    return grid[int(np.argmax(ndcg))]
 
 
 def _ranking_metrics(
@@ -720,7 +1047,7 @@ def _trained_model(
         name=name,
         model_type=model_type,
         version=_version(trained_at),
-        algorithm=config.algorithm if model_type == "purchase" else "svd_blend",
+        algorithm=config.algorithm if model_type == "purchase" else RECOMMENDATION_ALGORITHM,
         trained_at=trained_at,
         training_cutoff=from_day(shop.cutoff_day),
         data_end=from_day(shop.end_day),

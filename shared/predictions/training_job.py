@@ -7,9 +7,9 @@ import tempfile
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path, PurePosixPath
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal, Protocol, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from shared.clock import Clock, utc_now
 from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
@@ -18,8 +18,11 @@ from shared.ml.drift import DriftReference, measure_drift
 from shared.ml.training import (
     MAX_HORIZON_DAYS,
     MIN_HORIZON_DAYS,
+    EncodedShop,
     TrainingConfig,
     baseline_shortfall,
+    encode_shop,
+    read_training_arrays,
     train_model,
 )
 from shared.observability import logger
@@ -59,12 +62,25 @@ class TrainingRequest(BaseModel):
             "naming the longest that it can."
         ),
     )
-    orders_key: str
+    training_key: str | None = Field(
+        default=None,
+        description="The dataset version's training arrays (training.npz, docs/data-plane.md); "
+        "training reads them and no file.",
+    )
+    orders_key: str | None = Field(
+        default=None, description="The orders file, read only when there is no training_key."
+    )
     customers_key: str | None = None
     products_key: str | None = None
     dataset_version: str | None = Field(
         default=None, description="The synced dataset version the files are; progress is recorded on it."
     )
+
+    @model_validator(mode="after")
+    def _some_data(self) -> Self:
+        if self.training_key is None and self.orders_key is None:
+            raise ValueError("give training_key (or orders_key)")
+        return self
 
 
 class DriftCheckRequest(BaseModel):
@@ -73,9 +89,16 @@ class DriftCheckRequest(BaseModel):
     action: Literal["check_drift"]
     org_id: str = Field(min_length=1)
     name: str = Field(min_length=1, max_length=128, pattern=_MODEL_NAME)
-    orders_key: str
+    training_key: str | None = None
+    orders_key: str | None = None
     customers_key: str | None = None
     products_key: str | None = None
+
+    @model_validator(mode="after")
+    def _some_data(self) -> Self:
+        if self.training_key is None and self.orders_key is None:
+            raise ValueError("give training_key (or orders_key)")
+        return self
 
 
 class DriftCheckResult(BaseModel):
@@ -170,7 +193,7 @@ def run_training(
 
     try:
         stage("loading data")
-        shop = _load_upload(data, request.orders_key, request.customers_key, request.products_key)
+        shop = _load_shop(data, request)
         model = train_model(
             shop,
             name=request.name,
@@ -231,8 +254,7 @@ def check_drift(
             remedy="Retrain the model, then check its drift.",
         )
     reference = DriftReference.model_validate_json(artifacts.get(record.metadata_key))
-    shop = _load_upload(data, request.orders_key, request.customers_key, request.products_key)
-    report = measure_drift(reference, shop)
+    report = measure_drift(reference, _load_shop(data, request))
     models.record_drift(
         request.org_id,
         record.name,
@@ -258,10 +280,22 @@ def check_drift(
     return result
 
 
+def _load_shop(data: DataBlobs, request: TrainingRequest | DriftCheckRequest) -> EncodedShop:
+    """The shop a job names: its dataset version's training arrays (``training_key``), or, for a job
+    that names only files, the files read and encoded."""
+    if request.training_key is not None:
+        return read_training_arrays(data.get(request.training_key))
+    assert request.orders_key is not None  # the request's validator asks for one or the other
+    return encode_shop(_load_upload(data, request.orders_key, request.customers_key, request.products_key))
+
+
 def _load_upload(
     data: DataBlobs, orders_key: str, customers_key: str | None, products_key: str | None
 ) -> ShopData:
-    """Download and validate a shop's files (one bad row rejects the file, naming file, row and field)."""
+    """Download and validate a shop's files (one bad row rejects the file, naming file, row and field).
+
+    One object per order line: only for jobs that name files rather than a dataset version's arrays.
+    """
     with tempfile.TemporaryDirectory() as workdir:
 
         def fetch(key: str | None) -> Path | None:

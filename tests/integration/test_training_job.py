@@ -12,6 +12,7 @@ from local.stack import LocalStack
 from shared import wiring
 from shared.errors import ValidationFailed
 from shared.ml.datasets import dump_records
+from shared.ml.training import encode_shop, write_training_arrays
 from tools.synthetic import SyntheticConfig, generate_shop
 
 
@@ -44,6 +45,29 @@ def test_a_model_trained_from_uploaded_csv_files_serves_predictions(
         headers={"X-Service-Api-Key": demo.api_key},
     )
     assert response.status_code == 200, response.text
+
+
+def test_a_model_trained_from_a_dataset_versions_training_arrays_serves_predictions(
+    stack: LocalStack, api: httpx.Client, demo: DemoCredentials
+) -> None:
+    # Given: a dataset version's training arrays (training.npz) in the data bucket, and no files
+    shop = generate_shop(SyntheticConfig(n_users=300, n_products=40, seed=5))
+    key = f"datasets/{demo.org_id}/v-arrays/training.npz"
+    wiring.data_blobs().put(key, write_training_arrays(encode_shop(shop.data)))
+    event = {"org_id": demo.org_id, "name": "from-arrays", "type": "recommendation", "training_key": key}
+    # When
+    assert stack.gateway is not None
+    result = stack.gateway.invoke("TrainModelFunction", event)
+    # Then the model is trained on every user of the arrays and serves recommendations
+    assert result["training_user_count"] == 300
+    assert result["metrics"]["ndcg_at_10"] >= result["metrics"]["popularity_ndcg_at_10"]
+    response = api.post(
+        "/client/predict/from-arrays",
+        json={"input": {"user_id": shop.data.orders[0].user_id}},
+        headers={"X-Service-Api-Key": demo.api_key},
+    )
+    assert response.status_code == 200, response.text
+    assert len(response.json()["predictions"]) == 10
 
 
 def test_a_bad_file_is_rejected_whole_naming_file_row_and_field(

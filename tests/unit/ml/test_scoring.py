@@ -211,3 +211,50 @@ def test_the_serving_shards_are_compact(purchase_model: TrainedModel) -> None:
     data = purchase_model.artifacts["bundle"].data
     [shard] = scoring.shard_bundle(data)
     assert len(shard) < len(data) / 3
+
+
+def test_the_recommendation_shards_recommend_as_the_whole_bundle(
+    recommendation_model: TrainedModel, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a recommendation model split into six shards
+    monkeypatch.setattr(scoring, "SHARD_USERS", 100)
+    data = recommendation_model.artifacts["bundle"].data
+    whole = load_bundle(data)
+    # When
+    shards = [load_bundle(shard) for shard in scoring.shard_bundle(data)]
+    # Then each user's shard recommends what the whole bundle does, with the same scores
+    for user in recommendation_model.training_user_ids[::9]:
+        shard = shards[scoring.shard_of(user, len(shards))]
+        expected = whole.recommend(user, 5)
+        actual = shard.recommend(user, 5)
+        assert [p for p, _ in actual] == [p for p, _ in expected]
+        assert [s for _, s in actual] == pytest.approx([s for _, s in expected], rel=1e-3, abs=1e-4)
+
+
+def test_a_recommendation_model_scores_a_product_for_every_user_as_it_scores_each_user(
+    recommendation_model: TrainedModel,
+) -> None:
+    # Given a recommendation bundle
+    bundle = _bundle(recommendation_model)
+    users = recommendation_model.training_user_ids
+    # When one product is scored for every user at once (segmented sums over the histories)
+    column = bundle.score_all_users("p00003")
+    # Then each user's score is the one their own ranking of every product gives that product
+    for index in range(0, len(users), 37):
+        scores = bundle._recommendation_scores_for_user(index)
+        assert column[index] == pytest.approx(scores[3], rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("model_fixture", ["purchase_model", "recommendation_model"])
+def test_scores_in_chunks_of_users_are_the_scores_of_all_users(
+    model_fixture: str, request: pytest.FixtureRequest
+) -> None:
+    # Given a bundle
+    model: TrainedModel = request.getfixturevalue(model_fixture)
+    bundle = _bundle(model)
+    # When a product is scored in chunks of 128 users
+    chunks = list(bundle.iter_user_scores("p00005", chunk_users=128))
+    # Then the chunks cover every user in order, each at most 128, with the scores of all at once
+    assert [first for first, _ in chunks] == list(range(0, bundle.user_count, 128))
+    assert max(scores.size for _, scores in chunks) == 128
+    assert np.concatenate([scores for _, scores in chunks]) == pytest.approx(bundle.score_all_users("p00005"))

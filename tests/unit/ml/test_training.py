@@ -10,7 +10,19 @@ import pytest
 from shared.errors import ValidationFailed
 from shared.ml.datasets import OrderRecord, ShopData
 from shared.ml.features import GROWS_WITH_TIME, MODEL_DEPENDENT
-from shared.ml.training import TrainedModel, TrainingConfig, baseline_shortfall, train_model
+from shared.ml.training import (
+    TRAINING_ARRAYS,
+    EncodedShop,
+    TrainedModel,
+    TrainingConfig,
+    baseline_shortfall,
+    encode_shop,
+    read_training_arrays,
+    train_model,
+    write_training_arrays,
+)
+from tests.unit.ml.conftest import TRAINED_AT
+from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 
 
 def test_purchase_model_approaches_the_oracle(purchase_model: TrainedModel) -> None:
@@ -223,3 +235,91 @@ def test_taste_factors_make_products_bought_by_the_same_customers_alike() -> Non
     assert similarity[:8, :8][off_diagonal].mean() > 0.3
     assert similarity[8:, 8:][off_diagonal].mean() > 0.3
     assert np.abs(similarity[:8, 8:]).max() == pytest.approx(0.0, abs=1e-9)
+
+
+def test_a_shop_read_back_from_its_training_arrays_is_the_same_shop(shop: SyntheticShop) -> None:
+    # Given a shop encoded from its records
+    encoded = encode_shop(shop.data)
+    # When it is written as training.npz and read back
+    restored = read_training_arrays(write_training_arrays(encoded))
+    # Then every array is as it was, in the dtypes of docs/data-plane.md
+    arrays, expected = restored.arrays(), encoded.arrays()
+    assert set(arrays) == set(TRAINING_ARRAYS)
+    for name in TRAINING_ARRAYS:
+        assert arrays[name].tolist() == expected[name].tolist(), name
+    assert restored.history.user.dtype == np.int32
+    assert restored.history.in_time_order
+
+
+def test_a_model_trained_from_arrays_is_the_model_trained_from_records(
+    shop: SyntheticShop, purchase_model: TrainedModel
+) -> None:
+    # Given the fixture's shop as training arrays
+    arrays = read_training_arrays(write_training_arrays(encode_shop(shop.data)))
+    # When a purchase model is trained from them
+    model = train_model(arrays, name="buyers", model_type="purchase", oracle=shop, now=TRAINED_AT)
+    # Then it is the model trained from the records: same metrics, same bundle
+    assert model.metrics == purchase_model.metrics
+    assert model.artifacts["bundle"].sha256 == purchase_model.artifacts["bundle"].sha256
+
+
+def test_order_lines_out_of_time_order_are_put_in_order() -> None:
+    # Given arrays whose lines are not in time order
+    arrays = {
+        "user_ids": np.array(["u0", "u1"]),
+        "product_ids": np.array(["p0"]),
+        "categories": np.array(["Uncategorised"]),
+        "product_category": np.zeros(1, np.int32),
+        "product_price": np.array([np.nan]),
+        "order_user": np.array([1, 0, 1], np.int32),
+        "order_product": np.zeros(3, np.int32),
+        "order_day": np.array([30.0, 10.0, 20.0]),
+        "order_units": np.array([3.0, 1.0, 2.0], np.float32),
+        "order_amount": np.array([30.0, 10.0, 20.0]),
+        "order_key": np.array([2, 0, 1], np.int32),
+    }
+    # When
+    history = EncodedShop.from_arrays(arrays).history
+    # Then the lines are in time order, each line's values kept together, and a window is a view
+    assert history.day.tolist() == [10.0, 20.0, 30.0]
+    assert history.units.tolist() == [1.0, 2.0, 3.0]
+    assert history.user.tolist() == [0, 1, 1]
+    assert np.shares_memory(history.before(25.0).day, history.day)
+
+
+def test_arrays_pointing_outside_their_ids_are_refused() -> None:
+    # Given arrays whose order line names a product that is not in product_ids
+    arrays = encode_shop(generate_shop(SyntheticConfig(n_users=20, n_products=5, seed=1)).data).arrays()
+    arrays["order_product"] = arrays["order_product"].copy()
+    arrays["order_product"][0] = 5
+    # Then
+    with pytest.raises(ValidationFailed, match="order_product"):
+        EncodedShop.from_arrays(arrays)
+
+
+def test_keys_of_a_large_shop_do_not_overflow_32_bit_indices() -> None:
+    # Given a shop of 3M users and 2,000 products whose last user bought the last product, with the
+    # indices in 32 bits as training.npz stores them (product x users is past 2**31)
+    from shared.ml.features import History, build_state, pair_features
+
+    history = History(
+        user=np.array([2_999_999], np.int32),
+        product=np.array([1_999], np.int32),
+        day=np.array([1.0]),
+        units=np.array([4.0]),
+        amount=np.array([8.0]),
+        order_key=np.zeros(1, np.int32),
+    )
+    # When its state is built
+    state = build_state(
+        history,
+        as_of_day=2.0,
+        n_users=3_000_000,
+        product_category=np.zeros(2_000, np.int64),
+        product_price=np.ones(2_000),
+    )
+    # Then the pair is found where it is, and only there
+    rows = pair_features(
+        state, np.array([2_999_999, 0]), np.array([1_999, 1_999]), ["user_product_purchases"]
+    )
+    assert rows[:, 0].tolist() == [4.0, 0.0]
