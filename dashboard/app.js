@@ -134,7 +134,11 @@ export async function api(path, { method = "GET", body, headers: extra = {} } = 
       location.replace("closed.html");
       return new Promise(() => {});
     }
-    if (!response.ok) throw new Error(describeError(data, response.status));
+    if (!response.ok) {
+      const error = new Error(describeError(data, response.status));
+      error.action = data?.error?.action ?? null; // a fix the page can offer as a button
+      throw error;
+    }
     return data;
   }
 }

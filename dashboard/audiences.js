@@ -194,6 +194,29 @@ async function remove(audience) {
     await load();
   } catch (exc) {
     announce(exc.message, "error");
+    if (exc.action === "delete_advert") offerToDeleteBoth(audience);
+  }
+}
+
+/** The refusal's remedy as one button: delete the advert that targets the audience, then the audience. */
+function offerToDeleteBoth(audience) {
+  const button = el("button", { type: "button", class: "danger", onclick: () => deleteBoth(audience) }, "Delete the advert, then the audience");
+  document.getElementById("status").append(" ", button);
+  button.focus();
+}
+
+async function deleteBoth(audience) {
+  const question = `Delete the advert of “${audience.name}” (its campaign, ad set, creative and ad stop delivering), then “${audience.name}” itself, on the ad platform too? This cannot be undone.`;
+  if (!confirm(question)) return;
+  const path = `/platform-ads/audiences/${encodeURIComponent(audience.audienceId)}`;
+  try {
+    await api(`${path}/advert?confirm=true`, { method: "DELETE" });
+    await api(`${path}?confirm=true`, { method: "DELETE" });
+    announce(`“${audience.name}” and its advert are deleted.`, "success");
+    await load();
+  } catch (exc) {
+    announce(exc.message, "error");
+    await load();
   }
 }
 

@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.middlewares import NextMiddleware
@@ -50,6 +50,11 @@ class ErrorDetail(BaseModel):
     message: str = Field(description="What went wrong, in words a person can act on.")
     field: str | None = Field(default=None, description="The request field at fault, if any.")
     remedy: str | None = Field(default=None, description="What to do next.")
+    action: Literal["delete_advert"] | None = Field(
+        default=None,
+        description="The remedy as an action the client can offer as one button: delete_advert (delete "
+        "the audience's advert, then repeat the request).",
+    )
 
 
 class ErrorBody(BaseModel):
@@ -66,11 +71,13 @@ def error_response(
     field: str | None = None,
     remedy: str | None = None,
     extra: dict[str, Any] | None = None,
+    action: str | None = None,
 ) -> Response[str]:
     """A JSON error response in the service's one error shape (``extra`` adds top-level fields)."""
-    body = ErrorBody(
-        message=message, error=ErrorDetail(code=code, message=message, field=field, remedy=remedy)
-    ).model_dump(exclude_none=True)
+    detail = ErrorDetail.model_validate(
+        {"code": code, "message": message, "field": field, "remedy": remedy, "action": action}
+    )
+    body = ErrorBody(message=message, error=detail).model_dump(exclude_none=True)
     if extra:
         body = {**extra, **body}
     return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(body))
@@ -115,7 +122,13 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
         if exc.status >= 500:
             logger.warning("request failed", extra={"error_code": exc.code, "status": exc.status})
         return error_response(
-            exc.status, exc.code, exc.message, field=exc.field, remedy=exc.remedy, extra=error_extra
+            exc.status,
+            exc.code,
+            exc.message,
+            field=exc.field,
+            remedy=exc.remedy,
+            extra=error_extra,
+            action=exc.action,
         )
 
     @app.exception_handler(RequestValidationError)

@@ -22,12 +22,15 @@ class ServiceError(Exception):
         field: str | None = None,
         remedy: str | None = None,
         details: dict[str, Any] | None = None,
+        action: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
         self.remedy = remedy
         self.details = details or {}
+        # The remedy as an action a client can offer to do (``ErrorDetail.action`` lists them).
+        self.action = action
 
 
 class ValidationFailed(ServiceError):

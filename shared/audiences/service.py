@@ -517,9 +517,10 @@ class AudienceService:
             # Its ad set targets the audience: deleting the audience alone would leave the advert
             # on the platform without it, and no longer listed anywhere.
             raise Conflict(
-                "This audience has an advert on the platform, which targets it.",
-                remedy="Delete the advert first (DELETE /platform-ads/audiences/{audienceId}/advert), "
-                "then the audience.",
+                "This audience has an advert on the platform, which targets it, so it cannot be deleted "
+                "alone.",
+                remedy="Delete its advert first (the campaign, ad set, creative and ad), then the audience.",
+                action="delete_advert",
             )
         _, graph = self.connections.client_for(org_id)
         if record.lookalike and record.lookalike.platform_audience_id:

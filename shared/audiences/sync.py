@@ -371,8 +371,8 @@ class AudienceSyncService:
             raise StaleModel(
                 f"The model {model.name} (version {model.version}) is stale: {'; '.join(status.reasons)}. "
                 "The audience was not changed.",
-                remedy="Sync the data source to retrain the model, or allow a stale model for this audience "
-                "(POST /platform-ads/audiences/{audienceId}/sync with allowStaleModel true).",
+                remedy="Sync the shop's latest files (or retrain on the Models page) to retrain the model, "
+                'or tick "Sync even when the model is stale" in the audience\'s schedule.',
             )
         spec = SegmentSpec(
             model_name=segment.model_name,

@@ -328,7 +328,8 @@ def _check_header(name: str, model: type[_Record], header: set[str], missing: li
             name,
             missing[0],
             f"has no {', '.join(missing)} {columns} in its header row",
-            f"Add the {', '.join(missing)} {columns} (see the README's data source section).",
+            f"Add the {', '.join(missing)} {columns} to the file's first row, or check that it is the "
+            "right file for this slot.",
         )
     unknown = sorted(header - columns_of(model))
     if unknown:

@@ -497,7 +497,8 @@ class PublishingService:
                 "checkoutRoute: your organization has no checkout link, so only the product page route "
                 "is offered.",
                 field="checkoutRoute",
-                remedy="Set a checkout link template (PUT /platform-ads/checkout-link), or use product_page.",
+                remedy="Send people to the store's product page, or ask your administrator to set up the "
+                "hosted checkout link.",
             )
         product_id = request.product_id or record.product_id
         if not product_id:

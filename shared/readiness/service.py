@@ -176,7 +176,8 @@ class ReadinessService:
                     "data",
                     "fail",
                     "No data source is synced, so no customer identifiers are known.",
-                    "Sync the shop's files: POST /platform-ads/data-source/sync.",
+                    "Upload and sync the shop's customers, products and orders in the launch wizard's "
+                    "first step.",
                 )
             )
             return items
@@ -220,7 +221,7 @@ class ReadinessService:
                 "fail",
                 f"{model.name} was trained on {model.dataset_version or 'uploaded files'}, not on the "
                 f"current dataset {dataset.version}{state}.",
-                "Wait for the training of the current dataset to finish (GET /platform-ads/data-source).",
+                "Wait for the training on the current data to finish: the Models page shows its progress.",
             )
         status = freshness(model.trained_at, self.clock(), {}, None, self.rules)
         reasons = list(status.reasons)

@@ -250,7 +250,8 @@ class TargetingService:
             raise PreconditionFailed(
                 "No synced data source holds the customers' identifiers.",
                 field="modelName",
-                remedy="Sync the shop's customers, products and orders: POST /platform-ads/data-source/sync.",
+                remedy="Upload and sync the shop's customers, products and orders in the launch wizard's "
+                "first step.",
             )
         return model, self.bundles.bundle_for(model), dataset
 
@@ -282,8 +283,7 @@ class TargetingService:
                 TargetingWarning(
                     code="model_outdated",
                     message=f"The model was trained on dataset {dataset.version}; {current.version} is "
-                    "newer. "
-                    "Its training shows on GET /platform-ads/data-source.",
+                    "newer, and its training is not finished: the Models page shows its progress.",
                 )
             )
         if cut.indices.size == 0 or coverage.usable == 0:

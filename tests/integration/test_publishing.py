@@ -649,7 +649,8 @@ def test_deleting_an_advert_removes_its_objects_and_then_the_audience_can_go(
     # Then the audience cannot be deleted while its advert targets it
     refused = api.delete(path, params={"confirm": "true"}, headers=org.headers)
     assert refused.status_code == 409
-    assert "Delete the advert first" in refused.json()["error"]["remedy"]
+    assert "Delete its advert first" in refused.json()["error"]["remedy"]
+    assert refused.json()["error"]["action"] == "delete_advert"
     # When the advert is deleted without confirmation, then with it
     unconfirmed = api.delete(f"{path}/advert", headers=org.headers)
     deleted = api.delete(f"{path}/advert", params={"confirm": "true"}, headers=org.headers)

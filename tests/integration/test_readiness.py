@@ -157,7 +157,7 @@ def test_without_a_sync_the_data_items_fail(api: httpx.Client, org: ConnectedOrg
     items = readiness(api, org)
     assert items["model_fresh"]["status"] == "fail"
     assert items["enough_users"]["status"] == "fail"
-    assert "POST /platform-ads/data-source/sync" in items["enough_users"]["remedy"]
+    assert "launch wizard's first step" in items["enough_users"]["remedy"]
 
 
 def test_a_seed_short_of_100_in_the_lookalike_country_fails(api: httpx.Client, org: ConnectedOrg) -> None:

@@ -195,19 +195,20 @@ def test_from_three_files_to_a_published_prospecting_advert(
     shot("audiences-with-advert")
     page.once("dialog", lambda dialog: dialog.accept())
     row.get_by_role("button", name="Delete Likely buyers of p00001").click()
-    # Then: it is refused with what to do
-    expect(page.get_by_role("status")).to_contain_text("Delete the advert first")
+    # Then: it is refused, saying why in words (no API path), with the fix offered as one button
+    status = page.get_by_role("status")
+    expect(status).to_contain_text("has an advert on the platform, which targets it")
+    expect(status).not_to_contain_text("/platform-ads")
+    fix = page.get_by_role("button", name="Delete the advert, then the audience")
+    expect(fix).to_be_focused()
+    shot("audiences-advert-first")
 
-    # When: the advert is deleted after confirming, then the audience
+    # When: the fix is confirmed
     page.once("dialog", lambda dialog: dialog.accept())
-    row.get_by_role("button", name="Delete advert of Likely buyers of p00001").click()
-    expect(page.get_by_role("status")).to_have_text("The advert of “Likely buyers of p00001” is deleted.")
-    expect(row.get_by_role("cell").nth(5)).to_have_text("—")
-    page.once("dialog", lambda dialog: dialog.accept())
-    row.get_by_role("button", name="Delete Likely buyers of p00001").click()
+    fix.click()
 
     # Then: nothing of it is left, in the list or on the platform
-    expect(page.get_by_role("status")).to_have_text("“Likely buyers of p00001” is deleted.")
+    expect(page.get_by_role("status")).to_have_text("“Likely buyers of p00001” and its advert are deleted.")
     expect(page.locator("#audiences")).not_to_contain_text("Likely buyers of p00001")
     left = httpx.get(f"{stack.sandbox.url}/_admin/state").json()
     advert_objects = [o for o in left["ad_objects"] if o["id"] in ids.values()]
