@@ -25,9 +25,12 @@ NOT_SHIPPED = frozenset(
         "benchmarks",
         "local",
         "platform_sandbox",
+        "payments_sandbox",
         "scripts",
-        # Test-only: Meta's SDK drives the sandbox in tests; schemathesis (and its hypothesis) fuzz the API.
+        # Test-only: Meta's SDK and the payment provider's drive the sandboxes in tests; schemathesis
+        # (and its hypothesis) fuzz the API.
         "facebook_business",
+        "stripe",
         "schemathesis",
         "hypothesis",
     }
