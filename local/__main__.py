@@ -33,6 +33,9 @@ def main() -> None:
     parser.add_argument("--moto-port", type=int, default=5001, help="moto server port (default 5001)")
     parser.add_argument("--sandbox-port", type=int, default=8900, help="platform sandbox port (default 8900)")
     parser.add_argument(
+        "--payments-port", type=int, default=8910, help="payments sandbox port (default 8910)"
+    )
+    parser.add_argument(
         "--validate-every", type=float, default=60, help="minutes between token-validation runs (default 60)"
     )
     parser.add_argument(
@@ -48,6 +51,7 @@ def main() -> None:
         moto_port=args.moto_port,
         gateway_port=args.port,
         sandbox_port=args.sandbox_port,
+        payments_port=args.payments_port,
         dashboard_port=args.dashboard_port,
     ) as stack:
         credentials = seed_demo(stack)
@@ -57,6 +61,7 @@ def main() -> None:
             "api_url": stack.api_url,
             "aws_endpoint_url": stack.moto_url,
             "platform_sandbox_url": stack.sandbox.url,
+            "payments_sandbox_url": stack.payments.url,
             **as_dict(credentials),
         }
         write_credentials(CREDENTIALS_FILE, info)
@@ -106,6 +111,7 @@ def banner(info: dict[str, object]) -> str:
             f"  API            {api}",
             f"  AWS (moto)     {info['aws_endpoint_url']}",
             f"  Platform       {info['platform_sandbox_url']} (sandbox; admin API under /_admin)",
+            f"  Payments       {info['payments_sandbox_url']} (sandbox; admin API under /_admin)",
             f"  Organization   {info['org_id']}",
             f"  Dashboard user {info['email']} / {info['password']}",
             f"  API key        {info['api_key']}",

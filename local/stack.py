@@ -15,6 +15,7 @@ from local.moto_server import MotoServer
 from local.provision import Provisioner
 from local.statemachine import dispatch_lambda_tasks, execute_state_machines
 from local.template import Physical, functions, load_template, routes
+from payments_sandbox import PaymentsSandboxConfig, PaymentsSandboxServer
 from platform_sandbox import SandboxConfig, SandboxServer
 
 REGION = "eu-west-1"
@@ -29,8 +30,8 @@ def free_port() -> int:
 
 @dataclass
 class LocalStack:
-    """moto server + resources from the template + the platform sandbox + the local gateway,
-    all in this process."""
+    """moto server + resources from the template + the platform and payments sandboxes + the local
+    gateway, all in this process."""
 
     moto_port: int = 0
     gateway_port: int = 0
@@ -40,6 +41,8 @@ class LocalStack:
     dashboard_port: int = 0
     extra_env: dict[str, str] = field(default_factory=dict)
     sandbox_config: SandboxConfig = field(default_factory=SandboxConfig)
+    payments_port: int = 0
+    payments_config: PaymentsSandboxConfig = field(default_factory=PaymentsSandboxConfig)
 
     def __post_init__(self) -> None:
         self.moto_port = self.moto_port or free_port()
@@ -53,6 +56,7 @@ class LocalStack:
         self.gateway: LocalGateway | None = None
         self.dashboard: DashboardServer | None = None
         self.sandbox: SandboxServer
+        self.payments: PaymentsSandboxServer
 
     def start(self) -> LocalStack:
         """Start moto, create the template's resources, configure the environment, serve the API."""
@@ -75,6 +79,8 @@ class LocalStack:
         self.sandbox = SandboxServer(self.sandbox_config, host=self.host)
         self.sandbox.start(self.sandbox_port)
         self._store_platform_secret()
+        self.payments = PaymentsSandboxServer(self.payments_config, host=self.host)
+        self.payments.start(self.payments_port)
         specs = functions(template)
         # The API answers the dashboard's origin only, as the deployed HttpApi's CorsConfiguration does.
         cors = template["Resources"]["HttpApi"]["Properties"]["CorsConfiguration"]
@@ -157,6 +163,9 @@ class LocalStack:
                 "PLATFORM_DIALOG_URL": self.sandbox.url,
                 "PLATFORM_APP_ID": self.sandbox.config.app_id,
                 "PLATFORM_REDIRECT_URI": f"{self.dashboard_url}/connect-callback.html",
+                # The card-payment provider's API base and the platform's key (docs/payments-notes.md §8).
+                "PAYMENTS_API_URL": self.payments.url,
+                "PAYMENTS_SECRET_KEY": self.payments.config.secret_key,
                 "JWKS_URL": f"{self.moto_url}/{pool_id}/.well-known/jwks.json",
                 "POWERTOOLS_TRACE_DISABLED": "true",
                 "POWERTOOLS_METRICS_DISABLED": "true",
@@ -189,6 +198,8 @@ class LocalStack:
             self.gateway.stop()
         if hasattr(self, "sandbox"):
             self.sandbox.stop()
+        if hasattr(self, "payments"):
+            self.payments.stop()
         if self._moto is not None:
             self._moto.stop()
 
