@@ -2,7 +2,8 @@ import { announce, api, el, formatDate, page } from "./app.js";
 
 // Words carry every verdict; the badge colour only repeats them.
 const TRAINING = { pending: ["info", "Waiting to train"], running: ["info", "Training"], succeeded: ["ok", "Trained"], failed: ["bad", "Training failed"] };
-const METRICS = { auc: "AUC", roc_auc: "ROC AUC", pr_auc: "PR AUC", average_precision: "Average precision", precision_at_k: "Precision at k", recall_at_k: "Recall at k", log_loss: "Log loss", brier: "Brier score" };
+// A metric's verdict in words (the API's metricWords); the badge colour only repeats it.
+const VERDICT = { good: ["ok", "Good"], fair: ["info", "Fair"], poor: ["bad", "Weak"], info: ["info", "For reference"] };
 let following = false;
 
 async function load() {
@@ -15,6 +16,12 @@ async function load() {
   } else {
     container.replaceChildren(...listed.models.map(card));
   }
+  const used = listed.models.filter((m) => m.wizard.used).map((m) => m.name);
+  document.getElementById("wizard-models").textContent = !listed.models.length
+    ? ""
+    : used.length
+      ? `The launch wizard targets with ${used.join(" and ")}: a purchase model trained on your synced shop data. Every other model below serves your shop's API only; each says why.`
+      : "No model here is used by the launch wizard yet: it needs a purchase model trained on your synced shop data, which the wizard's sync trains.";
   const running = listed.models.filter((m) => m.training && ["pending", "running"].includes(m.training.state));
   document.getElementById("retrain").disabled = !listed.currentDatasetVersion || running.length > 0;
   document.getElementById("training-summary").textContent = !listed.currentDatasetVersion
@@ -48,12 +55,22 @@ function card(model) {
       model.horizonDays ? el("dt", {}, "Horizon") : null, model.horizonDays ? el("dd", {}, `${model.horizonDays} days`) : null,
       el("dt", {}, "Predictions served"), el("dd", {}, `${model.totalPredictions.toLocaleString()}${model.lastPredictionDate ? `, last ${formatDate(model.lastPredictionDate)}` : ""}`),
     ),
-    el("h3", {}, "Metrics"),
-    Object.keys(model.metrics).length
-      ? el("table", { class: "metrics" },
-        el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "Metric"), el("th", { scope: "col" }, "Value"))),
-        el("tbody", {}, ...Object.entries(model.metrics).map(([name, value]) =>
-          el("tr", {}, el("td", {}, METRICS[name] ?? name.replaceAll("_", " ")), el("td", {}, Number.isInteger(value) ? value.toLocaleString() : Number(value).toFixed(3))))))
+    el("p", { class: `wizard-use ${model.wizard.used ? "used" : ""}` },
+      el("span", { class: `badge ${model.wizard.used ? "ok" : "info"}` }, model.wizard.used ? "In the launch wizard" : "API only"),
+      " ", model.wizard.reason),
+    el("h3", {}, "How well it predicts"),
+    model.metricWords.length
+      ? el("div", { class: "table-wrap" }, el("table", { class: "metrics stack" },
+        el("caption", { class: "hint" }, "Measured on the latest orders the model did not train on."),
+        el("thead", {}, el("tr", {}, ...["Measure", "Value", "What it means", "Verdict"].map((h) => el("th", { scope: "col" }, h)))),
+        el("tbody", {}, ...model.metricWords.map((m) => {
+          const [badge, word] = VERDICT[m.kind] ?? ["info", m.kind];
+          return el("tr", { "data-metric": m.name },
+            el("td", { "data-label": "Measure" }, m.label),
+            el("td", { "data-label": "Value" }, m.shown),
+            el("td", { "data-label": "What it means" }, m.meaning),
+            el("td", { "data-label": "Verdict" }, el("span", {}, el("span", { class: `badge ${badge}` }, word), " ", m.verdict)));
+        }))))
       : el("p", {}, "No metrics were recorded for this version."),
     el("h3", {}, "Freshness"),
     el("p", { class: "freshness" }, el("span", { class: `badge ${verdict[0]}` }, verdict[1]), " ",

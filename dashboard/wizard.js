@@ -15,6 +15,7 @@ const state = {
   launch: null, // {key, idempotencyKey}: the settings of the last launch and its Idempotency-Key
   currency: null,
   products: [],
+  holdoutSeed: null, // the first preview's holdout seed (a string), kept so the launch uploads what it counted
 };
 const $ = (id) => document.getElementById(id);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -365,7 +366,7 @@ let previewSerial = 0;
 async function loadModels() {
   if ($("model").options.length) return;
   const { models } = await api("/dashboard/models");
-  const usable = models.filter((m) => m.type === "purchase" && m.datasetVersion);
+  const usable = models.filter((m) => m.wizard.used); // the Models page says why the others are not
   $("model").replaceChildren(
     ...(usable.length ? usable : [{ name: "shop-purchase" }]).map((m) =>
       el("option", { value: m.name }, m.version ? `${m.name} (trained ${formatDate(m.trainedAt)})` : m.name)),
@@ -410,8 +411,9 @@ async function runPreview() {
   }
   $("preview").setAttribute("aria-busy", "true");
   try {
-    const preview = await api("/platform-ads/targeting/preview", { method: "POST", body: spec });
+    const preview = await api("/platform-ads/targeting/preview", { method: "POST", body: { ...spec, ...holdout() } });
     if (serial !== previewSerial) return; // a newer preview is on its way
+    state.holdoutSeed ??= preview.holdout.seed;
     state.preview = preview;
     renderPreview(preview);
   } catch (exc) {
@@ -424,11 +426,21 @@ async function runPreview() {
   }
 }
 
+/** The holdout the launch uses (the activation's default share), with the seed of the first preview. */
+function holdout() {
+  return state.holdoutSeed ? { holdoutSeed: state.holdoutSeed } : {};
+}
+
 function renderPreview(preview) {
   const cut = preview.cutScore === null ? "" : ` (scores of ${preview.cutScore.toFixed(3)} and above)`;
+  const h = preview.holdout;
+  const held = h.heldOut
+    ? ` ${h.heldOut.toLocaleString()} of the segment (${h.percent} %, picked at random within each score band) are held out, so the advert's lift can be measured against similar people who did not see it.`
+    : "";
   $("preview-summary").textContent =
     `${preview.size.toLocaleString()} of ${preview.scoredUsers.toLocaleString()} scored users are in the segment${cut}. ` +
-    `${preview.coverage.usable.toLocaleString()} of them have an e-mail or phone the platform can match: that is what would be uploaded.`;
+    `${preview.coverage.usable.toLocaleString()} of them have an e-mail or phone the platform can match.${held} ` +
+    `${h.uploadedUsable.toLocaleString()} ${h.uploadedUsable === 1 ? "user" : "users"} will be uploaded.`;
   $("preview-warnings").replaceChildren(...preview.warnings.map((w) => el("li", {}, el("strong", {}, "Warning: "), w.message)));
   const { edges, allUsers, segment: inSegment } = preview.histogram;
   const most = Math.max(1, ...allUsers);
@@ -443,7 +455,7 @@ function renderPreview(preview) {
     )),
   );
   $("histogram-figure").hidden = false;
-  const usable = preview.size > 0 && preview.coverage.usable > 0;
+  const usable = preview.size > 0 && preview.holdout.uploadedUsable > 0;
   $("targeting-next").disabled = !usable;
 }
 
@@ -518,12 +530,12 @@ async function countSeed(latest) {
   $("seed-check").textContent = `Counting your likely buyers in ${country}…`;
   const preview = await api("/platform-ads/targeting/preview", {
     method: "POST",
-    body: { ...segment(), objective: "prospecting", lookalikeCountry: country },
+    body: { ...segment(), ...holdout(), objective: "prospecting", lookalikeCountry: country },
   });
   const seed = preview.seed;
   const text = seed.reached
-    ? `Enough to seed a lookalike: ${seed.usableInCountry.toLocaleString()} of the segment can be matched in ${country} (at least ${seed.minimum} needed).`
-    : `Not enough to seed a lookalike: ${seed.usableInCountry.toLocaleString()} of the segment can be matched in ${country}, and at least ${seed.minimum} are needed. Widen the segment in Targeting, or choose another country.`;
+    ? `Enough to seed a lookalike: ${seed.usableInCountry.toLocaleString()} of the users to upload can be matched in ${country} (at least ${seed.minimum} needed).`
+    : `Not enough to seed a lookalike: ${seed.usableInCountry.toLocaleString()} of the users to upload can be matched in ${country}, and at least ${seed.minimum} are needed. Widen the segment in Targeting, or choose another country.`;
   if (latest()) $("seed-check").textContent = text;
   return { seed, text };
 }
@@ -616,7 +628,7 @@ const OBJECT_NAMES = {
 function activationBody() {
   const f = $("setup-form").elements;
   const prospecting = objective() === "prospecting";
-  const body = { name: f.audienceName.value.trim(), segment: segment(), objective: prospecting ? "prospecting" : "retargeting" };
+  const body = { name: f.audienceName.value.trim(), segment: segment(), objective: prospecting ? "prospecting" : "retargeting", ...holdout() };
   if (prospecting) {
     body.lookalikeSize = Number(f.lookalikeSize.value);
     body.lookalikeCountry = f.lookalikeCountry.value;

@@ -94,7 +94,7 @@ class LiftReport(CamelModel):
     )
     orders_in_window: int
     holdout_percent: float
-    holdout_seed: int
+    holdout_seed: str = Field(description="A string of digits: it can exceed 2^53 (JavaScript numbers).")
     confidence: float = CONFIDENCE
     uploaded: GroupResult
     holdout: GroupResult
@@ -248,7 +248,7 @@ def lift_report(
         days=round(days, 2),
         orders_in_window=len(window),
         holdout_percent=holdout.percent,
-        holdout_seed=holdout.seed,
+        holdout_seed=str(holdout.seed),
         uploaded=uploaded,
         holdout=held,
         difference=difference,

@@ -55,7 +55,8 @@ class CreateAudienceRequest(CamelModel):
         ge=0,
         lt=2**63,
         description="Segment audiences: the seed of the holdout's random split (recorded with the "
-        "audience); omit it for a fresh one.",
+        "audience), as a number or a string of digits (the targeting preview's holdout.seed, so the "
+        "activation uploads exactly the users it counted); omit it for a fresh one.",
     )
     objective: Literal["retargeting", "prospecting"] = "retargeting"
     model_id: str | None = Field(default=None, max_length=200)
@@ -269,7 +270,10 @@ class HoldoutView(CamelModel):
     """The segment's users kept out of the upload: share, seed and group sizes."""
 
     percent: float
-    seed: int = Field(description="Reproduces the split from the same users and scores.")
+    seed: str = Field(
+        description="Reproduces the split from the same users and scores. A string of digits: it can "
+        "exceed 2^53, past which JavaScript numbers round."
+    )
     uploaded_users: int
     holdout_users: int
     lift_url: str = Field(description="The lift report: GET this path.")

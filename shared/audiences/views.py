@@ -103,7 +103,7 @@ def holdout_view(record: AudienceRecord) -> HoldoutView | None:
         return None
     return HoldoutView(
         percent=holdout.percent,
-        seed=holdout.seed,
+        seed=str(holdout.seed),
         uploaded_users=holdout.uploaded_users,
         holdout_users=holdout.holdout_users,
         lift_url=f"/platform-ads/audiences/{record.audience_id}/lift",

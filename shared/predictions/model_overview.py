@@ -15,6 +15,7 @@ from typing import Protocol
 from pydantic import Field
 
 from shared.ml.freshness import FreshnessRules, freshness
+from shared.predictions.metric_words import MetricWords, explain_metrics
 from shared.records.datasources import DatasetVersion
 from shared.records.models import ModelRecord
 from shared.wire_models import CamelModel
@@ -52,6 +53,13 @@ class ModelTrainingStateView(CamelModel):
     updated_at: datetime
 
 
+class WizardUseView(CamelModel):
+    """Whether the launch wizard targets with this model, and why (or why not)."""
+
+    used: bool
+    reason: str
+
+
 class DashboardModel(CamelModel):
     name: str
     type: str
@@ -63,6 +71,10 @@ class DashboardModel(CamelModel):
     horizon_days: int | None
     training_user_count: int
     metrics: dict[str, float]
+    metric_words: list[MetricWords] = Field(
+        description="Each metric with what it measures in one sentence and a verdict in words."
+    )
+    wizard: WizardUseView
     freshness: ModelFreshnessView
     drift: ModelDriftView
     training: ModelTrainingStateView | None = Field(
@@ -119,6 +131,8 @@ def _model(
         horizon_days=record.horizon_days,
         training_user_count=record.training_user_count,
         metrics=record.metrics,
+        metric_words=explain_metrics(record.metrics),
+        wizard=wizard_use(record),
         freshness=ModelFreshnessView(
             age_days=round((now - record.trained_at).total_seconds() / _DAY_SECONDS, 2),
             stale_after_days=rules.stale_after_days,
@@ -146,4 +160,28 @@ def _model(
         else None,
         total_predictions=record.usageStats.total_predictions,
         last_prediction_date=record.last_prediction_date,
+    )
+
+
+def wizard_use(record: ModelRecord) -> WizardUseView:
+    """The launch wizard targets with purchase models trained on the synced data (its audiences are
+    that data's customers, with their e-mails and phones); every other model serves the API only."""
+    if record.type != "purchase":
+        return WizardUseView(
+            used=False,
+            reason="Not used by the launch wizard: it ranks products for one customer (your shop asks it "
+            "for recommendations through the API). An audience needs the reverse, the customers most "
+            "likely to buy one product, which a purchase model gives.",
+        )
+    if record.dataset_version is None:
+        return WizardUseView(
+            used=False,
+            reason="Not used by the launch wizard: it was trained on files given to the training tool, not "
+            "on your synced shop data, so the wizard would not know its customers' e-mails and phones. "
+            "Your shop can still call it through the API.",
+        )
+    return WizardUseView(
+        used=True,
+        reason="Used by the launch wizard: it scores how likely each customer is to buy a product, and "
+        "it was trained on your synced shop data, whose customers the audiences are made of.",
     )

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
+from shared.audiences.holdout import DEFAULT_HOLDOUT_PERCENT, MAX_HOLDOUT_PERCENT
 from shared.wire_models import CamelModel
 
 MIN_SEED_USERS = 100  # docs/platform-notes.md: a lookalike's seed needs 100 people in its country
@@ -41,6 +42,21 @@ class PreviewRequest(SegmentSpec):
     lookalike_country: Literal["GB", "US", "CA", "AU"] | None = Field(
         default=None, description="Prospecting: the country whose seed users are counted."
     )
+    holdout_percent: float = Field(
+        default=DEFAULT_HOLDOUT_PERCENT,
+        ge=0,
+        le=MAX_HOLDOUT_PERCENT,
+        allow_inf_nan=False,
+        description="The share of the segment the activation will hold out to measure lift (its default).",
+    )
+    holdout_seed: int | None = Field(
+        default=None,
+        ge=0,
+        lt=2**63,
+        description="The holdout's seed (a number or a string of digits); omit it for a fresh one, "
+        "which the answer gives. Activate with the same seed and share to upload exactly the users "
+        "counted here.",
+    )
 
     @model_validator(mode="after")
     def _prospecting_names_a_country(self) -> PreviewRequest:
@@ -66,15 +82,33 @@ class CoverageView(CamelModel):
     usable_phone: int
     usable_name: int
     usable: int = Field(
-        description="Users with an e-mail or phone the platform can match: what would upload."
+        description="Users with an e-mail or phone the platform can match (the holdout then keeps some "
+        "of them out: holdout.uploadedUsable is what uploads)."
     )
 
 
 class SeedView(CamelModel):
     country: str
-    usable_in_country: int
+    usable_in_country: int = Field(
+        description="Users of the uploaded group (after the holdout) the platform can match in the country."
+    )
     minimum: int = MIN_SEED_USERS
     reached: bool
+
+
+class HoldoutPreview(CamelModel):
+    """What the activation's holdout does to the segment: who is kept out, and what is uploaded."""
+
+    percent: float
+    seed: str = Field(description="The split's seed, a string of digits (it can exceed 2^53).")
+    held_out: int = Field(
+        description="Segment users with a customer row kept out of the upload, at random within each "
+        "score band, so the lift report can compare buyers with and without the ads."
+    )
+    uploaded: int = Field(description="The segment users with a customer row that are not held out.")
+    uploaded_usable: int = Field(
+        description="Of those, the users with an e-mail or phone the platform can match: what will upload."
+    )
 
 
 class TargetingWarning(CamelModel):
@@ -95,5 +129,6 @@ class PreviewView(CamelModel):
     cut_rank: int = Field(description="Rank of the last user kept, 1 the best (0 for an empty segment).")
     histogram: HistogramView
     coverage: CoverageView
+    holdout: HoldoutPreview
     seed: SeedView | None
     warnings: list[TargetingWarning]

@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from shared.audiences.holdout import new_seed, split_holdout
 from shared.audiences.identifiers import AudienceUser
 from shared.clock import Clock
 from shared.datasources.coverage import Coverage, read_coverage
@@ -32,6 +33,7 @@ from shared.targeting.models import (
     MIN_SEED_USERS,
     CoverageView,
     HistogramView,
+    HoldoutPreview,
     PreviewRequest,
     PreviewView,
     SeedView,
@@ -128,12 +130,14 @@ class TargetingService:
         rows = self.coverages.positions(model, bundle, dataset)[cut.indices]
         coverage = self.coverages.coverage(dataset)
         view = _coverage_view(coverage, rows)
+        holdout, uploaded_rows = _holdout_preview(bundle, scores, cut, rows, coverage, request)
         seed = None
         if request.objective == "prospecting" and request.lookalike_country:
-            known = rows[rows >= 0]
+            # The lookalike's seed is the uploaded group: the holdout's users are not in it.
             in_country = int(
                 np.count_nonzero(
-                    coverage.flags["usable"][known] & (coverage.countries[known] == request.lookalike_country)
+                    coverage.flags["usable"][uploaded_rows]
+                    & (coverage.countries[uploaded_rows] == request.lookalike_country)
                 )
             )
             seed = SeedView(
@@ -155,6 +159,7 @@ class TargetingService:
             cut_rank=int(cut.indices.size),
             histogram=HistogramView(edges=bins.edges, all_users=bins.all_users, segment=bins.segment),
             coverage=view,
+            holdout=holdout,
             seed=seed,
             warnings=self._warnings(org_id, model, dataset, cut, view, seed),
         )
@@ -301,6 +306,36 @@ class TargetingService:
                 )
             )
         return warnings
+
+
+def _holdout_preview(
+    bundle: ScoringBundle,
+    scores: NDArray[np.float64],
+    cut: Cut,
+    rows: NDArray[np.int64],
+    coverage: Coverage,
+    request: PreviewRequest,
+) -> tuple[HoldoutPreview, NDArray[np.int64]]:
+    """The split the activation will make with this share and seed, over the same users (the segment's
+    users with a customer row) and scores (``shared.audiences.holdout``), and the coverage rows of the
+    users it uploads."""
+    known = rows >= 0
+    seed = new_seed() if request.holdout_seed is None else request.holdout_seed
+    split = split_holdout(
+        bundle.user_ids[cut.indices][known].tolist(),
+        scores[cut.indices][known].tolist(),
+        request.holdout_percent,
+        seed,
+    )
+    uploaded_rows = rows[known][~np.array(split.held_out, dtype=bool)]
+    preview = HoldoutPreview(
+        percent=request.holdout_percent,
+        seed=str(seed),
+        held_out=split.holdout_count,
+        uploaded=split.uploaded_count,
+        uploaded_usable=int(np.count_nonzero(coverage.flags["usable"][uploaded_rows])),
+    )
+    return preview, uploaded_rows
 
 
 def _coverage_view(coverage: Coverage, rows: NDArray[np.int64]) -> CoverageView:

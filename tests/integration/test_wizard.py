@@ -94,10 +94,17 @@ def test_an_activation_accepts_a_segment_and_runs_in_the_background(
     # Given: a synced shop with both models trained
     version = synced_and_trained(api, org)
 
-    # When: the top 100 users of the purchase model are activated
+    # When: the top 100 users of the purchase model are previewed, then activated with the preview's
+    # holdout seed (a string: it can exceed JavaScript's 2^53)
     segment = {**SEGMENT, "rule": "top_n", "value": 100}
+    preview = api.post("/platform-ads/targeting/preview", json=segment, headers=org.headers).json()
+    seed = preview["holdout"]["seed"]
+    assert isinstance(seed, str)
+    assert seed.isdigit()
     started = api.post(
-        "/platform-ads/activations", json={"name": "Top 100", "segment": segment}, headers=org.headers
+        "/platform-ads/activations",
+        json={"name": "Top 100", "segment": segment, "holdoutSeed": seed},
+        headers=org.headers,
     )
 
     # Then: accepted at once, and activated by the state machine, whose SelectUsers step scored the
@@ -113,5 +120,11 @@ def test_an_activation_accepts_a_segment_and_runs_in_the_background(
     assert holdout["percent"] == 10
     assert holdout["holdoutUsers"] == with_rows // 10
     assert holdout["uploadedUsers"] == with_rows - holdout["holdoutUsers"]
-    assert isinstance(holdout["seed"], int)
+    assert holdout["seed"] == seed
     assert active["userCount"] <= holdout["uploadedUsers"]
+    # and uploaded exactly the users the preview said it would, after the holdout
+    assert (holdout["holdoutUsers"], holdout["uploadedUsers"]) == (
+        preview["holdout"]["heldOut"],
+        preview["holdout"]["uploaded"],
+    )
+    assert active["userCount"] == preview["holdout"]["uploadedUsable"]

@@ -34,10 +34,23 @@ def test_the_models_page_shows_each_models_health_and_retrains_both(
     )
     assert 0 < before["shop-purchase"]["trainingUserCount"] <= 300
     expect(purchase.locator("table.metrics tbody tr")).to_have_count(len(before["shop-purchase"]["metrics"]))
+    # And each metric says what it means and what its value says, in words
+    roc = purchase.locator("tr[data-metric=roc_auc]")
+    expect(roc).to_contain_text("Ranking of buyers (ROC AUC)")
+    expect(roc).to_contain_text("0.5 is a coin flip")
+    words = {w["name"]: w for w in before["shop-purchase"]["metricWords"]}
+    expect(roc).to_contain_text(words["roc_auc"]["verdict"])
+    expect(purchase.locator("tr[data-metric=holdout_pairs]")).to_contain_text("pairs the model was tested on")
+    # And the page says which model the wizard uses, and why the other is not used
+    expect(page.locator("#wizard-models")).to_contain_text("The launch wizard targets with shop-purchase")
+    expect(purchase.locator(".wizard-use")).to_contain_text("In the launch wizard")
+    recommendations = page.get_by_role("region", name="shop-recommendations")
+    expect(recommendations.locator(".wizard-use")).to_contain_text("API only")
+    expect(recommendations.locator(".wizard-use")).to_contain_text("ranks products for one customer")
     expect(purchase.locator(".freshness")).to_contain_text("Fresh")
     expect(purchase).to_contain_text("Not measured")
     expect(purchase).to_contain_text(before["shop-purchase"]["version"])
-    expect(page.get_by_role("region", name="shop-recommendations")).to_contain_text("Trained")
+    expect(recommendations).to_contain_text("Trained")
     violations = axe_violations(page)
     for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
         page.set_viewport_size(size)
