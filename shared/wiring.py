@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from shared.auth.jwt import JwtVerifier
     from shared.closure.service import ClosureService, Platform
     from shared.connections.lifecycle import ConnectionService
+    from shared.datasources.failures import StepFailures
     from shared.datasources.service import DataSourceService
     from shared.ml.freshness import FreshnessRules
     from shared.platform.client import GraphClient
@@ -554,6 +555,14 @@ def data_source_service() -> DataSourceService:
         clock=utc_now,
         max_file_bytes=settings().data_source_max_file_bytes,
     )
+
+
+def data_source_step_failures() -> StepFailures:
+    """The data source state machine's Record tasks (a sync or a training that failed unrecorded)."""
+    from shared.clock import utc_now
+    from shared.datasources.failures import StepFailures
+
+    return StepFailures(datasets=dataset_store(), clock=utc_now)
 
 
 def sync_starter() -> StepFunctionsStarter:

@@ -1,5 +1,6 @@
-"""The data source state machine's first step: validate a sync's files and store the dataset version
-(invoked by Step Functions, not over HTTP)."""
+"""The data source state machine's steps (invoked by Step Functions, not over HTTP): validate a
+sync's files and store the dataset version (``"action": "sync"``), and record a step that failed
+without recording it: the sync (``"fail"``) or a model's training (``"training_failed"``)."""
 
 from typing import Any
 
@@ -13,8 +14,19 @@ from shared.observability import logger, metrics, tracer
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    org_id, sync_id = event["org_id"], event["sync_id"]
+    org_id, action = event["org_id"], event.get("action", "sync")
+    if action == "training_failed":
+        version, model_type = event["dataset_version"], event["type"]
+        logger.append_keys(org_id=org_id, dataset_version=version, model_type=model_type)
+        wiring.data_source_step_failures().training_failed(
+            org_id, version, model_type, event.get("error", "Error")
+        )
+        return {"state": "failed"}
+    sync_id = event["sync_id"]
     logger.append_keys(org_id=org_id, sync_id=sync_id)
+    if action == "fail":
+        failed = wiring.data_source_step_failures().sync_failed(org_id, sync_id, event.get("error", "Error"))
+        return {"state": failed.state if failed else "failed"}
     sync = wiring.data_source_service().run_sync(org_id, sync_id)
     keys = wiring.dataset_store().get(org_id, sync.dataset_version) if sync.dataset_version else None
     return {

@@ -3,7 +3,10 @@ data source state machine (moto executes it), and both models trained from the s
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
@@ -11,7 +14,9 @@ import httpx
 from local.connected import ConnectedOrg
 from local.stack import LocalStack
 from local.uploads import send_upload
+from shared import wiring
 from shared.ml.datasets import dump_records
+from shared.records.datasources import SyncRecord
 from tools.synthetic import SyntheticConfig, generate_shop
 
 
@@ -130,3 +135,32 @@ def _models(org_id: str) -> list[Any]:
     from shared import wiring
 
     return wiring.model_store().list_for_org(org_id)
+
+
+def test_a_sync_whose_step_crashes_ends_failed_on_the_dashboard_and_does_not_block_retraining(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg
+) -> None:
+    # Given: a sync recorded as validating whose files are gone when its step reads them (S3 answers
+    # NoSuchKey: an error the step does not record itself, as a crash or a timeout would be)
+    now = datetime.now(UTC)
+    sync_id = f"{now:%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+    missing = {
+        kind: f"data-sources/{org.org_id}/gone/{kind}.csv" for kind in ("customers", "products", "orders")
+    }
+    wiring.dataset_store().put_sync(
+        SyncRecord(org_id=org.org_id, sync_id=sync_id, keys=missing, created_at=now, updated_at=now)
+    )
+
+    # When: the data source state machine runs it
+    stack.client("stepfunctions").start_execution(
+        stateMachineArn=stack.physical["DataSourceStateMachine"].ref,
+        name=sync_id,
+        input=json.dumps({"org_id": org.org_id, "sync_id": sync_id}),
+    )
+
+    # Then: its Catch recorded the failure on the sync, which the data source shows with what to do
+    source = wait_for_sync(api, org, sync_id, trained=False)
+    [sync] = [s for s in source["syncs"] if s["syncId"] == sync_id]
+    assert sync["state"] == "failed"
+    assert sync["error"]["message"] == "The sync failed unexpectedly (NoSuchKey)."
+    assert sync["error"]["remedy"].startswith("Sync the files again")
