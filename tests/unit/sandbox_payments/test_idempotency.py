@@ -133,8 +133,8 @@ def test_a_key_on_a_get_is_ignored(sandbox: Harness) -> None:
 
 def test_a_key_in_use_by_a_running_request_is_a_conflict(sandbox: Harness) -> None:
     account = sandbox.account()
-    # Given a create that takes half a second
-    sandbox.admin("POST", "/faults", {"kind": "delay", "seconds": 0.5, "path": "^/v1/checkout/sessions$"})
+    # Given a create that takes a second (room for the twin to arrive on a loaded machine)
+    sandbox.admin("POST", "/faults", {"kind": "delay", "seconds": 1.0, "path": "^/v1/checkout/sessions$"})
     slow: list[int] = []
     thread = threading.Thread(
         target=lambda: slow.append(
