@@ -1,7 +1,10 @@
-import { announce, api, el, formatDate, page } from "./app.js";
+import { announce, api, el, formatDate, page, signedInEmail } from "./app.js";
 
-// The launch wizard: seven steps, one shown at a time, each against the real API. What the user has
-// chosen so far lives in `state`; going back keeps it.
+// The launch wizard: seven steps, one shown at a time, each against the real API. Each step has its
+// own address (#data, #sync, ...), so the browser's Back and Forward move between steps. What the user
+// has chosen so far lives in `state` and the forms, and is kept as a draft in the browser's storage
+// under the signed-in user: a reload, or the wizard opened again after the tab was closed, returns to
+// the same step with what was typed.
 const STEPS = ["data", "sync", "readiness", "destination", "targeting", "setup", "activation"];
 const state = {
   reached: 0,
@@ -24,13 +27,35 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 // Steps and their navigation
 // ---------------------------------------------------------------------------------------------
 
-function go(step, { focus = true } = {}) {
-  const index = STEPS.indexOf(step);
-  state.reached = Math.max(state.reached, index);
+let current = null; // the step shown
+
+/** Show ``step``: a new address in the browser's history (so Back returns here), then the step. */
+function go(step) {
+  state.reached = Math.max(state.reached, STEPS.indexOf(step));
+  saveDraft(step);
+  if (location.hash === `#${step}`) show(step);
+  else location.hash = step; // the hashchange below shows it
+}
+
+/** The step at the address, or the furthest one reached when the address names a later step. */
+function stepAt(hash) {
+  const wanted = hash.replace(/^#/, "");
+  const index = STEPS.indexOf(wanted);
+  return index >= 0 && index <= state.reached ? wanted : STEPS[state.reached];
+}
+
+window.addEventListener("hashchange", () => {
+  const step = stepAt(location.hash);
+  if (`#${step}` !== location.hash) history.replaceState(null, "", `#${step}`);
+  show(step);
+});
+
+function show(step, { focus = true } = {}) {
+  current = step;
   for (const id of STEPS) $(id).hidden = id !== step;
   if (focus) announce(""); // what the last step said is not news on this one
   renderSteps(step);
-  history.replaceState(null, "", `#${step}`);
+  saveDraft(step);
   if (focus) $(`${step}-title`).focus();
   ENTER[step]?.();
 }
@@ -42,7 +67,7 @@ function renderSteps(current) {
       const text = `${index + 1}. ${titles[index]}`;
       if (id === current) return el("li", {}, el("a", { href: `#${id}`, "aria-current": "step" }, text));
       if (index > state.reached) return el("li", { class: "later" }, el("span", {}, text, el("span", { class: "visually-hidden" }, " (not reached yet)")));
-      return el("li", {}, el("a", { href: `#${id}`, onclick: (event) => { event.preventDefault(); go(id); } }, text));
+      return el("li", {}, el("a", { href: `#${id}` }, text));
     }),
   );
 }
@@ -54,6 +79,67 @@ for (const button of document.querySelectorAll("[data-goto]")) {
 function fail(exc) {
   announce(exc.message, "error");
   $("status").focus();
+}
+
+// ---------------------------------------------------------------------------------------------
+// The draft: what was chosen and typed, per signed-in user, in localStorage (it outlives the tab)
+// ---------------------------------------------------------------------------------------------
+
+const KEPT = ["reached", "uploadId", "syncId", "version", "destination", "audienceId", "launch", "holdoutSeed", "finished"];
+const FORMS = ["targeting-form", "setup-form", "destination-form"];
+const draftKey = () => `dashboard.wizard.${signedInEmail() ?? "signed-out"}`;
+let restoredModel = null; // the draft's model, chosen once the model list has loaded
+
+function saveDraft(step = current) {
+  if (!step || !signedInEmail()) return;
+  const fields = {};
+  for (const form of FORMS) {
+    for (const input of $(form).elements) {
+      if (!input.name) continue;
+      if (input.type === "radio") { if (input.checked) fields[input.name] = input.value; }
+      else if (input.type === "checkbox") fields[input.name] = input.checked;
+      else fields[input.name] = input.value;
+    }
+  }
+  const kept = Object.fromEntries(KEPT.map((key) => [key, state[key]]));
+  localStorage.setItem(draftKey(), JSON.stringify({ step, state: kept, fields }));
+}
+
+/** The signed-in user's draft put back into `state` and the forms; the step it was on, or null. */
+function restoreDraft() {
+  let draft = null;
+  try {
+    draft = JSON.parse(localStorage.getItem(draftKey()) || "null");
+  } catch {
+    /* a damaged draft is the same as none */
+  }
+  if (!draft) return null;
+  if (draft.state.finished && location.hash !== "#activation") {
+    forgetDraft(); // that launch is done: the wizard starts afresh unless its result is asked for
+    return null;
+  }
+  Object.assign(state, draft.state);
+  restoredModel = draft.fields.model ?? null;
+  for (const form of FORMS) {
+    for (const input of $(form).elements) {
+      if (!input.name || !(input.name in draft.fields)) continue;
+      const value = draft.fields[input.name];
+      if (input.type === "radio") input.checked = input.value === value;
+      else if (input.type === "checkbox") input.checked = Boolean(value);
+      else input.value = value;
+    }
+  }
+  applyDestination();
+  return draft.step;
+}
+
+function forgetDraft() {
+  localStorage.removeItem(draftKey());
+}
+
+for (const form of FORMS) {
+  $(form).addEventListener("input", () => saveDraft());
+  $(form).addEventListener("change", () => saveDraft());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -75,13 +161,15 @@ async function showCurrentData() {
 $("upload-form").addEventListener("submit", async (event) => {
   event.preventDefault();
   const form = event.target;
+  $("upload-error").textContent = "";
+  for (const input of form.querySelectorAll("[aria-invalid]")) input.removeAttribute("aria-invalid");
   const missing = KINDS.find((kind) => !form.elements[kind].files.length);
-  if (missing) {
-    announce(`Choose the ${missing} file: all three files are needed.`, "error");
-    form.elements[missing].focus();
-    return;
-  }
+  if (missing) return refuseFile(missing, `Choose the ${missing} file: all three files are needed.`);
   const files = Object.fromEntries(KINDS.map((kind) => [kind, form.elements[kind].files[0]]));
+  for (const kind of KINDS) {
+    const problem = await emptyFileProblem(kind, files[kind]);
+    if (problem) return refuseFile(kind, problem);
+  }
   $("upload").disabled = true;
   try {
     const links = await api("/platform-ads/data-source/uploads", { method: "POST", body: { format: "csv" } });
@@ -92,8 +180,8 @@ $("upload-form").addEventListener("submit", async (event) => {
     await uploadAll(links, files);
     state.files = files;
     state.uploadId = links.uploadId;
-    readProductIds(files.products);
-    readCountries(files.customers);
+    readProductIds(files.products).catch(() => null); // suggestions only: a file it cannot read has none
+    readCountries(files.customers).catch(() => null);
     await startSync({ uploadId: links.uploadId });
   } catch (exc) {
     fail(exc);
@@ -101,6 +189,26 @@ $("upload-form").addEventListener("submit", async (event) => {
     $("upload").disabled = false;
   }
 });
+
+/** Refuse the upload before anything is sent, next to the file at fault. */
+function refuseFile(kind, message) {
+  const input = $(`file-${kind}`);
+  $("upload-error").textContent = message;
+  input.setAttribute("aria-invalid", "true");
+  input.focus();
+}
+
+/** Why a file cannot be synced as it is, read from its first bytes: empty, or a header and no rows. */
+async function emptyFileProblem(kind, file) {
+  if (file.size === 0) return `The ${kind} file (${file.name}) is empty. Export your ${kind} again, with their rows, and choose that file.`;
+  const head = await file.slice(0, 64 * 1024).text();
+  const lines = head.split(/\r\n|\n|\r/).filter((line) => line.trim() !== "");
+  if (lines.length === 0) return `The ${kind} file (${file.name}) has no text in it. Export your ${kind} again and choose that file.`;
+  if (lines.length === 1 && file.size <= head.length) {
+    return `The ${kind} file (${file.name}) has only its header row and no ${kind}. Export your ${kind} again, with their rows, and choose that file.`;
+  }
+  return null;
+}
 
 async function uploadAll(links, files) {
   const total = KINDS.reduce((sum, kind) => sum + files[kind].size, 0);
@@ -149,9 +257,10 @@ function send(link, file, progress) {
   });
 }
 
-/** The product ids of the products file just uploaded, offered as suggestions on the targeting step. */
+/** The product ids of the products file just uploaded (its first 1 MB), offered as suggestions on the
+ * targeting step. */
 async function readProductIds(file) {
-  const [header, ...lines] = (await file.text()).split(/\r?\n/).filter(Boolean);
+  const [header = "", ...lines] = (await file.slice(0, 1024 * 1024).text()).split(/\r?\n/).filter(Boolean);
   const columns = header.split(",").map((c) => c.trim().replace(/^"|"$/g, ""));
   const id = columns.indexOf("product_id");
   const name = columns.indexOf("name");
@@ -163,9 +272,9 @@ async function readProductIds(file) {
   $("product-ids").replaceChildren(...state.products.map(([value, label]) => el("option", { value }, label || value)));
 }
 
-/** The customers file's most common countries, to suggest where retargeting delivers. */
+/** The most common countries of the customers file's first 4 MB, to suggest where retargeting delivers. */
 async function readCountries(file) {
-  const [header, ...lines] = (await file.text()).split(/\r?\n/).filter(Boolean);
+  const [header = "", ...lines] = (await file.slice(0, 4 * 1024 * 1024).text()).split(/\r?\n/).filter(Boolean);
   const at = header.split(",").map((c) => c.trim().replace(/^"|"$/g, "")).indexOf("country");
   if (at < 0) return;
   const counts = {};
@@ -177,17 +286,18 @@ async function readCountries(file) {
   if (top.length && !$("countries").value) $("countries").value = top.join(", ");
 }
 
-$("use-current").addEventListener("click", async () => {
+async function useCurrentData() {
   try {
     const source = await api("/platform-ads/data-source");
     state.syncId = null;
     state.version = source.current.version;
     go("sync");
-    await followSync(null);
   } catch (exc) {
     fail(exc);
   }
-});
+}
+
+$("use-current").addEventListener("click", useCurrentData);
 
 // ---------------------------------------------------------------------------------------------
 // 2. Sync: the report (rows read and kept, rejected rows), accept, then both models' training
@@ -197,33 +307,58 @@ async function startSync(body) {
   const sync = await api("/platform-ads/data-source/sync", { method: "POST", body });
   state.syncId = sync.syncId;
   state.version = null;
-  go("sync");
-  await followSync(sync.syncId);
+  go("sync"); // its step follows the sync
 }
 
 const TRAINING = { pending: "Waiting", running: "Training", succeeded: "Trained", failed: "Failed" };
+let following = 0; // the latest follow of the sync step: an older one stops
 
-async function followSync(syncId) {
+/** Follow the sync (or, with none, the training of the data in force) until it has an outcome, while
+ * the sync step is shown. */
+async function followSync() {
+  const mine = ++following;
+  const syncId = state.syncId;
   $("sync-next").disabled = true;
   $("rejected").hidden = true;
+  $("sync-failed").hidden = true;
+  $("sync-continue").hidden = false;
   $("training").replaceChildren();
   $("sync-state").textContent = "Checking the files…";
   for (;;) {
     const source = await api("/platform-ads/data-source");
+    if (mine !== following || current !== "sync") return;
     const sync = syncId ? source.syncs.find((s) => s.syncId === syncId) : null;
-    if (sync) renderSync(sync);
+    if (sync) renderSync(sync, source.current);
     if (sync && sync.state === "review") return;
     if (sync && sync.state === "failed") return;
     const version = source.versions.find((v) => v.version === (sync ? sync.datasetVersion : state.version));
     if (version) {
       state.version = version.version;
+      saveDraft();
       if (renderTraining(version)) return;
     }
     await sleep(1000);
   }
 }
 
-function renderSync(sync) {
+/** A sync that failed: what went wrong, what to do, and the way back, in one place. */
+function showSyncFailure(sync, inForce) {
+  $("sync-state").textContent = "The sync stopped: nothing of these files was stored.";
+  $("sync-failed-what").textContent = sync.error?.message ?? "The files could not be read.";
+  $("sync-failed-remedy").textContent = `What to do: ${sync.error?.remedy || "export the files again and choose them."}`;
+  $("sync-use-current").hidden = !inForce;
+  $("sync-continue").hidden = true;
+  $("sync-failed").hidden = false;
+  $("sync-choose-files").focus();
+}
+
+$("sync-choose-files").addEventListener("click", () => {
+  $("upload-form").reset();
+  go("data");
+});
+$("sync-use-current").addEventListener("click", useCurrentData);
+
+function renderSync(sync, inForce) {
   const rows = Object.entries(sync.rowsRead);
   $("sync-counts-table").hidden = rows.length === 0;
   const rejectedBy = {};
@@ -242,13 +377,12 @@ function renderSync(sync) {
   const words = {
     validating: "Checking the files…",
     review: `${sync.rejectedCount.toLocaleString()} ${sync.rejectedCount === 1 ? "row was" : "rows were"} rejected, so nothing is stored yet. Review them below: keep the good rows, or upload corrected files.`,
-    failed: `The sync failed: ${sync.error?.message ?? "the files could not be read."} ${sync.error?.remedy ? `What to do: ${sync.error.remedy}` : "Upload corrected files."}`,
     synced: sync.rejectedCount
       ? `Synced, keeping the good rows (${sync.rejectedCount.toLocaleString()} rejected). The models are training on it.`
       : "Synced: every row was kept. The models are training on it.",
   };
   $("sync-state").textContent = words[sync.state] ?? sync.state;
-  if (sync.state === "failed") announce(words.failed, "error");
+  if (sync.state === "failed") showSyncFailure(sync, inForce);
   $("rejected").hidden = sync.state !== "review";
   if (sync.state === "review") {
     $("rejected-summary").textContent = sync.rejectedRows.length < sync.rejectedCount
@@ -347,10 +481,16 @@ $("readiness-next").addEventListener("click", async () => {
 // 4. Destination choice
 // ---------------------------------------------------------------------------------------------
 
-$("destination-next").addEventListener("click", () => {
+function applyDestination() {
   state.destination = document.querySelector("input[name=destination]:checked").value;
   $("advert-fields").hidden = state.destination !== "publish";
   $("launch").textContent = state.destination === "publish" ? "Launch and publish the advert" : "Launch and open the ads manager";
+}
+
+$("destination-form").addEventListener("change", applyDestination);
+$("destination-form").addEventListener("submit", (event) => event.preventDefault());
+$("destination-next").addEventListener("click", () => {
+  applyDestination();
   go("targeting");
 });
 
@@ -371,6 +511,7 @@ async function loadModels() {
     ...(usable.length ? usable : [{ name: "shop-purchase" }]).map((m) =>
       el("option", { value: m.name }, m.version ? `${m.name} (trained ${formatDate(m.trainedAt)})` : m.name)),
   );
+  if (restoredModel && [...$("model").options].some((o) => o.value === restoredModel)) $("model").value = restoredModel;
 }
 
 function segment() {
@@ -594,6 +735,8 @@ $("setup-form").addEventListener("submit", async (event) => {
     return;
   }
   $("setup-error").textContent = "";
+  state.audienceId = null;
+  state.finished = false;
   go("activation");
   activate().catch(fail);
 });
@@ -678,6 +821,7 @@ async function activate() {
     return stopped(exc.message);
   }
   state.audienceId = audience.audienceId;
+  saveDraft();
   return follow(audience.audienceId);
 }
 
@@ -703,10 +847,14 @@ function resetActivation(text) {
   $("activation-percent").textContent = text;
 }
 
-/** Poll the activation's status into the progress bar until it succeeds or fails. */
+let followingActivation = 0; // the latest follow: an older one stops
+
+/** Poll the activation's status into the progress bar until it succeeds or fails (or the step is left). */
 async function follow(audienceId) {
+  const mine = ++followingActivation;
   for (;;) {
     const status = await api(`/platform-ads/activations/${encodeURIComponent(audienceId)}`);
+    if (mine !== followingActivation || current !== "activation") return null;
     renderActivation(status);
     if (status.state === "succeeded") return showResult(status);
     if (status.state === "failed") {
@@ -748,6 +896,8 @@ function stopped(message) {
 }
 
 function showResult(status) {
+  state.finished = true;
+  saveDraft();
   $("activation-bar").value = 100;
   $("activation-percent").textContent = "100% done";
   const ids = status.platformObjects.filter((o) => o.platformId && o.state !== "deleted");
@@ -778,6 +928,10 @@ $("retry-publish").addEventListener("click", () => retry().catch(fail));
 
 const ENTER = {
   data: () => showCurrentData().catch(fail),
+  sync: () => {
+    if (!state.syncId && !state.version) return go("data"); // nothing to follow: choose the files
+    return followSync().catch(fail);
+  },
   readiness: () => loadReadiness().catch(fail),
   targeting: async () => {
     await loadModels().catch(fail);
@@ -785,10 +939,23 @@ const ENTER = {
     schedulePreview();
   },
   setup: () => loadSetup().catch(fail),
+  activation: () => {
+    if (!state.audienceId) return null; // the launch is on its way (activate follows it)
+    resetActivation("Reading the launch's progress…");
+    return follow(state.audienceId).catch(fail);
+  },
 };
 
+$("start-over").addEventListener("click", () => {
+  forgetDraft();
+  location.replace("wizard.html");
+});
+
 page(async () => {
-  const wanted = location.hash.slice(1);
-  // Deep links go only to the steps that need nothing earlier.
-  go(wanted === "readiness" ? "readiness" : "data", { focus: false });
+  const drafted = restoreDraft();
+  // The readiness checklist needs nothing earlier, so a link may open it directly.
+  if (location.hash === "#readiness") state.reached = Math.max(state.reached, STEPS.indexOf("readiness"));
+  const start = stepAt(location.hash || `#${drafted ?? "data"}`);
+  history.replaceState(null, "", `#${start}`);
+  show(start, { focus: false });
 });

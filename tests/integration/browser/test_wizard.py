@@ -310,21 +310,56 @@ def test_a_publish_error_shows_its_remedy_and_trying_again_after_the_fix_publish
     assert posts == [f"{stack.api_url}/platform-ads/activations/{audience['audienceId']}/retry"]
 
 
-def test_uploading_without_every_file_names_the_missing_one_by_keyboard(
-    page: Page, stack: LocalStack
+def test_a_missing_empty_or_header_only_file_is_refused_before_anything_is_uploaded(
+    page: Page, stack: LocalStack, screenshots: Path
 ) -> None:
-    # Given
-    connected_user(page, stack)
+    # Given: a signed-in user on the wizard's first step, watching what the page sends
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
     page.goto("/wizard.html")
     expect(page.locator("#data-current")).to_have_text("No data is synced yet.")
+    posts: list[str] = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    error = page.locator("#upload-error")
+    files = shop_files(n_users=20, seed=3)
+
+    def choose(kind: str, data: bytes) -> None:
+        page.get_by_label(f"{kind.capitalize()} file").set_input_files(
+            files=[{"name": f"{kind}.csv", "mimeType": "text/csv", "buffer": data}]
+        )
+
     # When: only the customers file is chosen and the form is sent with the keyboard
-    page.get_by_label("Customers file").set_input_files(
-        files=[{"name": "customers.csv", "mimeType": "text/csv", "buffer": b"user_id\nu1\n"}]
-    )
+    choose("customers", files["customers"])
     page.get_by_role("button", name="Upload and sync").focus()
     page.keyboard.press("Enter")
-    # Then
-    expect(page.get_by_role("status")).to_have_text(
-        "Error: Choose the products file: all three files are needed."
-    )
+    # Then: the missing file is named, next to the form, and takes focus
+    expect(error).to_have_text("Choose the products file: all three files are needed.")
     expect(page.get_by_label("Products file")).to_be_focused()
+
+    # When: the products file is empty
+    choose("products", b"")
+    choose("orders", files["orders"])
+    page.get_by_role("button", name="Upload and sync").click()
+    # Then: refused, saying what to do, with the file marked
+    expect(error).to_have_text(
+        "The products file (products.csv) is empty. Export your products again, with their rows, and "
+        "choose that file."
+    )
+    expect(page.get_by_label("Products file")).to_have_attribute("aria-invalid", "true")
+    violations = axe_violations(page)
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"wizard-1-empty-file-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+    assert not violations, dump(violations)
+
+    # When: it has its header row and nothing else (a Windows line end)
+    choose("products", b"product_id,name,category,price\r\n")
+    page.get_by_role("button", name="Upload and sync").click()
+    # Then: refused too, and nothing was sent to the service or to storage
+    expect(error).to_have_text(
+        "The products file (products.csv) has only its header row and no products. Export your products "
+        "again, with their rows, and choose that file."
+    )
+    assert posts == []
