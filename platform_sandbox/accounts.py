@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from flask import Blueprint
 
-from platform_sandbox import errors
+from platform_sandbox import errors, events
 from platform_sandbox.graph import GraphCall, Payload, edge_page, graph_endpoint, project
 from platform_sandbox.usage import BucType
-from platform_sandbox.world import ACCOUNT_TASKS, AdAccount, Page, Pixel
+from platform_sandbox.world import ACCOUNT_TASKS, AdAccount, Page, Pixel, World
 
 blueprint = Blueprint("accounts", __name__)
 
@@ -39,8 +39,15 @@ def account_node(account: AdAccount, user_id: str) -> Payload:
     }
 
 
-def pixel_node(pixel: Pixel) -> Payload:
-    return {"id": pixel.pixel_id, "name": pixel.name, "is_unavailable": False, "last_fired_time": None}
+def pixel_node(pixel: Pixel, world: World) -> Payload:
+    """A pixel's fields; ``last_fired_time`` is when it last received a live event (docs/platform-notes.md
+    §11.7), null until then."""
+    return {
+        "id": pixel.pixel_id,
+        "name": pixel.name,
+        "is_unavailable": False,
+        "last_fired_time": events.last_fired_time(world, pixel),
+    }
 
 
 def page_node(page: Page, user_id: str) -> Payload:
@@ -102,7 +109,8 @@ def ad_account(call: GraphCall, account_id: str) -> Payload:
 def ad_account_pixels(call: GraphCall, account_id: str) -> Payload:
     """The account's pixels; an empty list means Publish advert cannot optimise for purchases."""
     call.account(account_id, write=False, buc=BucType.ADS_MANAGEMENT)
-    nodes = [pixel_node(pixel) for pixel in call.state.world.pixels_of(account_id)]
+    world = call.state.world
+    nodes = [pixel_node(pixel, world) for pixel in world.pixels_of(account_id)]
     return edge_page(nodes, call.params, node_type="AdsPixel")
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from flask import Blueprint, Response, abort, jsonify, request
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from platform_sandbox import tokens
+from platform_sandbox import events, tokens
 from platform_sandbox.config import BucQuotas
 from platform_sandbox.faults import FaultSpec
 from platform_sandbox.graph import current_state
@@ -251,6 +251,38 @@ def members(audience_id: str) -> Response | tuple[Response, int]:
                 "count": audience.member_count,
                 "is_value_based": audience.is_value_based,
                 "members": groups,
+            }
+        )
+
+
+@blueprint.get("/pixels/<pixel_id>/events")
+def pixel_events(pixel_id: str) -> Response | tuple[Response, int]:
+    """What a pixel received through the Conversions API: totals, counts by event name (live and
+    test, after de-duplication), ``last_fired_time``, and the latest events as received, oldest first
+    (``?event_name=``, ``?test_event_code=`` filter them; at most ``events_kept_per_pixel`` are kept)."""
+    name = request.args.get("event_name")
+    code = request.args.get("test_event_code")
+    state = current_state()
+    with state.lock:
+        pixel = state.world.pixels.get(pixel_id)
+        if pixel is None:
+            return jsonify({"error": f"unknown pixel {pixel_id}"}), 404
+        activity = events.activity_of(state.world, pixel_id, state.config.events_kept_per_pixel)
+        kept = [
+            entry
+            for entry in activity.events
+            if (name is None or entry["event"].get("event_name") == name)
+            and (code is None or entry["test_event_code"] == code)
+        ]
+        return jsonify(
+            {
+                "pixel_id": pixel_id,
+                "received": activity.received,
+                "deduplicated": activity.deduplicated,
+                "counts": dict(activity.counted),
+                "test_counts": dict(activity.test_counted),
+                "last_fired_time": events.last_fired_time(state.world, pixel),
+                "events": kept,
             }
         )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from platform_sandbox import accounts, admin, audiences, nodes, oauth, publishing
+from platform_sandbox import accounts, admin, audiences, events, nodes, oauth, publishing
 from platform_sandbox.graph import EXTENSION_KEY, GraphVersionConverter, register_error_handlers
 from platform_sandbox.state import SandboxState
 
@@ -19,7 +19,10 @@ def create_app(state: SandboxState) -> Flask:
     app.extensions[EXTENSION_KEY] = state
     # Graph responses keep the order handlers build them in, like the platform's.
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    for module in (oauth, accounts, audiences, publishing, nodes, admin):
+    # The SDK posts 1,000 events (or 10,000 upload rows) as one form field, well past Flask's 500 kB
+    # default for form fields; the platform takes them.
+    app.config["MAX_FORM_MEMORY_SIZE"] = None
+    for module in (oauth, accounts, audiences, publishing, events, nodes, admin):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
     return app

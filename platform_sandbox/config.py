@@ -47,6 +47,16 @@ class SandboxConfig(BaseModel):
     min_seed_size: int = 100
     replace_session_seconds: int = 90 * 60
 
+    # Conversions API (docs/platform-notes.md §11): events per request, how old an event may be (62
+    # days for physical_store), how far ahead of the clock (our choice: the platform does not say), the
+    # de-duplication window, and how many received events the admin API keeps per pixel.
+    max_events_per_request: int = Field(default=1000, ge=1)
+    event_max_age_days: int = Field(default=7, ge=1)
+    physical_store_max_age_days: int = Field(default=62, ge=1)
+    event_future_skew_seconds: int = Field(default=60, ge=0)
+    dedup_window_seconds: int = Field(default=48 * 3600, ge=0)
+    events_kept_per_pixel: int = Field(default=10_000, ge=1)
+
     quotas: BucQuotas = Field(default_factory=BucQuotas)
     # App-level calls per rolling hour behind X-App-Usage (docs/platform-notes.md §8.1).
     app_calls_per_hour: int = Field(default=200_000, ge=1)

@@ -365,3 +365,58 @@ def transient_failure() -> GraphError:
         is_transient=True,
         http_status=500,
     )
+
+
+# Conversions API (docs/platform-notes.md §11.6) -------------------------------------------------------------
+
+
+def event_parameter(path: str, problem: str) -> GraphError:
+    """100/2804019: one parameter of one event is missing or malformed; the whole request fails.
+
+    ``path`` is the parameter as the platform names it, ``$['data'][0]['event_time']``
+    (docs/platform-notes.md §11.6: the shape is observed; the subcode for problems other than a
+    missing parameter is our choice)."""
+    return GraphError(
+        "Invalid parameter",
+        100,
+        2804019,
+        user_title="Server-side API parameter error",
+        user_msg=f"The parameter {path} {problem}.",
+    )
+
+
+def event_too_old(index: int, max_age_days: int) -> GraphError:
+    """100/2804003: an event older than the window fails the whole request (docs/platform-notes.md §11.3)."""
+    return GraphError(
+        "Invalid parameter",
+        100,
+        2804003,
+        user_title="Event Timestamp Too Old",
+        user_msg=(
+            f"The timestamp for this event is too far in the past ($['data'][{index}]['event_time']). "
+            f"Events need to be sent from your server within {max_age_days} days of when they occurred. "
+            f"Enter a timestamp that has occurred within the last {max_age_days} days."
+        ),
+    )
+
+
+def insufficient_customer_information(index: int) -> GraphError:
+    """100/2804050: an event without any customer information parameter (docs/platform-notes.md §11.4)."""
+    return GraphError(
+        "Invalid parameter",
+        100,
+        2804050,
+        user_title="Insufficient customer information parameters",
+        user_msg=(
+            f"The event $['data'][{index}] has no customer information parameters, or a combination too "
+            "broad to be useful for matching. Add parameters such as em, ph or external_id."
+        ),
+    )
+
+
+def too_many_events(count: int, limit: int) -> GraphError:
+    """More events in one request than the platform takes (docs/platform-notes.md §11.1; the code is our
+    choice: the platform documents the limit, not the error)."""
+    return invalid_parameter(
+        f"A request can carry at most {limit} events in data; this one has {count}", blame="data"
+    )

@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 
 from flask import Blueprint, Response, request
 
-from platform_sandbox import audiences, errors, publishing, tokens
+from platform_sandbox import accounts, audiences, errors, publishing, tokens
 from platform_sandbox.graph import GraphCall, GraphParams, Payload, current_state, dispatch, project
 from platform_sandbox.params import access_token_of
 from platform_sandbox.world import AppMode, TokenKind
@@ -68,4 +68,19 @@ def node(call: GraphCall, object_id: str) -> Payload:
             "DELETE": publishing.delete_ad_object,
         }[call.method]
         return on_object(call, ad_object)
+    pixel = world.pixels.get(object_id)
+    if pixel is not None and call.method == "GET":
+        return read_pixel(call, object_id)
     raise errors.unsupported_request(call.method, object_id)
+
+
+def read_pixel(call: GraphCall, pixel_id: str) -> Payload:
+    """``GET /<pixel_id>``: the pixel's fields for a user with a role on its ad account (else 100/33),
+    ``id`` and ``name`` unless ``fields`` asks for more (docs/platform-notes.md §11.7)."""
+    world = call.state.world
+    pixel = world.pixels[pixel_id]
+    account = world.accounts.get(pixel.account_id)
+    if account is None or call.user_id not in account.roles:
+        raise errors.unsupported_request("GET", pixel_id)
+    call.require_scope(write=False)
+    return project(accounts.pixel_node(pixel, world), call.params, default=("name",), node_type="AdsPixel")

@@ -118,6 +118,9 @@ class GraphParams:
                 safe[name] = REDACTED
             elif name == "payload":
                 safe[name] = _summarise_payload(self.json("payload"))
+            elif name == "data" and isinstance(value, list | str) and len(value) > 0:
+                # Conversions API events (up to 1,000 per call): the pixel's events view holds them.
+                safe[name] = _summarise_events(value)
             else:
                 safe[name] = value
         return safe
@@ -152,6 +155,15 @@ def split_fields(raw: str) -> list[str]:
             current += char
     names.append(current)
     return [name.split(".")[0].strip() for name in names if name.strip()]
+
+
+def _summarise_events(data: Any) -> Any:
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except ValueError:
+            return "<not JSON>"
+    return f"<{len(data)} events>" if isinstance(data, list) else data
 
 
 def _summarise_payload(payload: Any) -> Any:

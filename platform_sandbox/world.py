@@ -7,6 +7,7 @@ nothing here synchronises on its own.
 from __future__ import annotations
 
 import itertools
+from collections import Counter, deque
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -91,6 +92,27 @@ class Pixel:
     pixel_id: str
     name: str
     account_id: str
+
+
+@dataclass
+class PixelActivity:
+    """What a pixel received through the Conversions API (docs/platform-notes.md §11).
+
+    ``received`` counts every event of every accepted request (what ``events_received`` answered);
+    ``counted`` the events kept after de-duplication, by name, live and test apart. ``seen`` holds the
+    first arrival of each ``(event_name, event_id, test_event_code)`` for the 48-hour window, and
+    ``events`` the latest events as received, for the admin API (bounded: a million-event sync must
+    not hold them all).
+    """
+
+    events: deque[dict[str, Any]]
+    received: int = 0
+    deduplicated: int = 0
+    counted: Counter[str] = field(default_factory=Counter)
+    test_counted: Counter[str] = field(default_factory=Counter)
+    seen: dict[tuple[str, str, str | None], float] = field(default_factory=dict)
+    # The last live (not test) event kept: what the pixel's ``last_fired_time`` reports.
+    last_fired_time: float | None = None
 
 
 @dataclass
@@ -213,6 +235,8 @@ class World:
     codes: dict[str, AuthCode] = field(default_factory=dict)
     audiences: dict[str, CustomAudience] = field(default_factory=dict)
     ad_objects: dict[str, AdObject] = field(default_factory=dict)
+    # Conversions API events by pixel id (created on a pixel's first request).
+    pixel_activity: dict[str, PixelActivity] = field(default_factory=dict)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(23_850_000_000_000_001))
 
     def new_id(self) -> str:

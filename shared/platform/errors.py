@@ -21,6 +21,7 @@ from shared.errors import (
     QuotaExceeded,
     ServiceError,
     UpstreamError,
+    ValidationFailed,
 )
 
 # Throttling codes (docs/platform-notes.md §8.2): the platform rejected the call before executing it.
@@ -233,6 +234,14 @@ class AudienceUpdateFailed(PlatformError, Conflict):
     code = "platform_audience_update_failed"
 
 
+class EventsRefused(PlatformError, ValidationFailed):
+    """The platform refused a Conversions API request because of what one of its events says (code 100):
+    nothing of the request was kept, and sending it again unchanged fails again
+    (docs/platform-notes.md §11.6)."""
+
+    code = "platform_events_refused"
+
+
 class PlatformUnavailable(PlatformError, UpstreamError):
     """The platform could not be reached or kept failing (network errors, HTTP 5xx)."""
 
@@ -321,6 +330,22 @@ CONNECTION_NOT_ACCEPTED = ErrorRule(
     ReconnectRequired,
     "The platform did not accept the new connection.",
     "Connect your ad account from the dashboard.",
+)
+# Conversions API refusals (docs/platform-notes.md §11.6): one event of the batch is at fault.
+EVENTS_REFUSED = ErrorRule(
+    EventsRefused,
+    "The advertising platform refused the events: one of them is malformed.",
+    "Correct or leave out the event the platform names, then send the others again.",
+)
+EVENT_TOO_OLD = ErrorRule(
+    EventsRefused,
+    "The advertising platform refused the events: one of them is older than the platform accepts.",
+    "Leave out events older than 7 days (62 for in-store purchases), then send the others again.",
+)
+EVENT_CUSTOMER_INFORMATION = ErrorRule(
+    EventsRefused,
+    "The advertising platform refused the events: one of them carries too little customer information.",
+    "Leave out events without an e-mail, phone or customer id, then send the others again.",
 )
 PIXEL_NOT_FOUND = ErrorRule(
     PixelNotFound,
@@ -413,6 +438,9 @@ ERROR_RULES: Mapping[tuple[int | None, int | None], ErrorRule] = {
         "The audience cannot be deleted because lookalike audiences were built from it.",
         "Delete its lookalike audiences first, then delete this audience.",
     ),
+    (100, 2804003): EVENT_TOO_OLD,
+    (100, 2804019): EVENTS_REFUSED,
+    (100, 2804050): EVENT_CUSTOMER_INFORMATION,
     (2650, None): _AUDIENCE_UPDATE,
     (2650, 1870145): ErrorRule(
         AudienceUpdateFailed,

@@ -5,7 +5,7 @@ below it, never from a layer above:
 
     entry      api, middleware, idempotency, wiring              what handlers call; wiring builds it all
     services   audiences, activation, connections, predictions,  the behaviour; collaborators come in
-               auth, publishing, datasources, targeting          as Protocols
+               auth, publishing, datasources, targeting, events  as Protocols
     adapters   aws, repositories, platform, ml                   AWS, the Graph API, the models
     foundation clock, errors, settings, observability,           what everything needs
                wire_models
@@ -69,6 +69,7 @@ LAYERS: tuple[Layer, ...] = (
             "shared.targeting",
             "shared.readiness",
             "shared.closure",
+            "shared.events",
         ),
     ),
     Layer("entry", ("shared.api", "shared.middleware", "shared.idempotency", "shared.wiring")),
