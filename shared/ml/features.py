@@ -341,17 +341,71 @@ def pair_features(
     products = np.asarray(products, dtype=np.int64)
     known = products >= 0
     product = np.where(known, products, 0)
-    fallback = feature_fallbacks(state.price_median)
-
-    def product_column(values: FloatArray, name: str) -> FloatArray:
-        return np.where(known, values[product], fallback[FEATURE_NAMES.index(name)])
-
     pair_key = product * state.n_users + users
     pair_units = _lookup(state.pair_keys, state.pair_units, pair_key, known, 0.0)
     pair_recency = _lookup(state.pair_keys, state.pair_days_since_last, pair_key, known, NEVER_DAYS)
     category_key = state.product_category[product] * state.n_users + users
     category_units = _lookup(state.category_keys, state.category_units_total, category_key, known, 0.0)
     category_recent = _lookup(state.category_keys, state.category_units_90d, category_key, known, 0.0)
+    pair = _PairValues(pair_units, pair_recency, category_units, category_recent)
+    return _assemble(state, users, products, pair, names)
+
+
+def product_features(
+    state: FeatureState, product: int, first: int, last: int, names: Sequence[str] = FEATURE_NAMES
+) -> FloatArray:
+    """:func:`pair_features` of one known product (index ``product >= 0``) for the users at positions
+    ``first`` to ``last`` (exclusive): the same matrix, found without a search per user. The keys are
+    sorted by product (category) then user, so one product's pairs with a range of users are one
+    contiguous run of keys, found with two binary searches and spread out by position."""
+    users = np.arange(first, last, dtype=np.int64)
+    n = last - first
+
+    def spread(
+        keys: IntArray, row: int, columns: tuple[FloatArray, FloatArray], defaults: tuple[float, float]
+    ) -> tuple[FloatArray, FloatArray]:
+        low, high = np.searchsorted(keys, [row * state.n_users + first, row * state.n_users + last]).tolist()
+        at = keys[low:high] - (row * state.n_users + first)
+        out = []
+        for values, default in zip(columns, defaults, strict=True):
+            column = np.full(n, default)
+            column[at] = values[low:high]
+            out.append(column)
+        return out[0], out[1]
+
+    pair_units, pair_recency = spread(
+        state.pair_keys, product, (state.pair_units, state.pair_days_since_last), (0.0, NEVER_DAYS)
+    )
+    category = int(state.product_category[product])
+    category_units, category_recent = spread(
+        state.category_keys, category, (state.category_units_total, state.category_units_90d), (0.0, 0.0)
+    )
+    pair = _PairValues(pair_units, pair_recency, category_units, category_recent)
+    return _assemble(state, users, np.full(n, product, dtype=np.int64), pair, names)
+
+
+@dataclass(frozen=True)
+class _PairValues:
+    """What :func:`pair_features` looks up per pair: the (product, user) and (category, user) values."""
+
+    units: FloatArray
+    recency: FloatArray
+    category_units: FloatArray
+    category_recent: FloatArray
+
+
+def _assemble(
+    state: FeatureState, users: IntArray, products: IntArray, pair: _PairValues, names: Sequence[str]
+) -> FloatArray:
+    known = products >= 0
+    product = np.where(known, products, 0)
+    fallback = feature_fallbacks(state.price_median)
+    pair_units, pair_recency = pair.units, pair.recency
+    category_units, category_recent = pair.category_units, pair.category_recent
+
+    def product_column(values: FloatArray, name: str) -> FloatArray:
+        return np.where(known, values[product], fallback[FEATURE_NAMES.index(name)])
+
     user_units = state.user_units_total[users]
     share = np.divide(category_units, user_units, out=np.zeros(len(users)), where=user_units > 0)
 

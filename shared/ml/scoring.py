@@ -40,7 +40,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from shared.errors import NotFound, ServiceError
-from shared.ml.features import FeatureState, log1p_columns, pair_features
+from shared.ml.features import FeatureState, log1p_columns, pair_features, product_features
 
 BUNDLE_FORMAT = 1
 # Users per shard of the serving layout (see ``shard_bundle``): a shard of a purchase model is about
@@ -369,8 +369,11 @@ class ScoringBundle:
             return self._recommendation_scores_for_users(product_id, first, last)
         state = self._purchase_state()
         product = _position(self._product_ids, product_id)
-        users = np.arange(first, last)
-        features = pair_features(state, users, np.full(users.size, product), self.feature_names)
+        if product < 0:
+            users = np.arange(first, last)
+            features = pair_features(state, users, np.full(users.size, product), self.feature_names)
+        else:
+            features = product_features(state, product, first, last, self.feature_names)
         return self.predict_matrix(features)
 
     def predict_matrix(self, features: NDArray[np.float64]) -> NDArray[np.float64]:

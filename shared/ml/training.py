@@ -643,8 +643,9 @@ _SCORE_CELLS = 1 << 22
 # Holdout buyers the recommendation metrics are measured on (a fixed, seeded sample of them).
 _EVALUATION_BUYERS = 20_000
 # Window buyers the blend's weights are fitted on, and uniformly drawn products per buyer.
-_BLEND_BUYERS = 50_000
+_BLEND_BUYERS = 20_000
 _BLEND_NEGATIVES = 100
+_PAIR_CHUNK = 200_000
 
 
 @dataclass(frozen=True)
@@ -699,7 +700,21 @@ class _Recommender:
     def pair_parts(
         self, matrix: sparse.csr_matrix, users: NDArray[np.int64], products: NDArray[np.int64]
     ) -> NDArray[np.float64]:
-        """The parts at the pairs ``(users[k], products[k])``, columns in :data:`BLEND_PARTS` order."""
+        """The parts at the pairs ``(users[k], products[k])``, columns in :data:`BLEND_PARTS` order
+        (computed ``_PAIR_CHUNK`` pairs at a time: each pair needs its user's factors)."""
+        return np.vstack(
+            [
+                self._pair_parts(
+                    matrix, users[start : start + _PAIR_CHUNK], products[start : start + _PAIR_CHUNK]
+                )
+                for start in range(0, users.size, _PAIR_CHUNK)
+            ]
+            or [np.zeros((0, len(BLEND_PARTS)))]
+        )
+
+    def _pair_parts(
+        self, matrix: sparse.csr_matrix, users: NDArray[np.int64], products: NDArray[np.int64]
+    ) -> NDArray[np.float64]:
         unique, row_of = np.unique(users, return_inverse=True)
         rows = matrix[unique]
         embedding = np.asarray(rows @ self.item_factors)[row_of]

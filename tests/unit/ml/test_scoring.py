@@ -258,3 +258,15 @@ def test_scores_in_chunks_of_users_are_the_scores_of_all_users(
     assert [first for first, _ in chunks] == list(range(0, bundle.user_count, 128))
     assert max(scores.size for _, scores in chunks) == 128
     assert np.concatenate([scores for _, scores in chunks]) == pytest.approx(bundle.score_all_users("p00005"))
+
+
+def test_scoring_a_product_for_every_user_gives_each_users_own_score(purchase_model: TrainedModel) -> None:
+    # Given a purchase bundle
+    bundle = _bundle(purchase_model)
+    users = purchase_model.training_user_ids
+    for product in ("p00000", "p00042", "p00079", "not-a-product"):
+        # When the product is scored for every user at once
+        column = bundle.score_all_users(product)
+        # Then each user's score is the one a single prediction gives
+        for index in range(0, len(users), 23):
+            assert column[index] == pytest.approx(bundle.score_purchase(users[index], product), rel=1e-12)
