@@ -189,6 +189,26 @@ PATHS: list[ScalePath] = [
 ]
 
 
+def _training_paths() -> list[ScalePath]:
+    from benchmarks import _scale_training as training
+
+    return [
+        # Setup, held to no function: the training arrays when the sync wrote none.
+        ScalePath("training_arrays", "", max_orders=10_000_000, measure=training.measure_training_arrays),
+        ScalePath("train_purchase", "TrainModelFunction", 10_000_000, training.measure_train_purchase),
+        ScalePath(
+            "train_recommendation", "TrainModelFunction", 10_000_000, training.measure_train_recommendation
+        ),
+        ScalePath("export", "TrainModelFunction", max_orders=10_000_000, measure=training.measure_export),
+        # The code before the rewrite, at the sizes this 24 GB machine survives.
+        ScalePath("train_purchase_before", "", 1_000_000, training.measure_train_purchase_before),
+        ScalePath("train_recommendation_before", "", 100_000, training.measure_train_recommendation_before),
+    ]
+
+
+PATHS += _training_paths()
+
+
 def _short(n: int) -> str:
     for unit, scale in (("M", 1_000_000), ("k", 1_000)):
         if n >= scale and n % (scale // 10) == 0:
