@@ -316,11 +316,50 @@ def columns_of(model: type[_Record]) -> set[str]:
     return names
 
 
+# The file kinds by their record models, and what to call one file of each kind.
+_KINDS: dict[type[_Record], str] = {
+    CustomerRecord: "customers",
+    ProductRecord: "products",
+    OrderRecord: "orders",
+}
+_ONE_FILE = {"customers": "a customers file", "products": "a products file", "orders": "an orders file"}
+
+
+def kind_it_looks_like(header: set[str]) -> str | None:
+    """The file kind (customers, products, orders) whose columns a header has, by the names the
+    service reads: an orders file has every order column; a customers file has user_id and a
+    customer column but no product_id; a products file has product_id and no user_id. None when
+    the header looks like none of them."""
+    if set(_required(OrderRecord)) <= header:
+        return "orders"
+    customer_only = columns_of(CustomerRecord) - {"user_id"}
+    if "user_id" in header and "product_id" not in header and header & customer_only:
+        return "customers"
+    if "product_id" in header and "user_id" not in header:
+        return "products"
+    return None
+
+
+def _required(model: type[_Record]) -> list[str]:
+    return [field_name for field_name, info in model.model_fields.items() if info.is_required()]
+
+
 def _check_header(name: str, model: type[_Record], header: set[str], missing: list[str]) -> None:
-    """Refuse a CSV whose header lacks a required column or has one the file type does not define."""
+    """Refuse a CSV whose header lacks a required column or has one the file type does not define;
+    a header that is another kind's is named for what it looks like (a file in the wrong slot)."""
     if not header:
         raise _file_problem(
             name, "file", "is empty (no header row)", "Export the file again with its header."
+        )
+    kind, looks_like = _KINDS[model], kind_it_looks_like(header)
+    unknown = sorted(header - columns_of(model))
+    if (missing or unknown) and looks_like is not None and looks_like != kind:
+        raise _file_problem(
+            name,
+            "file",
+            f"looks like {_ONE_FILE[looks_like]}, not {_ONE_FILE[kind]}: its first row has "
+            f"{', '.join(c for c in sorted(header) if c in columns_of(_model_of(looks_like)))}",
+            f"Choose this file as the {looks_like} file, and your {kind} file here.",
         )
     if missing:
         columns = "column" if len(missing) == 1 else "columns"
@@ -331,7 +370,6 @@ def _check_header(name: str, model: type[_Record], header: set[str], missing: li
             f"Add the {', '.join(missing)} {columns} to the file's first row, or check that it is the "
             "right file for this slot.",
         )
-    unknown = sorted(header - columns_of(model))
     if unknown:
         raise _file_problem(
             name,
@@ -339,6 +377,10 @@ def _check_header(name: str, model: type[_Record], header: set[str], missing: li
             f"has unknown column(s) {', '.join(unknown)} in its header row",
             f"Rename or remove them; the columns are {', '.join(sorted(columns_of(model)))}.",
         )
+
+
+def _model_of(kind: str) -> type[_Record]:
+    return next(model for model, name in _KINDS.items() if name == kind)
 
 
 def _file_problem(name: str, field: str, reason: str, remedy: str) -> ValidationFailed:

@@ -119,7 +119,13 @@ def test_a_failed_sync_says_what_to_do_and_leads_back_to_the_files(
     failed = page.locator("#sync-failed")
     expect(failed).to_be_visible(timeout=30_000)
     expect(page.locator("#sync-state")).to_have_text("The sync stopped: nothing of these files was stored.")
-    expect(page.locator("#sync-failed-remedy")).to_contain_text("What to do:")
+    expect(page.locator("#sync-failed-what")).to_have_text(
+        "customers.csv looks like an orders file, not a customers file: its first row has amount, order_id, "
+        "product_id, quantity, timestamp, user_id."
+    )
+    expect(page.locator("#sync-failed-remedy")).to_have_text(
+        "What to do: Choose this file as the orders file, and your customers file here."
+    )
     expect(failed).not_to_contain_text("README")
     expect(failed).not_to_contain_text("/platform-ads")
     expect(page.get_by_role("button", name="Choose other files")).to_be_focused()

@@ -11,7 +11,7 @@ import pytest
 
 from shared.errors import ValidationFailed
 from shared.ml import validation
-from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, _parse_rows
+from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, _parse_rows, kind_it_looks_like
 from shared.ml.validation import good_rows, validate_shop_files
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
@@ -204,6 +204,23 @@ def test_the_limited_data_use_columns_get_the_record_models_verdict() -> None:
 
 
 def test_a_header_missing_several_columns_names_them_all_as_columns() -> None:
+    # Given an orders file that has only two of its columns
+    orders = b"order_id,user_id\no1,u1\n"
+    customers = b"user_id,email\nu1,a@example.com\n"
+
+    # When the shop is validated
+    with pytest.raises(ValidationFailed) as raised:
+        shop(orders=orders, customers=customers)
+
+    # Then every missing column is named, in the plural, with what to do
+    assert raised.value.message == (
+        "orders.csv has no product_id, quantity, amount, timestamp columns in its header row."
+    )
+    assert raised.value.remedy is not None
+    assert raised.value.remedy.startswith("Add the product_id, quantity, amount, timestamp columns ")
+
+
+def test_a_file_in_the_wrong_slot_is_named_for_what_it_looks_like() -> None:
     # Given the customers file sent as the orders file (a mistake made walking the wizard)
     customers = b"user_id,email\nu1,a@example.com\n"
 
@@ -211,11 +228,22 @@ def test_a_header_missing_several_columns_names_them_all_as_columns() -> None:
     with pytest.raises(ValidationFailed) as raised:
         shop(orders=customers, customers=customers)
 
-    # Then every missing column is named, in the plural, with what to do
+    # Then the file is named for what it looks like, with the fix
     assert raised.value.message == (
-        "orders.csv has no order_id, product_id, quantity, amount, timestamp columns in its header row."
+        "orders.csv looks like a customers file, not an orders file: its first row has email, user_id."
     )
-    assert raised.value.remedy is not None
-    assert raised.value.remedy.startswith(
-        "Add the order_id, product_id, quantity, amount, timestamp columns "
-    )
+    assert raised.value.remedy == "Choose this file as the customers file, and your orders file here."
+
+
+@pytest.mark.parametrize(
+    ("header", "kind"),
+    [
+        ({"order_id", "user_id", "product_id", "quantity", "amount", "timestamp"}, "orders"),
+        ({"user_id", "email", "phone"}, "customers"),
+        ({"product_id", "name", "price"}, "products"),
+        ({"order_id", "user_id"}, None),
+        ({"sku", "title"}, None),
+    ],
+)
+def test_a_header_is_recognised_by_the_columns_of_its_kind(header: set[str], kind: str | None) -> None:
+    assert kind_it_looks_like(header) == kind
