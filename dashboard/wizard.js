@@ -129,6 +129,7 @@ function restoreDraft() {
       else input.value = value;
     }
   }
+  if ($("countries").value) $("countries").dataset.typed = "1"; // the user's, or a suggestion they kept
   applyDestination();
   return draft.step;
 }
@@ -181,7 +182,6 @@ $("upload-form").addEventListener("submit", async (event) => {
     state.files = files;
     state.uploadId = links.uploadId;
     readProductIds(files.products).catch(() => null); // suggestions only: a file it cannot read has none
-    readCountries(files.customers).catch(() => null);
     await startSync({ uploadId: links.uploadId });
   } catch (exc) {
     fail(exc);
@@ -270,20 +270,6 @@ async function readProductIds(file) {
     return [cells[id], name >= 0 ? cells[name] : ""];
   });
   $("product-ids").replaceChildren(...state.products.map(([value, label]) => el("option", { value }, label || value)));
-}
-
-/** The most common countries of the customers file's first 4 MB, to suggest where retargeting delivers. */
-async function readCountries(file) {
-  const [header = "", ...lines] = (await file.slice(0, 4 * 1024 * 1024).text()).split(/\r?\n/).filter(Boolean);
-  const at = header.split(",").map((c) => c.trim().replace(/^"|"$/g, "")).indexOf("country");
-  if (at < 0) return;
-  const counts = {};
-  for (const line of lines) {
-    const country = (line.split(",")[at] ?? "").trim().toUpperCase();
-    if (/^[A-Z]{2}$/.test(country)) counts[country] = (counts[country] ?? 0) + 1;
-  }
-  const top = Object.entries(counts).sort((a, b) => b[1] - a[1]).slice(0, 5).map(([c]) => c);
-  if (top.length && !$("countries").value) $("countries").value = top.join(", ");
 }
 
 async function useCurrentData() {
@@ -596,9 +582,21 @@ function renderPreview(preview) {
     )),
   );
   $("histogram-figure").hidden = false;
+  suggestCountries(preview.countries);
   const usable = preview.size > 0 && preview.holdout.uploadedUsable > 0;
   $("targeting-next").disabled = !usable;
 }
+
+/** Where the users to upload are, offered as the countries to advertise in until the user types their own. */
+function suggestCountries(countries) {
+  if ($("countries").dataset.typed === "1" || !countries.length) return;
+  $("countries").value = countries.map((c) => c.country).join(", ");
+  saveDraft();
+}
+
+$("countries").addEventListener("input", () => {
+  $("countries").dataset.typed = "1";
+});
 
 $("targeting-form").addEventListener("input", schedulePreview);
 $("targeting-form").addEventListener("submit", (event) => event.preventDefault());

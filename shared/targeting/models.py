@@ -111,6 +111,11 @@ class HoldoutPreview(CamelModel):
     )
 
 
+class CountryCount(CamelModel):
+    country: str = Field(description="ISO 3166 alpha-2, upper case.")
+    users: int
+
+
 class TargetingWarning(CamelModel):
     code: Literal["model_stale", "model_retrain", "model_outdated", "segment_empty", "seed_too_small"]
     message: str
@@ -130,5 +135,9 @@ class PreviewView(CamelModel):
     histogram: HistogramView
     coverage: CoverageView
     holdout: HoldoutPreview
+    countries: list[CountryCount] = Field(
+        description="Where the users to upload are (their customers file's country), most first, at most "
+        "five: the countries a retargeting advert should deliver in."
+    )
     seed: SeedView | None
     warnings: list[TargetingWarning]

@@ -31,6 +31,7 @@ from shared.records.datasources import DatasetVersion
 from shared.records.models import ModelRecord
 from shared.targeting.models import (
     MIN_SEED_USERS,
+    CountryCount,
     CoverageView,
     HistogramView,
     HoldoutPreview,
@@ -160,6 +161,7 @@ class TargetingService:
             histogram=HistogramView(edges=bins.edges, all_users=bins.all_users, segment=bins.segment),
             coverage=view,
             holdout=holdout,
+            countries=_top_countries(coverage, uploaded_rows),
             seed=seed,
             warnings=self._warnings(org_id, model, dataset, cut, view, seed),
         )
@@ -336,6 +338,16 @@ def _holdout_preview(
         uploaded_usable=int(np.count_nonzero(coverage.flags["usable"][uploaded_rows])),
     )
     return preview, uploaded_rows
+
+
+def _top_countries(coverage: Coverage, rows: NDArray[np.int64], most: int = 5) -> list[CountryCount]:
+    """The commonest countries of the usable users among ``rows`` (coverage rows), most first."""
+    usable = rows[coverage.flags["usable"][rows]]
+    names, counts = np.unique(coverage.countries[usable], return_counts=True)
+    known = names != ""
+    names, counts = names[known], counts[known]
+    order = np.lexsort((names, -counts))[:most]
+    return [CountryCount(country=str(names[i]), users=int(counts[i])) for i in order]
 
 
 def _coverage_view(coverage: Coverage, rows: NDArray[np.int64]) -> CoverageView:

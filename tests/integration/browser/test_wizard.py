@@ -276,6 +276,10 @@ def test_a_publish_error_shows_its_remedy_and_trying_again_after_the_fix_publish
     page.get_by_label("Campaign name").fill("Spring sale")
     page.get_by_label("Daily budget (GBP)").fill("20")
     page.get_by_label("Audience name").fill("Publish error buyers")
+    # (the countries are suggested from where the users to upload are: the preview's countries)
+    expect(page.get_by_label("Countries to advertise in")).to_have_value(
+        re.compile(r"^[A-Z]{2}(, [A-Z]{2}){0,4}$")
+    )
     page.get_by_label("Countries to advertise in").fill("GB, US")
     page.get_by_label("Headline").fill("Back in stock")
     page.get_by_label("Destination URL").fill(f"https://shop.example.com/products/{PRODUCT}")

@@ -67,3 +67,12 @@ def test_without_a_seed_the_preview_picks_one_and_the_same_seed_gives_the_same_c
     first = preview(bundle, usable)
     again = preview(bundle, usable, holdoutSeed=first.holdout.seed)
     assert first.holdout == again.holdout
+
+
+def test_the_preview_names_the_commonest_countries_of_the_users_to_upload(
+    bundle: ScoringBundle,  # noqa: F811
+) -> None:
+    # Given: every user usable, all in GB (the fixture's coverage)
+    shown = preview(bundle, [True] * bundle.user_ids.size)
+    # Then: GB, counted over the uploaded group (after the holdout)
+    assert [(c.country, c.users) for c in shown.countries] == [("GB", shown.holdout.uploaded_usable)]
