@@ -171,14 +171,21 @@ $("upload-form").addEventListener("submit", async (event) => {
     const problem = await emptyFileProblem(kind, files[kind]);
     if (problem) return refuseFile(kind, problem);
   }
+  const encodings = {};
+  for (const kind of KINDS) {
+    encodings[kind] = await encodingOf(kind, files[kind]);
+    if (!encodings[kind]) return; // its question is on the page now
+  }
   $("upload").disabled = true;
   try {
+    for (const kind of KINDS) files[kind] = await asUtf8(files[kind], encodings[kind]);
     const links = await api("/platform-ads/data-source/uploads", { method: "POST", body: { format: "csv" } });
     const tooBig = KINDS.find((kind) => files[kind].size > links.maxFileBytes);
     if (tooBig) {
       throw new Error(`The ${tooBig} file is ${files[tooBig].size.toLocaleString()} bytes; the limit is ${links.maxFileBytes.toLocaleString()}. Keep the recent history and try again.`);
     }
     await uploadAll(links, files);
+    $("encoding-questions").replaceChildren();
     state.files = files;
     state.uploadId = links.uploadId;
     readProductIds(files.products).catch(() => null); // suggestions only: a file it cannot read has none
@@ -189,6 +196,92 @@ $("upload-form").addEventListener("submit", async (event) => {
     $("upload").disabled = false;
   }
 });
+
+// ---------------------------------------------------------------------------------------------
+// The encoding question: a file that is not UTF-8 was saved in a legacy code page, and which one
+// cannot be told from its bytes alone. The marketer picks the reading in which their customers'
+// names look right; the browser then sends the file as UTF-8, which is all the sync reads.
+// ---------------------------------------------------------------------------------------------
+
+const ENCODINGS = [
+  ["windows-1252", "Western European (Windows-1252): English, French, German, Spanish, Italian, Dutch…"],
+  ["windows-1250", "Central European (Windows-1250): Polish, Czech, Slovak, Hungarian, Croatian…"],
+  ["windows-1251", "Cyrillic (Windows-1251): Russian, Ukrainian, Bulgarian, Serbian…"],
+  ["windows-1253", "Greek (Windows-1253)"],
+  ["windows-1254", "Turkish (Windows-1254)"],
+  ["windows-1257", "Baltic (Windows-1257): Lithuanian, Latvian, Estonian"],
+  ["shift_jis", "Japanese (Shift JIS)"],
+  ["gbk", "Chinese, simplified (GBK)"],
+  ["big5", "Chinese, traditional (Big5)"],
+  ["euc-kr", "Korean (EUC-KR)"],
+];
+const chosenEncodings = {}; // kind -> {file: its identity, encoding}
+const fileIdentity = (file) => `${file.name}|${file.size}|${file.lastModified}`;
+
+/** The file's encoding: UTF-8 (with or without its byte order mark), UTF-16 by its byte order mark,
+ * or the one the marketer chose for this very file; null after asking the question. */
+async function encodingOf(kind, file) {
+  const head = new Uint8Array(await file.slice(0, 64 * 1024).arrayBuffer());
+  if (head[0] === 0xff && head[1] === 0xfe) return "utf-16le";
+  if (head[0] === 0xfe && head[1] === 0xff) return "utf-16be";
+  if (decodesAsUtf8(head, file.size > head.length)) return "utf-8";
+  const chosen = chosenEncodings[kind];
+  if (chosen && chosen.file === fileIdentity(file) && chosen.encoding) return chosen.encoding;
+  askEncoding(kind, file, head);
+  return null;
+}
+
+function decodesAsUtf8(bytes, cut) {
+  try {
+    new TextDecoder("utf-8", { fatal: true }).decode(bytes, { stream: cut }); // a cut may split a character
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The question for one file: each plausible reading of a line that has the non-ASCII bytes. */
+function askEncoding(kind, file, head) {
+  const sample = sampleLine(head);
+  const readings = ENCODINGS.map(([encoding, label]) => {
+    const text = new TextDecoder(encoding).decode(sample);
+    const letters = (text.match(/[^\x00-\x7f]/gu) ?? []).filter((c) => /\p{L}/u.test(c)).length;
+    const odd = (text.match(/[\u0080-\u009f\ufffd]/gu) ?? []).length;
+    return { encoding, label, text, score: letters - 5 * odd };
+  }).filter((r) => r.score > 0).sort((a, b) => b.score - a.score).slice(0, 4);
+  chosenEncodings[kind] = { file: fileIdentity(file), encoding: null };
+  const name = `encoding-${kind}`;
+  const fieldset = el("fieldset", { id: name, class: "encoding" },
+    el("legend", {}, `Which language is the ${kind} file (${file.name}) in?`),
+    el("p", { class: "hint" }, "It was not saved as UTF-8, so its accented letters can be read several ways. Choose the line that shows your customers' names right:"),
+    ...readings.map((r, i) => el("label", { class: "choice" },
+      el("input", { type: "radio", name, value: r.encoding, onchange: () => { chosenEncodings[kind].encoding = r.encoding; } }),
+      el("span", {}, el("strong", {}, r.label), el("br"), el("span", { class: "sample" }, `“${r.text.trim()}”`)))),
+    readings.length ? null : el("p", {}, "None of the usual encodings reads it: save it again from your spreadsheet program as “CSV UTF-8”."),
+  );
+  $(name)?.remove();
+  $("encoding-questions").append(fieldset);
+  $("upload-error").textContent = `Say which language the ${kind} file is in (above), then press Upload and sync again.`;
+  fieldset.querySelector("input")?.focus();
+}
+
+/** The first line (at most 160 bytes of it) that has a byte outside ASCII, as bytes. */
+function sampleLine(bytes) {
+  const at = bytes.findIndex((b) => b >= 0x80);
+  let start = at;
+  while (start > 0 && bytes[start - 1] !== 0x0a && at - start < 80) start -= 1;
+  let end = at;
+  while (end < bytes.length && bytes[end] !== 0x0a && bytes[end] !== 0x0d && end - start < 160) end += 1;
+  return bytes.slice(start, end);
+}
+
+/** The file as UTF-8 (decoded from ``encoding`` as it streams, never whole as text). */
+async function asUtf8(file, encoding) {
+  if (encoding === "utf-8") return file;
+  const utf8 = file.stream().pipeThrough(new TextDecoderStream(encoding)).pipeThrough(new TextEncoderStream());
+  const blob = await new Response(utf8).blob();
+  return new File([blob], file.name, { type: "text/csv" });
+}
 
 /** Refuse the upload before anything is sent, next to the file at fault. */
 function refuseFile(kind, message) {

@@ -1,0 +1,75 @@
+"""Files as shops and spreadsheet programs save them (issue 23, item 1), in Chromium: a file saved in a
+legacy code page (Windows-1252, as Excel on Windows saves "CSV") is met with a clear question, and
+the answer sends it as UTF-8 with every accented name intact."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from local.seed import create_user
+from local.stack import LocalStack
+from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
+from tests.integration.test_data_source import shop_files
+
+pytestmark = pytest.mark.integration
+
+NAMES = ("Zoë", "Müller-Lüdenscheidt")
+
+
+def test_a_windows_1252_file_asks_which_language_and_is_sent_as_utf_8(
+    page: Page, stack: LocalStack, screenshots: Path
+) -> None:
+    # Given: a shop whose customers file was saved in Windows-1252, with accented names in it
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
+    files = shop_files(n_users=30, seed=7)
+    header = files["customers"].decode().splitlines()[0].split(",")
+    zoe = {"user_id": "u-zoe", "email": "zoe@example.com", "first_name": NAMES[0], "last_name": NAMES[1]}
+    row = ",".join(zoe.get(column, "") for column in header)
+    files["customers"] = (files["customers"].decode() + row + "\n").encode("cp1252")
+    page.goto("/wizard.html")
+    for kind, data in files.items():
+        page.get_by_label(f"{kind.capitalize()} file").set_input_files(
+            files=[{"name": f"{kind}.csv", "mimeType": "text/csv", "buffer": data}]
+        )
+
+    # When: the files are uploaded
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: nothing is sent yet; the page asks which language the customers file is in, each choice
+    # showing the line with the accented names as it would read
+    question = page.get_by_role("group", name="Which language is the customers file (customers.csv) in?")
+    expect(question).to_be_visible()
+    western = question.get_by_role("radio", name=re.compile(r"^Western European \(Windows-1252\)"))
+    expect(western).to_be_focused()
+    expect(question.locator("label").filter(has_text="Western European")).to_contain_text(
+        f"{NAMES[0]},{NAMES[1]}"
+    )
+    expect(page.locator("#upload-error")).to_have_text(
+        "Say which language the customers file is in (above), then press Upload and sync again."
+    )
+    violations = axe_violations(page)
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"wizard-1-encoding-question-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+    assert not violations, dump(violations)
+
+    # When: the marketer picks the reading that shows the names right, and uploads again
+    western.check()
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: the files sync, and the customers file arrived as UTF-8 with the names intact
+    expect(page.locator("#sync-state")).to_contain_text("Synced", timeout=60_000)
+    s3 = stack.client("s3")
+    bucket = stack.physical["DataBucket"].ref
+    listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"data-sources/{org_id}/uploads/")
+    [key] = [o["Key"] for o in listed["Contents"] if o["Key"].endswith("/customers.csv")]
+    stored = s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
+    assert f"u-zoe,zoe@example.com,{NAMES[0]},{NAMES[1]}" in stored
