@@ -20,7 +20,7 @@ help:
 	@echo "make bench-scale - the data plane at 100k, 1M and 10M order lines (issue 20): seconds, peak MB, calls"
 	@echo "make build  - dependency layers for arm64 + sam build + size check (no Docker)"
 
-$(STAMP): requirements-dev.txt layers/core/requirements.txt layers/ml/requirements.txt layers/numpy/requirements.txt
+$(STAMP): requirements-dev.txt layers/core/requirements.txt layers/ml/requirements.txt layers/numpy/requirements.txt layers/dataplane/requirements.txt
 	@test -n "$(PYTHON)" || { echo "Python 3.12 not found: install it (pyenv install 3.12) or pass PYTHON=/path/to/python3.12"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-dev.txt

@@ -22,6 +22,9 @@ def main(argv: list[str]) -> None:
     name, shop_dir, workdir = argv[0], Path(argv[1]), Path(argv[2])
     size = ShopSize(customers=int(argv[3]), orders=int(argv[4]), products=int(argv[5]))
     path = next(p for p in PATHS if p.name == name)
+    # The memory the template gives the path's function, as Lambda tells the function (the engine
+    # takes half of it: shared/dataplane/engine.py).
+    os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = str(_memory_size(path.function))
     shop = ShopFiles(shop_dir / "customers.csv", shop_dir / "products.csv", shop_dir / "orders.csv")
     rss_before_mb = _reset_peak_mb()
     cpu = cpu_seconds()
@@ -40,6 +43,15 @@ def main(argv: list[str]) -> None:
             }
         )
     )
+
+
+def _memory_size(function: str) -> int:
+    from local.template import load_template, resources_of_type
+
+    template = load_template()
+    default = template.get("Globals", {}).get("Function", {}).get("MemorySize", 128)
+    resource = resources_of_type(template, "AWS::Serverless::Function")[function]
+    return int(resource["Properties"].get("MemorySize", default))
 
 
 def _status_mb(field: str) -> float:

@@ -10,6 +10,7 @@ import resource
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 
 import numpy as np
 
@@ -30,6 +31,12 @@ class MemoryBlobs:
 
     def get(self, key: str) -> bytes:
         return self.objects[key]
+
+    def download(self, key: str, path: Path) -> None:
+        path.write_bytes(self.objects[key])
+
+    def upload(self, key: str, path: Path, content_type: str = "application/octet-stream") -> None:
+        self.objects[key] = path.read_bytes()
 
     def size(self, key: str) -> int | None:
         return len(self.objects[key]) if key in self.objects else None

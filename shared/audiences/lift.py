@@ -6,7 +6,10 @@ what they bought afterwards is the effect of being uploaded (intention to treat:
 platform never matched still counts in the uploaded group).
 
 **Window.** The orders of the data source's current dataset from the moment the activation finished
-(the audience went live) to the dataset's latest order. **Outcome.** A user *purchased* when they
+(the audience went live) to the dataset's latest order. The report reads the dataset's aggregates
+(``aggregates.npz``: the users and where each product's order lines are in ``order-lines.bin``) and
+then only the segment product's slice of the order lines, by ranged reads: a lookup and arithmetic,
+whatever the number of orders (docs/data-plane.md). **Outcome.** A user *purchased* when they
 bought the segment's product in the window; *revenue* is what they spent on it there (0 if nothing).
 
 **Intervals (95 %).** Each group's purchase rate: Wilson score interval. The difference of purchase
@@ -24,7 +27,7 @@ import io
 import math
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,7 +35,6 @@ from pydantic import Field
 
 from shared.audiences.holdout import GROUP_HOLDOUT
 from shared.errors import NotFound, PreconditionFailed
-from shared.ml.datasets import OrderRecord, load_records
 from shared.records.audiences import AudienceRecord
 from shared.records.datasources import DatasetVersion
 from shared.records.models import ModelRecord
@@ -179,6 +181,7 @@ class DatasetReader(Protocol):
 
 class BlobReader(Protocol):
     def get(self, key: str) -> bytes: ...
+    def get_range(self, key: str, start: int, end: int) -> bytes: ...
 
 
 class ModelReader(Protocol):
@@ -207,37 +210,50 @@ def read_groups(data: bytes) -> SegmentGroups:
     return SegmentGroups(ids, np.asarray(scores, dtype=np.float64), np.asarray(held, dtype=np.bool_))
 
 
+@dataclass(frozen=True)
+class ProductOrders:
+    """One product's order lines: each line's user id, time (epoch microseconds, UTC) and amount."""
+
+    user_ids: NDArray[np.str_]
+    times: NDArray[np.int64]
+    amounts: NDArray[np.float64]
+
+
 def lift_report(
     record: AudienceRecord,
     groups: SegmentGroups,
-    orders: list[OrderRecord],
+    orders: ProductOrders,
     dataset: DatasetVersion,
     horizon_days: int | None = None,
 ) -> LiftReport:
-    """The lift of ``record``'s uploaded group over its holdout in ``orders`` after the activation."""
+    """The lift of ``record``'s uploaded group over its holdout in the segment product's ``orders``
+    after the activation."""
     holdout, segment, activation = record.holdout, record.segment, record.activation
     assert holdout is not None
     assert segment is not None
     assert activation is not None
     assert activation.finished_at is not None
     start = activation.finished_at
-    window = [o for o in orders if o.timestamp >= start and o.product_id == segment.product_id]
-    ends = [o.timestamp for o in orders if o.timestamp >= start]
-    end = max([*ends, dataset.orders_end or start, start])
+    in_window = orders.times >= _micros(start)
+    end = max(dataset.orders_end or start, start)
     days = max(0.0, (end - start).total_seconds() / 86_400)
-    position = {user_id: i for i, user_id in enumerate(groups.user_ids)}
-    revenue = np.zeros(len(groups.user_ids), dtype=np.float64)
-    bought = np.zeros(len(groups.user_ids), dtype=np.bool_)
-    for order in window:
-        at = position.get(order.user_id)
-        if at is not None:
-            revenue[at] += order.amount
-            bought[at] = True
+    # Each window line's position among the segment's users (-1: not in the segment).
+    ids = np.asarray(groups.user_ids, dtype=np.str_)
+    order = np.argsort(ids, kind="stable")
+    buyers = orders.user_ids[in_window]
+    found = np.searchsorted(ids[order], buyers).clip(max=max(ids.size - 1, 0))
+    member = ids[order][found] == buyers if ids.size else np.zeros(buyers.size, dtype=bool)
+    at = order[found[member]]
+    revenue = np.bincount(at, weights=orders.amounts[in_window][member], minlength=ids.size).astype(
+        np.float64
+    )
+    bought = np.bincount(at, minlength=ids.size) > 0
     uploaded_mask = ~groups.held_out
     uploaded = _group("uploaded", bought[uploaded_mask], revenue[uploaded_mask])
     held = _group("holdout", bought[groups.held_out], revenue[groups.held_out])
     difference = _difference(uploaded, held, revenue[uploaded_mask], revenue[groups.held_out])
-    verdict, summary = _verdict(uploaded, held, difference, days, len(window), start)
+    window_orders = int(np.count_nonzero(in_window))
+    verdict, summary = _verdict(uploaded, held, difference, days, window_orders, start)
     return LiftReport(
         audience_id=record.audience_id,
         product_id=segment.product_id,
@@ -246,7 +262,7 @@ def lift_report(
         window_start=start,
         window_end=end,
         days=round(days, 2),
-        orders_in_window=len(window),
+        orders_in_window=window_orders,
         holdout_percent=holdout.percent,
         holdout_seed=str(holdout.seed),
         uploaded=uploaded,
@@ -257,6 +273,38 @@ def lift_report(
         model_horizon_days=horizon_days,
         calibration=calibration(groups.scores, bought),
     )
+
+
+def read_product_orders(blobs: BlobReader, dataset: DatasetVersion, product_id: str) -> ProductOrders:
+    """The product's order lines from the dataset's aggregates: the small index, then three ranged
+    reads of ``order-lines.bin`` (users int32, times int64, amounts float64, each array whole after
+    the other)."""
+    with np.load(io.BytesIO(blobs.get(dataset.keys["aggregates"])), allow_pickle=False) as aggregates:
+        product_ids = aggregates["product_ids"]
+        offsets = aggregates["line_offsets"]
+        lines = int(aggregates["lines"][0])
+        user_ids = aggregates["user_ids"]
+    at = int(np.searchsorted(product_ids, product_id))
+    if at >= product_ids.size or product_ids[at] != product_id or offsets[at] == offsets[at + 1]:
+        empty = np.zeros(0, dtype=np.int64)
+        return ProductOrders(np.zeros(0, dtype=user_ids.dtype), empty, empty.astype(np.float64))
+    first, stop = int(offsets[at]), int(offsets[at + 1])
+    key = dataset.keys["order_lines"]
+
+    def part(base: int, width: int, dtype: str) -> NDArray[Any]:
+        data = blobs.get_range(key, base + first * width, base + stop * width - 1)
+        return np.frombuffer(data, dtype=dtype)
+
+    users = part(0, 4, "<i4")
+    return ProductOrders(
+        user_ids=user_ids[users],
+        times=part(4 * lines, 8, "<i8").astype(np.int64),
+        amounts=part(12 * lines, 8, "<f8").astype(np.float64),
+    )
+
+
+def _micros(moment: datetime) -> int:
+    return int(moment.timestamp() * 1_000_000)
 
 
 def calibration(scores: NDArray[np.float64], bought: NDArray[np.bool_]) -> list[CalibrationDecile]:
@@ -389,8 +437,13 @@ class LiftService:
             raise PreconditionFailed(
                 "No data source has been synced.", field="audienceId", remedy="Sync the shop's orders."
             )
-        key = dataset.keys["orders"]
-        orders = load_records(self.blobs.get(key), OrderRecord, file_name=key.rsplit("/", 1)[-1])
+        if "aggregates" not in dataset.keys:
+            raise PreconditionFailed(
+                "The data in force was synced before orders were kept for reports.",
+                field="audienceId",
+                remedy="Sync the shop's orders again, then read the report.",
+            )
+        orders = read_product_orders(self.blobs, dataset, record.segment.product_id)
         groups = read_groups(self.blobs.get(record.holdout.groups_key))
         if int(groups.held_out.sum()) < 2 or int((~groups.held_out).sum()) < 2:
             raise PreconditionFailed(

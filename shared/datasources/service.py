@@ -18,16 +18,15 @@ both models retrained from it.
 
 from __future__ import annotations
 
-import json
 import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from shared.clock import Clock
-from shared.datasources.coverage import build_coverage, write_coverage
 from shared.datasources.models import (
     DatasetVersionView,
     DataSourceView,
@@ -40,11 +39,13 @@ from shared.datasources.models import (
     UploadLinksRequest,
 )
 from shared.errors import Conflict, NotFound, ValidationFailed
-from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, columns_of, detect_format
-from shared.ml.validation import ShopValidation, good_rows, validate_shop_files
+from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, columns_of
 from shared.observability import logger
 from shared.records.datasources import FILE_KINDS, DatasetVersion, ModelTraining, SyncRecord
 from shared.records.uploads import UploadForm
+
+if TYPE_CHECKING:
+    from shared.datasources.sync import ShopCheck
 
 UPLOAD_LINK_SECONDS = 900
 REJECTED_ROWS_SHOWN = 100
@@ -52,6 +53,7 @@ SYNCS_SHOWN = 10
 # The models a sync trains, by type: the names they are registered (and predicted) under.
 MODEL_NAMES = {"purchase": "shop-purchase", "recommendation": "shop-recommendations"}
 _CONTENT_TYPES = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+_OBJECT_TYPES = {".json": "application/json", ".parquet": "application/vnd.apache.parquet"}
 _RECORD_TYPES: dict[str, type[CustomerRecord | ProductRecord | OrderRecord]] = {
     "customers": CustomerRecord,
     "products": ProductRecord,
@@ -64,6 +66,8 @@ StartExecution = Callable[[str, dict[str, str]], None]
 class DataBlobs(Protocol):
     def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
     def get(self, key: str) -> bytes: ...
+    def download(self, key: str, path: Path) -> None: ...
+    def upload(self, key: str, path: Path, content_type: str = ...) -> None: ...
     def size(self, key: str) -> int | None: ...
     def upload_form(
         self, key: str, content_type: str, max_bytes: int, expires_seconds: int
@@ -190,39 +194,42 @@ class DataSourceService:
     def run_sync(self, org_id: str, sync_id: str) -> SyncRecord:
         """Validate a sync's files and, when it may, store and publish the dataset version (see the
         module docstring). Returns the sync as it ended: ``synced``, ``review`` or ``failed``."""
+        # The engine is imported here: only the sync job carries it (its own layer).
+        from shared.dataplane.engine import session
+        from shared.datasources import sync as engine_sync
+
         record = self.datasets.get_sync(org_id, sync_id)
         if record is None:
             raise NotFound(f"Sync {sync_id} was not found.", field="syncId")
         if record.state != "validating":
             return record  # a repeated step: the outcome is already recorded
-        files = {kind: self.blobs.get(key) for kind, key in record.keys.items()}
-        names = {kind: key.rsplit("/", 1)[-1] for kind, key in record.keys.items()}
-        try:
-            validation = validate_shop_files(
-                customers=files["customers"],
-                products=files["products"],
-                orders=files["orders"],
-                names=names,
-                now=self.clock(),
-            )
-        except ValidationFailed as exc:
-            error = {"message": exc.message, "field": exc.field or "", "remedy": exc.remedy or ""}
-            return self._save(record, state="failed", error=error)
-        report = {
-            "rows_read": validation.rows_read,
-            "rejected_count": len(validation.rejected),
-            "rejected_rows": validation.rejected[:REJECTED_ROWS_SHOWN],
-        }
-        if validation.rejected and not record.accept_rejected_rows:
-            return self._save(record, state="review", **report)
-        if not validation.row_counts["orders"]:
-            error = {
-                "message": "No order is left to train on after the rejected rows.",
-                "field": "orders",
-                "remedy": "Fix the rejected rows and sync again.",
+        with session() as workspace:
+            files = {}
+            for kind, key in record.keys.items():
+                name = key.rsplit("/", 1)[-1]
+                path = workspace.path(f"upload-{kind}-{name}")
+                self.blobs.download(key, path)
+                files[kind] = engine_sync.SyncFile(path=path, name=name)
+            try:
+                check = engine_sync.check_shop(workspace, files, self.clock(), REJECTED_ROWS_SHOWN)
+            except ValidationFailed as exc:
+                error = {"message": exc.message, "field": exc.field or "", "remedy": exc.remedy or ""}
+                return self._save(record, state="failed", error=error)
+            report = {
+                "rows_read": check.rows_read,
+                "rejected_count": check.rejected_count,
+                "rejected_rows": check.rejected_rows,
             }
-            return self._save(record, state="failed", error=error, **report)
-        version = self._store_version(record, validation, files, names)
+            if check.rejected_count and not record.accept_rejected_rows:
+                return self._save(record, state="review", **report)
+            if not check.row_counts["orders"]:
+                error = {
+                    "message": "No order is left to train on after the rejected rows.",
+                    "field": "orders",
+                    "remedy": "Fix the rejected rows and sync again.",
+                }
+                return self._save(record, state="failed", error=error, **report)
+            version = self._store_version(record, check, engine_sync.write_version(workspace, files, check))
         logger.info(
             "dataset synced",
             extra={
@@ -262,36 +269,29 @@ class DataSourceService:
         return {str(kind): key for kind, key in request.files.items()}
 
     def _store_version(
-        self, record: SyncRecord, validation: ShopValidation, files: dict[str, bytes], names: dict[str, str]
+        self, record: SyncRecord, check: ShopCheck, objects: dict[str, Path]
     ) -> DatasetVersion:
-        """Write the version's objects under its own prefix, then publish it. A file without a
-        rejected row is stored as uploaded (it is exactly its good rows); the others without their
-        rejected rows (see ``shared.ml.validation.good_rows``)."""
+        """Upload the version's objects under its own prefix, then publish it (one conditional write):
+        until then the previous version stays in force, and nothing it names is half-written."""
         version = record.sync_id
         prefix = f"datasets/{record.org_id}/{version}/"
         keys: dict[str, str] = {}
-        for kind in ("customers", "products", "orders"):
-            jsonl = _is_jsonl(names[kind], files[kind])
-            keys[kind] = f"{prefix}{kind}.{'jsonl' if jsonl else 'csv'}"
-            rejected_lines = validation.rejected_lines[kind]
-            stored = good_rows(files[kind], names[kind], rejected_lines) if rejected_lines else files[kind]
-            self.blobs.put(keys[kind], stored, _CONTENT_TYPES["jsonl" if jsonl else "csv"])
-        keys["identifiers"] = f"{prefix}identifiers.npz"
-        keys["report"] = f"{prefix}rejected-rows.json"
-        rows_read, rejected = validation.rows_read, validation.rejected
-        self.blobs.put(keys["identifiers"], write_coverage(build_coverage(validation.customers)))
-        self.blobs.put(keys["report"], json.dumps(rejected).encode(), "application/json")
+        for name, path in objects.items():
+            # A table in a folder of its own: a Glue table's location (docs/scaling.md).
+            folder = f"{name}/" if path.suffix == ".parquet" else ""
+            keys[name] = f"{prefix}{folder}{path.name}"
+            self.blobs.upload(keys[name], path, _OBJECT_TYPES.get(path.suffix, "application/octet-stream"))
         now = self.clock()
         dataset = DatasetVersion(
             org_id=record.org_id,
             version=version,
             created_at=now,
             keys=keys,
-            row_counts=validation.row_counts,
-            rows_read=rows_read,
-            rejected_count=len(rejected),
-            rejected_rows_accepted=bool(rejected),
-            orders_end=validation.orders_end,
+            row_counts=check.row_counts,
+            rows_read=check.rows_read,
+            rejected_count=check.rejected_count,
+            rejected_rows_accepted=bool(check.rejected_count),
+            orders_end=check.orders_end,
             training={
                 model_type: ModelTraining(model_name=name, updated_at=now)
                 for model_type, name in MODEL_NAMES.items()
@@ -305,11 +305,6 @@ class DataSourceService:
         updated = SyncRecord.model_validate(updated.model_dump())
         self.datasets.put_sync(updated)
         return updated
-
-
-def _is_jsonl(name: str, data: bytes) -> bool:
-    """The format the validation read the file as (see ``shared.ml.datasets``)."""
-    return detect_format(name, data[:64].decode("utf-8-sig", errors="ignore")) == "jsonl"
 
 
 def _columns(kind: str) -> set[str]:

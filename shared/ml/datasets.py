@@ -286,24 +286,32 @@ def _jsonl_rows(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     known = columns_of(strict_model) if strict_model is not None else None
     for row, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(_error(name, row, "line", f"not valid JSON ({exc.msg})"))
-            continue
-        if not isinstance(raw, dict):
-            errors.append(_error(name, row, "line", "each line must be a JSON object"))
-            continue
-        raw = {k: v for k, v in raw.items() if not (isinstance(v, str) and not v.strip())}
-        if known is not None and not known.issuperset(raw):
-            errors.extend(
-                _error(name, row, key, f"unknown column; the columns are {', '.join(sorted(known))}")
-                for key in sorted(set(raw) - known)
-            )
-            continue
-        yield row, raw
+        raw, problems = jsonl_record(line, row, name, known)
+        errors.extend(problems)
+        if raw is not None:
+            yield row, raw
+
+
+def jsonl_record(
+    line: str, row: int, name: str, known: set[str] | None
+) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
+    """One line of a JSON Lines file: its fields (blank strings left out, as not given) or its
+    problems; ``(None, [])`` for a blank line. ``known`` refuses a line with another column."""
+    if not line.strip():
+        return None, []
+    try:
+        raw = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, [_error(name, row, "line", f"not valid JSON ({exc.msg})")]
+    if not isinstance(raw, dict):
+        return None, [_error(name, row, "line", "each line must be a JSON object")]
+    raw = {k: v for k, v in raw.items() if not (isinstance(v, str) and not v.strip())}
+    if known is not None and not known.issuperset(raw):
+        return None, [
+            _error(name, row, key, f"unknown column; the columns are {', '.join(sorted(known))}")
+            for key in sorted(set(raw) - known)
+        ]
+    return raw, []
 
 
 def columns_of(model: type[_Record]) -> set[str]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import shutil
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from shared.records.uploads import UploadForm
@@ -32,6 +34,32 @@ class S3BlobStore:
     def get(self, key: str) -> bytes:
         body: bytes = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
         return body
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        """Bytes ``start`` to ``end`` (inclusive) of the object: one ranged GET."""
+        body: bytes = self._s3.get_object(Bucket=self._bucket, Key=key, Range=f"bytes={start}-{end}")[
+            "Body"
+        ].read()
+        return body
+
+    def download(self, key: str, path: Path) -> None:
+        """The object into a local file, streamed (a file larger than the memory is fine)."""
+        body = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"]
+        with path.open("wb") as file:
+            shutil.copyfileobj(body, file, 8 << 20)
+
+    def upload(self, key: str, path: Path, content_type: str = "application/octet-stream") -> None:
+        """A local file as the object, streamed from disk in one PUT (S3 takes up to 5 GB so), SSE-KMS
+        with the service's key."""
+        with path.open("rb") as file:
+            self._s3.put_object(
+                Bucket=self._bucket,
+                Key=key,
+                Body=file,
+                ContentType=content_type,
+                ServerSideEncryption="aws:kms",
+                SSEKMSKeyId=self._kms_key_id,
+            )
 
     def open(self, key: str) -> BinaryIO:
         """The object's bytes as a stream read from S3 as it is consumed (never whole in memory)."""

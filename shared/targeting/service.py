@@ -201,7 +201,8 @@ class TargetingService:
                 shop_average_order_value(spend, orders),  # every training user, not only the kept
             )
             predicted = dict(zip(ids, kept.tolist(), strict=True))
-        key = dataset.keys["customers"]
+        # The good rows as CSV while this reads records (docs/data-plane.md, "Moving over").
+        key = dataset.keys.get("customers_csv", dataset.keys["customers"])
         customers = load_records(self.blobs.get(key), CustomerRecord, file_name=key.rsplit("/", 1)[-1])
         users = [
             AudienceUser(

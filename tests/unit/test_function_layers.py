@@ -128,3 +128,13 @@ def test_the_probe_finds_a_module_that_imports_numpy() -> None:
 def test_the_data_source_functions_reach_the_coverage() -> None:
     per_function = _function_modules()
     assert "shared.datasources.service" in per_function["SyncDataSourceFunction"][0]
+
+
+# The functions that run the columnar engine (shared/dataplane/; it is imported where it is used, so
+# the import probe above does not see it).
+ENGINE_FUNCTIONS = {"DataSourceSyncJobFunction"}
+
+
+def test_the_functions_that_run_the_engine_ship_its_layer() -> None:
+    per_function = _function_modules()
+    assert {name for name in ENGINE_FUNCTIONS if "DataplaneLayer" not in per_function[name][1]} == set()

@@ -6,7 +6,7 @@ below it, never from a layer above:
     entry      api, middleware, idempotency, wiring              what handlers call; wiring builds it all
     services   audiences, activation, connections, predictions,  the behaviour; collaborators come in
                auth, publishing, datasources, targeting, events  as Protocols
-    adapters   aws, repositories, platform, ml                   AWS, the Graph API, the models
+    adapters   aws, repositories, platform, ml, dataplane        AWS, the Graph API, the models, the engine
     foundation clock, errors, settings, observability,           what everything needs
                wire_models
     records    shared.records                                    plain data; imports nothing of shared
@@ -17,7 +17,7 @@ and four rules sharpen it:
   Protocol and ``shared.wiring`` hands them the DynamoDB one;
 - adapter packages do not import one another: a repository knows nothing of the platform, and so on;
 - boto3 is imported only by repositories (and the wiring that builds clients), httpx only by the
-  platform client (and the wiring that builds its connection pool);
+  platform client (and the wiring that builds its connection pool), duckdb only by the data plane;
 - no two modules import each other, however indirectly: the activation pipeline
   (``shared.activation``) never imports the audience service that starts it, nor the views that show
   its progress (they read the step names from ``shared.activation.steps``).
@@ -53,7 +53,7 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "adapters",
-        ("shared.aws", "shared.repositories", "shared.platform", "shared.ml"),
+        ("shared.aws", "shared.repositories", "shared.platform", "shared.ml", "shared.dataplane"),
         siblings_may_import=False,
     ),
     Layer(
@@ -83,6 +83,7 @@ BOUNDARY_LIBRARIES: dict[str, tuple[str, ...]] = {
     "boto3": ("shared.aws", "shared.repositories", "shared.wiring"),
     "botocore": ("shared.aws", "shared.repositories", "shared.wiring"),
     "httpx": ("shared.platform", "shared.wiring"),
+    "duckdb": ("shared.dataplane",),
 }
 
 

@@ -3,6 +3,7 @@ interval; a shop with none shows none; every figure carries its interval and sam
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -14,6 +15,7 @@ from shared.audiences.holdout import split_holdout
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.lift import (
     LiftService,
+    ProductOrders,
     SegmentGroups,
     lift_report,
     rate_difference,
@@ -22,7 +24,7 @@ from shared.audiences.lift import (
     wilson,
 )
 from shared.errors import PreconditionFailed
-from shared.ml.datasets import OrderRecord, dump_records
+from shared.ml.datasets import OrderRecord
 from shared.records.audiences import ActivationRecord, AudienceRecord, HoldoutRecord, SegmentProvenance
 from shared.records.datasources import DatasetVersion
 from shared.records.models import ModelRecord
@@ -35,9 +37,48 @@ PRODUCT = "p00001"
 class Shop:
     record: AudienceRecord
     groups: SegmentGroups
-    orders: list[OrderRecord]
+    lines: list[OrderRecord]
     dataset: DatasetVersion
     users: list[AudienceUser]
+
+    @property
+    def orders(self) -> ProductOrders:
+        """The segment product's order lines, as the report reads them."""
+        return product_orders(self.lines, PRODUCT)
+
+
+def product_orders(lines: list[OrderRecord], product_id: str) -> ProductOrders:
+    mine = [line for line in lines if line.product_id == product_id]
+    return ProductOrders(
+        user_ids=np.array([line.user_id for line in mine], dtype=np.str_),
+        times=np.array([int(line.timestamp.timestamp() * 1_000_000) for line in mine], dtype=np.int64),
+        amounts=np.array([line.amount for line in mine], dtype=np.float64),
+    )
+
+
+def stored_aggregates(lines: list[OrderRecord]) -> dict[str, bytes]:
+    """``aggregates.npz`` and ``order-lines.bin`` as docs/data-plane.md lays them out (the sync writes
+    them; tests/unit/datasources checks it does so)."""
+    user_ids = np.array(sorted({line.user_id for line in lines}), dtype=np.str_)
+    product_ids = np.array(sorted({line.product_id for line in lines}), dtype=np.str_)
+    ordered = sorted(lines, key=lambda line: (line.product_id, line.timestamp))
+    product = np.searchsorted(product_ids, [line.product_id for line in ordered])
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(product, minlength=product_ids.size))])
+    users = np.searchsorted(user_ids, [line.user_id for line in ordered]).astype("<i4")
+    times = np.array([int(line.timestamp.timestamp() * 1_000_000) for line in ordered], dtype="<i8")
+    amounts = np.array([line.amount for line in ordered], dtype="<f8")
+    buffer = io.BytesIO()
+    np.savez(
+        buffer,
+        user_ids=user_ids,
+        product_ids=product_ids,
+        line_offsets=offsets.astype(np.int64),
+        lines=np.array([len(ordered)], dtype=np.int64),
+    )
+    return {
+        "datasets/org-1/v2/aggregates.npz": buffer.getvalue(),
+        "datasets/org-1/v2/order-lines.bin": users.tobytes() + times.tobytes() + amounts.tobytes(),
+    }
 
 
 def synthetic_shop(n: int, uplift: float, seed: int, revenue_uplift: float = 0.0) -> Shop:
@@ -65,7 +106,10 @@ def synthetic_shop(n: int, uplift: float, seed: int, revenue_uplift: float = 0.0
         org_id="org-1",
         version="v2",
         created_at=ACTIVATED + timedelta(days=28),
-        keys={"orders": "datasets/org-1/v2/orders.csv"},
+        keys={
+            "aggregates": "datasets/org-1/v2/aggregates.npz",
+            "order_lines": "datasets/org-1/v2/order-lines.bin",
+        },
         row_counts={},
         rows_read={},
         rejected_count=0,
@@ -180,11 +224,11 @@ def test_the_nominal_coverage_holds_over_many_shops() -> None:
 def test_before_any_order_after_the_activation_the_report_says_not_enough_data() -> None:
     # Given only orders from before the activation
     shop = synthetic_shop(2_000, uplift=0.04, seed=1)
-    before = [o for o in shop.orders if o.timestamp < ACTIVATED]
+    before = [o for o in shop.lines if o.timestamp < ACTIVATED]
     dataset = shop.dataset.model_copy(update={"orders_end": ACTIVATED - timedelta(days=3)})
 
     # When the report is built
-    report = lift_report(shop.record, shop.groups, before, dataset)
+    report = lift_report(shop.record, shop.groups, product_orders(before, PRODUCT), dataset)
 
     # Then it says so plainly, and still gives each group's size with its figures
     assert report.verdict == "not_enough_data"
@@ -269,6 +313,9 @@ class _Blobs:
     def get(self, key: str) -> bytes:
         return self.files[key]
 
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        return self.files[key][start : end + 1]
+
 
 class _Models:
     def get(self, org_id: str, name: str) -> ModelRecord | None:
@@ -276,15 +323,10 @@ class _Models:
 
 
 def test_the_service_reads_the_stored_groups_and_the_current_orders() -> None:
-    # Given the stored groups file and the current dataset's orders file
+    # Given the stored groups file and the current dataset's aggregates and order lines by product
     shop = synthetic_shop(20_000, uplift=0.04, seed=21)
     groups = ["holdout" if h else "uploaded" for h in shop.groups.held_out.tolist()]
-    blobs = _Blobs(
-        {
-            "g/groups.csv": groups_csv(shop.users, groups),
-            "datasets/org-1/v2/orders.csv": dump_records(shop.orders, "csv"),
-        }
-    )
+    blobs = _Blobs({"g/groups.csv": groups_csv(shop.users, groups), **stored_aggregates(shop.lines)})
     service = LiftService(_Audiences(shop.record), _Datasets(shop.dataset), blobs, _Models())
 
     # When the report is asked for

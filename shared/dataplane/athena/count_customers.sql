@@ -1,0 +1,4 @@
+/* Good customers rows kept. */
+SELECT
+  COUNT(*)
+FROM customers

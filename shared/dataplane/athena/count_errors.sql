@@ -1,0 +1,6 @@
+/* Problems found in one file. */
+SELECT
+  COUNT(*)
+FROM errors
+WHERE
+  kind = :kind

@@ -1,0 +1,4 @@
+/* Good orders rows kept. */
+SELECT
+  COUNT(*)
+FROM orders

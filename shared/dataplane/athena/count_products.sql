@@ -1,0 +1,4 @@
+/* Good products rows kept. */
+SELECT
+  COUNT(*)
+FROM products

@@ -1,0 +1,4 @@
+/* Records loaded into `raw`. */
+SELECT
+  COUNT(*)
+FROM raw

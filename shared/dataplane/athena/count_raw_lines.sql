@@ -1,0 +1,4 @@
+/* Lines loaded into `raw_lines`. */
+SELECT
+  COUNT(*)
+FROM raw_lines

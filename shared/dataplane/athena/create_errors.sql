@@ -1,0 +1,9 @@
+/* Every rejected row's problems: file kind, record (position among the file's records), column, reason */
+/* and, once numbered, the line an editor shows. Never a value. */
+CREATE OR REPLACE TABLE errors (
+  kind STRING,
+  record BIGINT,
+  field STRING,
+  reason STRING,
+  line BIGINT
+)

@@ -1,0 +1,57 @@
+-- Each customer of `raw` checked against CustomerRecord (shared/ml/datasets.py) where SQL can decide
+-- it, into `checked` (the scheme of classify_orders.sql). Optional text: empty, or 1-256 characters
+-- with no white space at either end; country two letters (kept upper case); limited_data_use one of
+-- the model's true/false words (blank: not flagged).
+CREATE OR REPLACE TABLE checked AS
+WITH reasons AS (
+    SELECT
+        *,
+        CASE
+            WHEN user_id IS NULL OR regexp_matches(user_id, '^(?:[ \t]+)$') THEN 'is required'
+            WHEN regexp_matches(user_id, $identifier) THEN NULL
+            ELSE '?'
+        END AS user_id_reason,
+        CASE WHEN email IS NULL OR regexp_matches(email, $identifier) THEN NULL ELSE '?' END AS email_reason,
+        CASE
+            WHEN first_name IS NULL OR regexp_matches(first_name, $identifier) THEN NULL ELSE '?'
+        END AS first_name_reason,
+        CASE
+            WHEN last_name IS NULL OR regexp_matches(last_name, $identifier) THEN NULL ELSE '?'
+        END AS last_name_reason,
+        CASE WHEN phone IS NULL OR regexp_matches(phone, $identifier) THEN NULL ELSE '?' END AS phone_reason,
+        CASE
+            WHEN country IS NULL OR regexp_matches(country, '^(?:[A-Za-z]{2})$') THEN NULL ELSE '?'
+        END AS country_reason,
+        CASE
+            WHEN limited_data_use IS NULL
+                OR limited_data_use IN (
+                    'true', 'True', 'TRUE', 'false', 'False', 'FALSE', 'yes', 'Yes', 'YES', 'no', 'No', 'NO', '1', '0'
+                ) THEN NULL
+            ELSE '?'
+        END AS limited_data_use_reason,
+        CASE WHEN state IS NULL OR regexp_matches(state, $identifier) THEN NULL ELSE '?' END AS state_reason
+    FROM raw
+)
+SELECT
+    record,
+    CASE
+        WHEN coalesce(user_id_reason, email_reason, first_name_reason, last_name_reason, phone_reason,
+            country_reason, limited_data_use_reason, state_reason) IS NULL THEN 'good'
+        WHEN coalesce(user_id_reason, '') = 'is required' AND coalesce(email_reason, first_name_reason,
+            last_name_reason, phone_reason, country_reason, limited_data_use_reason, state_reason) IS NULL
+            THEN 'bad'
+        ELSE 'undecided'
+    END AS verdict,
+    user_id,
+    email,
+    first_name,
+    last_name,
+    phone,
+    upper(country) AS country,
+    CASE
+        WHEN lower(limited_data_use) IN ('true', 'yes', '1') THEN TRUE
+        WHEN lower(limited_data_use) IN ('false', 'no', '0') THEN FALSE
+    END AS limited_data_use,
+    state,
+    user_id_reason
+FROM reasons

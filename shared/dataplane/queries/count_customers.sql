@@ -1,0 +1,2 @@
+-- Good customers rows kept.
+SELECT count(*) FROM customers

@@ -1,0 +1,2 @@
+-- Problems found in one file.
+SELECT count(*) FROM errors WHERE kind = $kind

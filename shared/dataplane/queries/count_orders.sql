@@ -1,0 +1,2 @@
+-- Good orders rows kept.
+SELECT count(*) FROM orders

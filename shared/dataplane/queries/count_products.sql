@@ -1,0 +1,2 @@
+-- Good products rows kept.
+SELECT count(*) FROM products

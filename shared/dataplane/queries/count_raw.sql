@@ -1,0 +1,2 @@
+-- Records loaded into `raw`.
+SELECT count(*) FROM raw

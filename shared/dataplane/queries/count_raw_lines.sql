@@ -1,0 +1,2 @@
+-- Lines loaded into `raw_lines`.
+SELECT count(*) FROM raw_lines

@@ -1,0 +1,2 @@
+-- The loaded cells and their checks, once a file's good rows are kept.
+DROP TABLE IF EXISTS raw

@@ -1,0 +1,502 @@
+"""A sync's three files through the columnar engine: read once, validated by column, the dataset
+version's objects written (docs/data-plane.md).
+
+**Reading.** Each file is read by the engine (``shared.dataplane.reader``): the dialect detected or
+given, the header resolved to service columns (a saved mapping first, then the record models' own
+names and aliases), every cell loaded as text with its record's position.
+
+**Validating, with today's verdicts.** The rules are the record models' (``OrderRecord``,
+``CustomerRecord``, ``ProductRecord`` in ``shared.ml.datasets``). SQL decides a cell when it can: a
+value the model accepts unchanged, or one whose reason is known (blank, a quantity below 1, a negative
+amount, ...; ``tests/unit/datasources/test_engine_verdicts.py`` holds every such reason to the model's).
+Any other row is read back from the engine in bounded chunks and validated by its record model,
+which accepts it with its values or rejects it with its reasons; only those rows ever become Python
+objects. JSON Lines rows all take that path. Duplicate keys, orders in the future and orders for
+customers or products that are not (validly) in their files are rejected in SQL. Every problem is
+named by file, line, column and reason, never by value.
+
+**Writing.** ``customers.parquet``, ``products.parquet``, ``orders.parquet``; ``training.npz``
+(the arrays training reads); ``aggregates.npz`` and ``order-lines.bin`` (per user, and the order
+lines by product, for the lift report); ``identifiers.npz`` (identifier coverage); the full
+``rejected-rows.json``. Files are written under the invocation's work directory and uploaded by
+the caller, which then publishes the version.
+"""
+
+from __future__ import annotations
+
+import csv
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from pydantic import ValidationError
+
+from shared.dataplane import queries
+from shared.dataplane.engine import Workspace
+from shared.dataplane.reader import FileOptions, Unreadable, detect, load, load_lines, read_header
+from shared.datasources.coverage import FLAGS, build_coverage
+from shared.errors import ValidationFailed
+from shared.ml.datasets import (
+    CustomerRecord,
+    OrderRecord,
+    ProductRecord,
+    _check_header,
+    _describe,
+    _error,
+    _file_problem,
+    _Record,
+    columns_of,
+    jsonl_record,
+)
+from shared.ml.validation import CustomerColumns
+
+KINDS = ("customers", "products", "orders")
+MODELS: dict[str, type[_Record]] = {
+    "customers": CustomerRecord,
+    "products": ProductRecord,
+    "orders": OrderRecord,
+}
+# Rows the record model reads at a time (their cells are Python objects only this long).
+MODEL_CHUNK = 50_000
+# Customers whose identifiers are normalised at a time for the coverage.
+COVERAGE_CHUNK = 100_000
+UNCATEGORISED = "Uncategorised"  # as shared.ml.training names a product without a category
+
+# Cell patterns of values the record models accept unchanged (shared/ml/validation.py has the same
+# rules). First and last character: none of Python's white space, which the models strip.
+_EDGE = (
+    r"[^\t\n\x0b\x0c\r\x1c-\x1f \x{85}\x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}"
+    r"\x{205f}\x{3000}]"
+)
+IDENTIFIER = rf"^(?:{_EDGE}(?:[^\n]{{0,254}}{_EDGE})?)$"
+TIMESTAMP = (
+    r"^(?:[1-9][0-9]{3}-[0-9]{2}-[0-9]{2}[T ](?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{1,6})?Z?)$"
+)
+PATTERNS = {"identifier": IDENTIFIER, "timestamp": TIMESTAMP}
+
+
+@dataclass(frozen=True)
+class SyncFile:
+    """One file of a sync: where it is locally, the name it is reported by, and what is known of it."""
+
+    path: Path
+    name: str
+    options: FileOptions = field(default_factory=FileOptions)
+
+
+@dataclass(frozen=True)
+class ShopCheck:
+    """A sync's verdict: good rows and rows read per file, problems (first ``shown`` of them sorted,
+    and their count), and the latest order."""
+
+    row_counts: dict[str, int]
+    rows_read: dict[str, int]
+    rejected_count: int
+    rejected_rows: list[dict[str, Any]]
+    orders_end: datetime | None
+
+
+def check_shop(workspace: Workspace, files: Mapping[str, SyncFile], now: datetime, shown: int) -> ShopCheck:
+    """Read and validate the three files into the engine's ``customers``, ``products`` and ``orders``
+    tables (good rows only) and its ``errors`` table. A problem of a whole file (not readable, a
+    missing or unknown column, no records) raises ``ValidationFailed`` naming the file."""
+    connection = workspace.connection
+    queries.run(connection, "create_errors")
+    numbering: dict[str, int | NDArray[np.int64]] = {}
+    for kind in KINDS:
+        numbering[kind] = _check_file(workspace, kind, files[kind])
+        if kind != "orders":
+            queries.run(connection, f"duplicate_{kind}")
+            queries.run(connection, f"drop_rejected_{kind}")
+    queries.run(connection, "reference_orders", {"now": now.astimezone(UTC).replace(tzinfo=None)})
+    queries.run(connection, "drop_rejected_orders")
+    for kind, lines in numbering.items():  # now that every problem is found
+        if isinstance(lines, int):
+            queries.run(connection, "number_lines_by_record", {"kind": kind, "offset": lines})
+        else:
+            _number_lines(workspace, kind, lines)
+    [(customers, products, orders, orders_end)] = queries.run(connection, "good_counts").fetchall()
+    good = {"customers": int(customers), "products": int(products), "orders": int(orders)}
+    rejected_rows = dict.fromkeys(KINDS, 0)
+    problems = 0
+    for kind, count, rows in queries.run(connection, "rejected_counts").fetchall():
+        rejected_rows[str(kind)] = int(rows)
+        problems += int(count)
+    names = {kind: files[kind].name for kind in KINDS}
+    first = queries.run(connection, "rejected_rows", names).fetchmany(shown)
+    return ShopCheck(
+        row_counts=good,
+        rows_read={kind: good[kind] + rejected_rows[kind] for kind in KINDS},
+        rejected_count=problems,
+        rejected_rows=[
+            {"file": str(f), "row": int(row), "field": str(col), "reason": str(why)}
+            for f, row, col, why in first
+        ],
+        orders_end=orders_end.replace(tzinfo=UTC) if orders_end is not None else None,
+    )
+
+
+def _check_file(workspace: Workspace, kind: str, file: SyncFile) -> int | NDArray[np.int64]:
+    """One file's good rows into its table and its rows' problems into ``errors``. Returns how its
+    records are numbered as lines: an offset, or the line each record ends on."""
+    connection = workspace.connection
+    model = MODELS[kind]
+    try:
+        dialect = detect(workspace, file.path, file.name, file.options)
+        if dialect.format == "jsonl":
+            _check_jsonl(workspace, kind, file)
+            return 0  # JSON Lines records are numbered by line already
+        lines: int | NDArray[np.int64] = 1  # the header
+        if dialect.format == "parquet":
+            queries.run(connection, f"read_parquet_{kind}", {"path": str(file.path)})
+        else:
+            columns = _resolve_header(file, model, read_header(file.path, dialect))
+            loaded = load(workspace, kind, file.path, dialect, columns)
+            if loaded.records == 0:
+                raise _file_problem(
+                    file.name, "file", "has no records", "Export the file again with its rows."
+                )
+            if loaded.lines.ends is not None:
+                lines = loaded.lines.ends
+    except Unreadable as exc:
+        raise _unreadable(file.name, exc) from None
+    queries.run(connection, f"classify_{kind}", PATTERNS)
+    queries.run(connection, f"errors_{kind}")
+    cells = _cell_columns(model)
+    fixed, model_errors = _model_verdicts(
+        workspace,
+        kind,
+        file.name,
+        model,
+        ((row[0], _given(cells, row[1:])) for row in _rows(workspace, kind)),
+    )
+    queries.run(connection, f"read_fixed_{kind}", {"path": str(fixed)})
+    queries.run(connection, f"keep_{kind}")
+    queries.run(connection, "read_model_errors", {"path": str(model_errors)})
+    queries.run(connection, "append_errors")
+    queries.run(connection, "drop_raw")
+    return lines
+
+
+def _check_jsonl(workspace: Workspace, kind: str, file: SyncFile) -> None:
+    """A JSON Lines file: every line read by the record model (as ``shared.ml.datasets`` reads one)."""
+    connection = workspace.connection
+    model = MODELS[kind]
+    if load_lines(workspace, file.path) == 0:
+        raise _file_problem(file.name, "file", "has no records", "Export the file again with its rows.")
+    known = columns_of(model)
+    lines = queries.run(connection, "undecided_lines")
+    fixed, model_errors = _model_verdicts(
+        workspace, kind, file.name, model, _jsonl_rows(lines, file.name, known), per_line=True
+    )
+    queries.run(connection, f"read_fixed_{kind}", {"path": str(fixed)})
+    queries.run(connection, f"keep_fixed_{kind}")
+    queries.run(connection, "read_model_errors", {"path": str(model_errors)})
+    queries.run(connection, "append_errors")
+    [(records,)] = queries.run(connection, f"count_{kind}").fetchall()
+    [(bad,)] = queries.run(connection, "count_errors", {"kind": kind}).fetchall()
+    if records == 0 and bad == 0:
+        raise _file_problem(file.name, "file", "has no records", "Export the file again with its rows.")
+
+
+def _jsonl_rows(
+    lines: Any, name: str, known: set[str]
+) -> Iterator[tuple[int, dict[str, Any] | list[dict[str, Any]]]]:
+    while chunk := lines.fetchmany(MODEL_CHUNK):
+        for record, text in chunk:
+            raw, problems = jsonl_record(str(text), int(record), name, known)
+            if problems:
+                yield int(record), problems
+            elif raw is not None:
+                yield int(record), raw
+
+
+def _rows(workspace: Workspace, kind: str) -> Iterator[tuple[Any, ...]]:
+    result = queries.run(workspace.connection, f"undecided_{kind}")
+    while chunk := result.fetchmany(MODEL_CHUNK):
+        yield from chunk
+
+
+def _given(cells: list[str], values: tuple[Any, ...]) -> dict[str, Any]:
+    """A row's cells as the record model reads a CSV row: an empty or blank cell is not given."""
+    return {name: value for name, value in zip(cells, values, strict=True) if value and not value.isspace()}
+
+
+def _model_verdicts(
+    workspace: Workspace,
+    kind: str,
+    name: str,
+    model: type[_Record],
+    rows: Iterator[tuple[int, dict[str, Any] | list[dict[str, Any]]]],
+    per_line: bool = False,
+) -> tuple[Path, Path]:
+    """Each row through its record model: accepted rows' values to one CSV, problems to another (both
+    for the engine to read); rows are taken a chunk at a time from ``rows``."""
+    fixed = workspace.path(f"fixed-{kind}.csv")
+    problems = workspace.path(f"model-errors-{kind}.csv")
+    cells = _cell_columns(model)
+    with fixed.open("w", newline="") as good_file, problems.open("w", newline="") as bad_file:
+        good = csv.writer(good_file, lineterminator="\n")
+        bad = csv.writer(bad_file, lineterminator="\n")
+        good.writerow(["record", *cells])
+        bad.writerow(["kind", "record", "field", "reason"])
+        for record, raw in rows:
+            if isinstance(raw, list):  # a line the JSON reader refused
+                bad.writerows((kind, record, e["field"], e["reason"]) for e in raw)
+                continue
+            try:
+                parsed = model.model_validate(raw)
+            except ValidationError as exc:
+                bad.writerows(
+                    (kind, record, e["field"], e["reason"]) for e in _describe(exc, name, record, raw)
+                )
+                continue
+            good.writerow([record, *(_cell(getattr(parsed, column)) for column in cells)])
+    del per_line
+    return fixed, problems
+
+
+def _cell(value: object) -> object:
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.astimezone(UTC).replace(tzinfo=None).isoformat(sep=" ")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return value
+
+
+def _cell_columns(model: type[_Record]) -> list[str]:
+    return list(model.model_fields)
+
+
+def _resolve_header(file: SyncFile, model: type[_Record], header: list[str]) -> list[str | None]:
+    """The service column of each of the file's columns (None: ignored), or the file problem of a
+    header that lacks a required column or has one the file type does not define. The saved mapping
+    (``file.options.columns``) is applied first; a column it does not name keeps its own name."""
+    names = [cell.strip() for cell in header]
+    mapped = [file.options.columns.get(cell, cell) if cell else "" for cell in names]
+    present = {cell for cell in mapped if cell}
+    missing = [
+        field_name
+        for field_name, info in model.model_fields.items()
+        if info.is_required() and not _present(field_name, info.validation_alias, present)
+    ]
+    _check_header(file.name, model, present, missing)
+    return [_field_of(model, cell) if cell else None for cell in mapped]
+
+
+def _present(field_name: str, alias: object, header: set[str]) -> bool:
+    choices = getattr(alias, "choices", None) or []
+    return field_name in header or any(choice in header for choice in choices)
+
+
+def _field_of(model: type[_Record], column: str) -> str:
+    for field_name, info in model.model_fields.items():
+        if column == field_name or column in getattr(info.validation_alias, "choices", ()):
+            return field_name
+    return column
+
+
+def _number_lines(workspace: Workspace, kind: str, ends: NDArray[np.int64]) -> None:
+    """Number a file's problems by the lines its records end on (blank lines, quoted line breaks)."""
+    path = workspace.path(f"line-ends-{kind}.csv")
+    records = np.arange(1, ends.size + 1, dtype=np.int64)
+    with path.open("w") as file:
+        file.write("record,line\n")
+        np.savetxt(file, np.column_stack([records, ends]), fmt="%d", delimiter=",")
+    queries.run(workspace.connection, "read_line_ends", {"path": str(path)})
+    queries.run(workspace.connection, "number_lines_by_table", {"kind": kind})
+
+
+def _unreadable(name: str, exc: Unreadable) -> ValidationFailed:
+    if exc.reason == "not UTF-8 text":
+        where = f" (byte {exc.byte})" if exc.byte is not None else f" (line {exc.line})" if exc.line else ""
+        return ValidationFailed(
+            f"{name} is not UTF-8 text{where}",
+            field="file",
+            remedy="Export the file as UTF-8 CSV or JSON Lines.",
+            details={"file": name, "errors": [_error(name, 0, "file", "not UTF-8 text")]},
+        )
+    return ValidationFailed(
+        f"{name} is not readable CSV at line {exc.line} ({exc.reason}).",
+        field="file",
+        remedy="Export the file again as CSV (quote cells holding commas, quotes or line breaks).",
+        details={"file": name, "errors": [_error(name, exc.line, "file", exc.reason)]},
+    )
+
+
+# --- the dataset version's objects ------------------------------------------------------------------
+
+
+def write_version(workspace: Workspace, files: Mapping[str, SyncFile], check: ShopCheck) -> dict[str, Path]:
+    """Every object of a dataset version, by its key in ``DatasetVersion.keys`` (docs/data-plane.md)."""
+    objects: dict[str, Path] = dict(write_tables(workspace))
+    # Until training reads training.npz and the activation customers.parquet, they read these.
+    objects.update({f"{kind}_csv": path for kind, path in write_csv_tables(workspace).items()})
+    objects["training"] = write_training(workspace)
+    objects["aggregates"], objects["order_lines"] = write_aggregates(workspace, check.orders_end)
+    objects["identifiers"] = write_coverage(workspace)
+    objects["report"] = write_rejected_rows(workspace, files)
+    return objects
+
+
+def write_rejected_rows(workspace: Workspace, files: Mapping[str, SyncFile]) -> Path:
+    """``rejected-rows.json``: every problem as file, row, field, reason, sorted (never a value)."""
+    path = workspace.path("rejected-rows.json")
+    names = {kind: files[kind].name for kind in KINDS}
+    query = queries.text("rejected_rows")
+    workspace.connection.execute(
+        f"COPY ({query}) TO $path (FORMAT json, ARRAY true)", {**names, "path": str(path)}
+    )
+    return path
+
+
+def write_tables(workspace: Workspace) -> dict[str, Path]:
+    """``customers.parquet``, ``products.parquet``, ``orders.parquet`` (docs/data-plane.md)."""
+    written = {}
+    for kind in KINDS:
+        path = workspace.path(f"{kind}.parquet")
+        workspace.connection.sql(queries.text(f"dataset_{kind}")).write_parquet(str(path), compression="zstd")
+        written[kind] = path
+    return written
+
+
+def write_csv_tables(workspace: Workspace) -> dict[str, Path]:
+    """The good rows as CSV files the record-model loader reads (``shared.ml.datasets``): the
+    readers that have not moved to the columnar objects yet (docs/data-plane.md, "Moving over")."""
+    written = {}
+    for kind in KINDS:
+        path = workspace.path(f"{kind}.csv")
+        query = queries.text(f"dataset_{kind}")
+        workspace.connection.execute(
+            f"COPY ({query}) TO $path (FORMAT csv, HEADER true)", {"path": str(path)}
+        )
+        written[kind] = path
+    return written
+
+
+def write_training(workspace: Workspace) -> Path:
+    """``training.npz``: ``shared.ml.training.EncodedShop`` as arrays (docs/data-plane.md), each array
+    fetched from the engine and written on its own (never all at once in memory)."""
+    connection = workspace.connection
+    queries.run(connection, "encode_order_lines")
+    path = workspace.path("training.npz")
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        user_ids = _strings(queries.run(connection, "training_user_ids").fetchnumpy()["user_id"])
+        _add(archive, "user_ids", user_ids)
+        del user_ids
+        products = queries.run(connection, "training_products").fetchnumpy()
+        product_ids = _strings(products["product_id"])
+        named = [str(c) if c is not None and c == c else UNCATEGORISED for c in products["category"].tolist()]
+        categories = sorted({*named, UNCATEGORISED})
+        position = {name: k for k, name in enumerate(categories)}
+        _add(archive, "product_ids", product_ids)
+        _add(archive, "categories", np.array(categories, dtype=np.str_))
+        _add(archive, "product_category", np.array([position[c] for c in named], dtype=np.int32))
+        _add(archive, "product_price", _floats(products["price"], np.float64))
+        for name, dtype in (
+            ("order_user", np.int32),
+            ("order_product", np.int32),
+            ("order_day", np.float64),
+            ("order_units", np.float32),
+            ("order_amount", np.float64),
+            ("order_key", np.int32),
+        ):
+            column = queries.run(connection, f"training_{name}").fetchnumpy()[name]
+            _add(archive, name, np.asarray(column, dtype=dtype))
+            del column
+    return path
+
+
+def write_aggregates(workspace: Workspace, orders_end: datetime | None) -> tuple[Path, Path]:
+    """``aggregates.npz`` (per user: orders, revenue, last order; the product ids and where each
+    product's lines start in ``order-lines.bin``) and ``order-lines.bin`` (the order lines by product
+    then time: user positions int32, times int64 microseconds, amounts float64, one array after the
+    other). A lift report reads the small file and one product's slice of the large one."""
+    connection = workspace.connection
+    lines_path = workspace.path("order-lines.bin")
+    lines = queries.run(connection, "product_lines").fetchnumpy()
+    product = np.asarray(lines["order_product"], dtype=np.int64)
+    with lines_path.open("wb") as out:
+        for name, dtype in (("order_user", "<i4"), ("order_time", "<i8"), ("order_amount", "<f8")):
+            out.write(np.asarray(lines[name], dtype=dtype).tobytes())
+    n_lines = int(product.size)
+    del lines
+    products = _strings(queries.run(connection, "training_products").fetchnumpy()["product_id"])
+    offsets = np.zeros(products.size + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum(np.bincount(product, minlength=products.size))
+    del product
+    users = queries.run(connection, "user_aggregates").fetchnumpy()
+    path = workspace.path("aggregates.npz")
+    np.savez(
+        path,
+        allow_pickle=False,
+        user_ids=_strings(users["user_id"]),
+        user_orders=np.asarray(users["orders"], dtype=np.int32),
+        user_revenue=np.asarray(users["revenue"], dtype=np.float64),
+        user_last_order=_ints(users["last_order"], missing=-1),
+        product_ids=products,
+        line_offsets=offsets,
+        lines=np.array([n_lines], dtype=np.int64),
+        orders_end=np.array(
+            [-1 if orders_end is None else int(orders_end.timestamp() * 1_000_000)], dtype=np.int64
+        ),
+    )
+    return path, lines_path
+
+
+def write_coverage(workspace: Workspace) -> Path:
+    """``identifiers.npz``: identifier coverage by sorted user id, normalised a chunk of customers at a
+    time with the upload's own rules (``shared.datasources.coverage``)."""
+    result = queries.run(workspace.connection, "customer_identifiers")
+    user_ids: list[NDArray[np.str_]] = []
+    countries: list[NDArray[np.str_]] = []
+    flags: dict[str, list[NDArray[np.bool_]]] = {name: [] for name in FLAGS}
+    while chunk := result.fetchmany(COVERAGE_CHUNK):
+        columns = CustomerColumns(*(list(column) for column in zip(*chunk, strict=True)))
+        coverage = build_coverage(columns)
+        user_ids.append(coverage.user_ids)
+        countries.append(coverage.countries)
+        for name in FLAGS:
+            flags[name].append(coverage.flags[name])
+    path = workspace.path("identifiers.npz")
+    ids = np.concatenate(user_ids) if user_ids else np.array([], dtype=np.str_)
+    np.savez(
+        path,
+        allow_pickle=False,
+        user_ids=ids,
+        countries=np.concatenate(countries) if countries else np.array([], dtype="<U2"),
+        **{
+            name: np.concatenate(parts) if parts else np.zeros(0, dtype=bool) for name, parts in flags.items()
+        },
+    )
+    return path
+
+
+def _add(archive: zipfile.ZipFile, name: str, array: NDArray[Any]) -> None:
+    with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+        np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
+
+
+def _strings(values: Any) -> NDArray[np.str_]:
+    if isinstance(values, np.ma.MaskedArray):
+        values = np.ma.filled(values, "")
+    return np.asarray(values, dtype=np.str_) if len(values) else np.array([], dtype="<U1")
+
+
+def _floats(values: Any, dtype: type[np.floating[Any]]) -> NDArray[Any]:
+    if isinstance(values, np.ma.MaskedArray):
+        return np.asarray(np.ma.filled(values.astype(dtype), np.nan), dtype=dtype)
+    return np.asarray(values, dtype=dtype)
+
+
+def _ints(values: Any, missing: int) -> NDArray[np.int64]:
+    if isinstance(values, np.ma.MaskedArray):
+        return np.asarray(np.ma.filled(values, missing), dtype=np.int64)
+    return np.asarray(values, dtype=np.int64)
