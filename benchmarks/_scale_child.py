@@ -24,7 +24,8 @@ def main(argv: list[str]) -> None:
     path = next(p for p in PATHS if p.name == name)
     # The memory the template gives the path's function, as Lambda tells the function (the engine
     # takes half of it: shared/dataplane/engine.py).
-    os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = str(_memory_size(path.function))
+    if path.function:
+        os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = str(_memory_size(path.function))
     shop = ShopFiles(shop_dir / "customers.csv", shop_dir / "products.csv", shop_dir / "orders.csv")
     rss_before_mb = _reset_peak_mb()
     cpu = cpu_seconds()

@@ -192,7 +192,7 @@ def measure_lift(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:
 
     import numpy as np
 
-    from shared.audiences.activation import groups_csv
+    from shared.activation.users_files import groups_csv
     from shared.audiences.identifiers import AudienceUser
     from shared.audiences.lift import LiftService
     from shared.records.audiences import ActivationRecord, AudienceRecord, HoldoutRecord, SegmentProvenance
