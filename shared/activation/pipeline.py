@@ -25,17 +25,20 @@ Functions sees as ``errorType`` (Lambda passes nothing else through: docs/aws-fa
 from __future__ import annotations
 
 import csv
-import io
 import json
 import math
+import shutil
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
-from shared.activation.checks import check_usable, check_values, merged_report
+from shared.activation.checks import check_usable, check_values
 from shared.activation.steps import (
     LEASE_SECONDS,
     SAFETY_SECONDS,
@@ -52,7 +55,6 @@ from shared.activation.steps import (
 )
 from shared.activation.users_files import (
     VALUE_CSV_COLUMN,
-    column_chunks,
     groups_csv,
     snapshot_rows_of_csv,
     users_csv,
@@ -60,8 +62,6 @@ from shared.activation.users_files import (
 from shared.audiences.batching import new_session_id
 from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED, new_seed, split_holdout
 from shared.audiences.identifiers import SCHEMA, AudienceUser
-from shared.audiences.preparation import Row, prepare_columns
-from shared.audiences.quality import QualityReport
 from shared.audiences.snapshot import GROUP_COLUMN, SNAPSHOT_COLUMNS, SNAPSHOT_START, snapshot_row
 from shared.audiences.uploads import upload_key
 from shared.clock import Clock
@@ -83,13 +83,18 @@ from shared.records.connections import Connection
 from shared.targeting.models import SegmentSpec
 
 if TYPE_CHECKING:
+    from shared.activation.hashing import UsersInEngine
+    from shared.dataplane.runner import QueryRunner
     from shared.targeting.service import SegmentUsers
 
 # operation_status codes meaning "still processing the upload" (docs/platform-notes.md §2.4).
 SEED_PROCESSING_CODES = frozenset({410, 414, 441})
 SEED_POLL_SECONDS = 15
-# Users normalised and hashed at a time (bounds NormaliseAndHash's memory).
-PREPARE_CHUNK_USERS = 20_000
+# Batches the engine hashes per query (bounds NormaliseAndHash's memory: about 4 MB of JSON each),
+# and the threads writing them to S3 meanwhile.
+BATCHES_PER_QUERY = 16
+BATCH_WRITERS = 4
+COPY_BUFFER_BYTES = 8 << 20
 
 __all__ = [
     "LEASE_SECONDS",
@@ -114,6 +119,7 @@ class ActivationBlobs(Protocol):
     def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
     def get(self, key: str) -> bytes: ...
     def open(self, key: str) -> BinaryIO: ...
+    def upload(self, key: str, path: Path, content_type: str = ...) -> None: ...
 
 
 class PlatformConnections(Protocol):
@@ -145,7 +151,11 @@ class ActivationPipeline:
     segments: Callable[[], SegmentSource] | None = None
     batch_size: int = platform.MAX_ROWS_PER_CALL
     max_batches: int = 20
-    prepare_chunk: int = PREPARE_CHUNK_USERS
+    batches_per_query: int = BATCHES_PER_QUERY
+    # The columnar engine, opened per step that needs it (``shared.dataplane.engine``).
+    engines: Callable[[], AbstractContextManager[QueryRunner]] = field(
+        default=lambda: _query_runner(), repr=False
+    )
     # Source requests are read as ``CreateAudienceRequest`` JSON (``shared.audiences.models``).
     _graphs: dict[str, GraphClient] = field(default_factory=dict, repr=False)
 
@@ -215,9 +225,7 @@ class ActivationPipeline:
             # Only its header was checked when the activation was accepted: its rows are checked here,
             # as the snapshot is written (a bad row fails the step naming its line and column).
             users_key = upload_key(record.org_id, request.upload_id)
-            with self.blobs.open(users_key) as stream:  # a large list is read as it streams in
-                count = self._write_snapshot(record, snapshot_rows_of_csv(stream, request.value_column))
-            return users_key, count
+            return users_key, self._select_list(record, users_key, request.value_column)
         users: list[AudienceUser] = list(request.users)
         values: dict[str, float] | None = None
         if request.segment is not None:
@@ -234,6 +242,31 @@ class ActivationPipeline:
         self.blobs.put(users_key, users_csv(users, values), "text/csv")
         self._write_snapshot(record, (snapshot_row(user) for user in users))
         return users_key, len(users)
+
+    def _select_list(self, record: AudienceRecord, users_key: str, value_column: str | None) -> int:
+        """An uploaded list's snapshot, its rows checked: in the engine when every row is plainly valid
+        (the common case; the snapshot is written as it streams out), else by the Python path, which
+        names the line and column of each bad row. The number of users."""
+        from shared.activation.hashing import csv_header, load_users_file, unsure_rows, write_snapshot
+
+        with self.engines() as engine:
+            path = engine.path("upload.csv")
+            self._copy(users_key, path)
+            header = csv_header(path)
+            load_users_file(engine, path, header, value_column if value_column in header else None)
+            if unsure_rows(engine):
+                with path.open("rb") as stream:
+                    return self._write_snapshot(record, snapshot_rows_of_csv(stream, value_column))
+            snapshot = engine.path("snapshot.csv")
+            count = write_snapshot(engine, snapshot)
+            if record.snapshot_key:
+                self.blobs.upload(record.snapshot_key, snapshot, "text/csv")
+            return count
+
+    def _copy(self, key: str, path: Path) -> None:
+        """An object into a local file, as it streams in (never whole in memory)."""
+        with self.blobs.open(key) as stream, path.open("wb") as file:
+            shutil.copyfileobj(stream, file, COPY_BUFFER_BYTES)
 
     def _hold_out(
         self,
@@ -280,28 +313,33 @@ class ActivationPipeline:
         columns: tuple[str, ...] = SNAPSHOT_COLUMNS,
     ) -> int:
         """Store the audience's CSV snapshot (``shared.audiences.snapshot``) of ``rows``; their number.
-        A holdout's snapshot adds the ``group`` column (``columns``)."""
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, lineterminator="\r\n")
-        writer.writerow(columns)
-        chunks: list[bytes] = [SNAPSHOT_START]
-        count = 0
-        for row in rows:
-            writer.writerow(row)
-            count += 1
-            if count % 5_000 == 0:  # encoded as it goes: never the whole file twice as text
-                chunks.append(buffer.getvalue().encode())
-                buffer.seek(0)
-                buffer.truncate()
-        chunks.append(buffer.getvalue().encode())
-        if record.snapshot_key:
-            self.blobs.put(record.snapshot_key, b"".join(chunks), "text/csv")
+        A holdout's snapshot adds the ``group`` column (``columns``). Written to a local file as the rows
+        come and uploaded from it, so a large list is never whole in memory."""
+        with tempfile.TemporaryDirectory(prefix="snapshot-") as folder:
+            path = Path(folder) / "snapshot.csv"
+            count = 0
+            with path.open("w", encoding="utf-8", newline="") as file:
+                file.write(SNAPSHOT_START.decode("utf-8"))
+                writer = csv.writer(file, lineterminator="\r\n")
+                writer.writerow(columns)
+                for row in rows:
+                    writer.writerow(row)
+                    count += 1
+            if record.snapshot_key:
+                self.blobs.upload(record.snapshot_key, path, "text/csv")
         return count
 
     def normalise_and_hash(self, org_id: str, audience_id: str, worker: Worker) -> StepResult:
-        """``NormaliseAndHash``: join each user's identifiers into one row, normalise and hash them,
-        and store the rows as the upload session's batches (batch ``n`` always holds the same rows,
-        so an upload resumes after the last acknowledged batch)."""
+        """``NormaliseAndHash``: normalise and hash the users file in the engine
+        (``shared.activation.hashing``): each user's identifiers into one row, the first usable
+        record of each user_id kept, and the rows stored as the upload session's batches (batch
+        ``n`` always holds the same rows, so an upload resumes after the last acknowledged batch).
+        The file is copied to the engine's scratch folder as it streams in; the batches are written a
+        few at a time, hashed as they are written, so memory stays bounded whatever the list's size."""
+        # The engine and numpy ship with the functions that run this step (the activation step and
+        # the synchronous create), not with every function that reads an audience.
+        from shared.activation.hashing import csv_header, hash_users, load_users_file
+
         record = self._begin(org_id, audience_id, worker, "normalise_and_hash")
         activation = self._activation(record)
         if record.upload is not None and activation.batch_keys_prefix:
@@ -310,50 +348,25 @@ class ActivationPipeline:
         request = self._request(record)
         session_id = new_session_id()
         prefix = f"activations/{org_id}/{audience_id}/batches/{session_id}"
-        # A chunk of users at a time, so memory stays bounded whatever the list's size; batch n is
-        # written as soon as its rows exist. The first usable record of a user_id is kept (as
-        # prepare_columns does within a chunk), across chunks too.
-        kept: set[str] = set()
-        schema: tuple[str, ...] = SCHEMA
-        pending: list[Row] = []
-        reports: list[QualityReport] = []
-        batches = later_duplicates = rows_total = with_value = 0
         value_seed = record.value_seed
         # A segment's users file holds the predicted values; an uploaded list, the column it names.
         value_column = (value_seed.column or VALUE_CSV_COLUMN) if value_seed is not None else None
-        with self.blobs.open(activation.users_key) as stream:  # read as it streams in
-            for columns in column_chunks(stream, self.prepare_chunk, value_column):
-                prepared = prepare_columns(columns, default_country=request.country)
-                schema = prepared.schema  # the same for every chunk (the file's columns decide it)
-                reports.append(prepared.report)
-                for row in prepared.rows:
-                    if row[0] in kept:
-                        later_duplicates += 1
-                        continue
-                    kept.add(row[0])
-                    pending.append(row)
-                    if value_column is not None and row[-1] != "":
-                        with_value += 1
-                    if len(pending) == self.batch_size:
-                        batches += 1
-                        self.blobs.put(
-                            batch_key(prefix, batches), json.dumps(pending).encode(), "application/json"
-                        )
-                        rows_total += len(pending)
-                        pending = []
-        if pending:
-            batches += 1
-            self.blobs.put(batch_key(prefix, batches), json.dumps(pending).encode(), "application/json")
-            rows_total += len(pending)
-        del kept, pending
-        check_usable(rows_total, record.objective)
+        with self.engines() as engine:
+            path = engine.path("users.csv")
+            self._copy(activation.users_key, path)
+            users = load_users_file(engine, path, csv_header(path), value_column)
+            path.unlink()  # the engine holds the users now; the scratch folder is small in Lambda
+            hashed = hash_users(engine, users, default_country=request.country, batch_size=self.batch_size)
+            check_usable(hashed.rows, record.objective)
+            if value_seed is not None:
+                check_values(hashed.with_value, hashed.rows, value_seed.column)
+            self._write_batches(engine, users, prefix, hashed.batches)
         if value_seed is not None:
-            check_values(with_value, rows_total, value_seed.column)
-            value_seed.rows_with_value = with_value
+            value_seed.rows_with_value = hashed.with_value
         session = platform.UploadSession(
-            session_id=session_id, total_rows=rows_total, batch_size=self.batch_size
+            session_id=session_id, total_rows=hashed.rows, batch_size=self.batch_size
         )
-        record.quality = merged_report(reports, later_duplicates).model_dump(mode="json")
+        record.quality = hashed.report.model_dump(mode="json")
         record.upload = UploadProgress(
             session_id=session.session_id,
             total_rows=session.total_rows,
@@ -362,9 +375,30 @@ class ActivationPipeline:
         )
         activation.rows_total = session.total_rows
         activation.batch_keys_prefix = prefix
-        activation.upload_schema = list(schema)
+        activation.upload_schema = list(hashed.schema)
         self._save(record, worker)
         return StepResult(outcome="done")
+
+    def _write_batches(self, engine: QueryRunner, users: UsersInEngine, prefix: str, batches: int) -> None:
+        """Store batches 1 to ``batches`` as JSON, ``batches_per_query`` hashed at a time by the
+        engine while the previous ones are being written to S3 (a few writers, a bounded queue)."""
+        from shared.activation.hashing import batch_documents
+
+        with ThreadPoolExecutor(max_workers=BATCH_WRITERS, thread_name_prefix="batch-writer") as writers:
+            pending: list[Future[None]] = []
+            for first in range(1, batches + 1, self.batches_per_query):
+                last = min(batches, first + self.batches_per_query - 1)
+                for number, document in batch_documents(engine, users, first, last):
+                    pending.append(
+                        writers.submit(
+                            self.blobs.put, batch_key(prefix, number), document, "application/json"
+                        )
+                    )
+                # Hold at most one query's documents beyond what is being written.
+                while len(pending) > self.batches_per_query:
+                    pending.pop(0).result()
+            for future in pending:
+                future.result()
 
     # --- the platform's objects -------------------------------------------------------------------
 
@@ -694,3 +728,10 @@ def _crash_message(cause: str) -> str:
     if isinstance(payload, dict) and payload.get("errorMessage"):
         return str(payload["errorMessage"])
     return "The activation step failed."
+
+
+def _query_runner() -> AbstractContextManager[QueryRunner]:
+    """The engine for one step, sized to the function (``shared.dataplane.engine``)."""
+    from shared.dataplane.runner import query_runner
+
+    return query_runner()

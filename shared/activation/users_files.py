@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, BinaryIO
 from pydantic import ValidationError
 
 from shared.audiences.identifiers import AudienceUser
-from shared.audiences.preparation import IdentifierColumns
 from shared.audiences.snapshot import csv_safe_text, score_cell, snapshot_row
 from shared.audiences.uploads import customer_value, invalid_rows, plainly_valid, row_problems
 from shared.errors import ValidationFailed
@@ -26,8 +25,6 @@ USERS_CSV_COLUMNS = ("user_id", "email", "firstName", "lastName", "phone", "scor
 LIMITED_DATA_USE_COLUMNS = ("limitedDataUse", "state")
 # Written for a value-based segment seed: each user's predicted value (``shared.targeting.values``).
 VALUE_CSV_COLUMN = "value"
-# How pydantic reads a true boolean cell (an uploaded list was validated as AudienceUser already).
-_TRUE_CELLS = frozenset({"true", "1", "yes", "y", "on", "t"})
 
 
 def groups_csv(users: list[AudienceUser], groups: list[str]) -> bytes:
@@ -119,70 +116,3 @@ def snapshot_rows_of_csv(data: BinaryIO, value_column: str | None = None) -> Ite
         raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
     if problems:
         raise invalid_rows(problems)
-
-
-def column_chunks(data: BinaryIO, size: int, value_column: str | None = None) -> Iterator[IdentifierColumns]:
-    """The identifier columns of a users CSV (``USERS_CSV_COLUMNS`` header, any order), ``size``
-    users at a time; blank cells are missing values. With ``value_column`` (a value-based seed), each
-    user's value from that column too (``uploads.customer_value``: a blank cell is no value)."""
-    header, rows = _csv_rows(data)
-    index = {name: i for i, name in enumerate(header)}
-    wanted = ("user_id", "email", "phone", "firstName", "lastName", "country", *LIMITED_DATA_USE_COLUMNS)
-    positions = [index.get(name) for name in wanted]
-    value_at = index.get(value_column) if value_column is not None else None
-    if value_column is not None and value_at is None:
-        raise ValidationFailed(
-            f"The users file has no column named {value_column!r} for the customers' values.",
-            field="valueColumn",
-            remedy="Name one of the uploaded CSV's columns in valueColumn.",
-        )
-    chunk: list[list[str]] = []
-    for row in rows:
-        if row:
-            chunk.append(row)
-        if len(chunk) == size:
-            yield _columns(chunk, positions, value_at)
-            chunk = []
-    if chunk:
-        yield _columns(chunk, positions, value_at)
-
-
-def _values(rows: list[list[str]], at: int) -> list[float | None]:
-    values: list[float | None] = []
-    for row in rows:
-        try:
-            values.append(customer_value(row[at]) if at < len(row) else None)
-        except ValueError as exc:
-            raise ValidationFailed(
-                f"A customer value {exc}.",
-                field="valueColumn",
-                remedy="Give each customer a value of 0 or more (blank for no value), then retry.",
-            ) from exc
-    return values
-
-
-def _columns(
-    rows: list[list[str]], positions: list[int | None], value_at: int | None = None
-) -> IdentifierColumns:
-    def column(at: int | None) -> list[str | None]:
-        if at is None:
-            return [None] * len(rows)
-        return [(row[at] if at < len(row) and row[at].strip() else None) for row in rows]
-
-    user_ids, emails, phones, first_names, last_names, countries, flags, states = (
-        column(at) for at in positions
-    )
-    return IdentifierColumns(
-        user_ids=[u or "" for u in user_ids],
-        emails=emails,
-        phones=phones,
-        first_names=first_names,
-        last_names=last_names,
-        countries=countries,
-        # A list with the limitedDataUse column carries the options on every row (blank: not LDU).
-        limited_data_use=None
-        if positions[6] is None
-        else [None if v is None else v.strip().lower() in _TRUE_CELLS for v in flags],
-        states=states,
-        values=None if value_at is None else _values(rows, value_at),
-    )

@@ -581,3 +581,55 @@ def _assemble_rows(
             add_kept(user_id)
             append(row)
     return rows, no_identifier, duplicates
+
+
+# --- one value at a time, for the bulk path (shared.activation.hashing) ----------------------------
+# The engine applies the rules above to the common cases in SQL and asks these for what it cannot
+# decide, so both paths run the very code that prepare_columns runs.
+
+
+def prepared_email(raw: str) -> tuple[str, DropReason | None]:
+    """A non-blank e-mail cell as ``prepare_columns`` sends it: its hash (or the digest it is), or
+    ``""`` and why not."""
+    drops: Counter[DropReason] = Counter()
+    (value,) = _email_column([raw], drops)
+    return value, next(iter(drops), None)
+
+
+def prepared_name(raw: str | None) -> tuple[str, DropReason | None]:
+    """A first or last name cell as ``prepare_columns`` sends it: its hash, or ``""`` and why not."""
+    result = _prepared_name(raw)
+    return ("", result) if isinstance(result, DropReason) else (result, None)
+
+
+def prepared_country(
+    raw: str | None, store_country: str | None
+) -> tuple[str, DropReason | None, str | None, str | None]:
+    """A country cell as ``prepare_columns`` sends it (hash or ``""``, why not), its ISO code, and the
+    country whose dialing plan reads the user's phone (None: no plan), as ``_country_column`` picks it:
+    the customer's own country when readable, even without a plan, else the store's."""
+    value, code, reason = _prepared_country(raw)
+    if raw is None:
+        reason = DropReason.EMPTY
+    plan_country = code if code else store_country
+    plan = plan_country if plan_country in _PHONE_PLANS else None
+    return value, reason, code, plan
+
+
+def store_country(default_country: str | None) -> str | None:
+    """The store's country as the rules read it (``ValidationFailed`` for an unknown one)."""
+    return _store_country(default_country)
+
+
+def phone_shape(
+    digits: str, length: int, international: bool, plan: str | None
+) -> tuple[int, str, DropReason | None] | None:
+    """What the dialing rules do to every ``length``-digit number starting with ``digits`` (a head of
+    up to six digits, or the whole number), for a user whose plan is ``plan``'s country: keep
+    ``number[cut:]`` behind the calling code ``prefix``, or drop it for the reason. None when the head
+    does not decide it (see ``_phone_shape``)."""
+    shape = _phone_shape(digits.encode(), length, international, _PHONE_PLANS[plan] if plan else None)
+    if shape is None:
+        return None
+    cut, prefix, reason = shape
+    return cut, prefix.decode(), reason

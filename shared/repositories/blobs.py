@@ -11,6 +11,12 @@ from shared.records.uploads import UploadForm
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
+    from mypy_boto3_s3.type_defs import CompletedPartTypeDef
+
+
+# Multipart upload part size (S3 takes 5 MB to 5 GB per part and at most 10,000 parts: 16 MB parts
+# carry a file of up to 156 GB), and the read size of a download.
+PART_BYTES = 16 * 1024 * 1024
 
 
 class S3BlobStore:
@@ -49,17 +55,44 @@ class S3BlobStore:
             shutil.copyfileobj(body, file, 8 << 20)
 
     def upload(self, key: str, path: Path, content_type: str = "application/octet-stream") -> None:
-        """A local file as the object, streamed from disk in one PUT (S3 takes up to 5 GB so), SSE-KMS
-        with the service's key."""
-        with path.open("rb") as file:
-            self._s3.put_object(
-                Bucket=self._bucket,
-                Key=key,
-                Body=file,
-                ContentType=content_type,
-                ServerSideEncryption="aws:kms",
-                SSEKMSKeyId=self._kms_key_id,
+        """A local file as the object, SSE-KMS with the service's key: one PUT when small, else a
+        multipart upload of ``PART_BYTES`` parts read one at a time (the clients are botocore's, which
+        have no managed transfer). A failed multipart upload is aborted, leaving no parts behind."""
+        size = path.stat().st_size
+        if size <= PART_BYTES:
+            with path.open("rb") as file:
+                self._s3.put_object(
+                    Bucket=self._bucket,
+                    Key=key,
+                    Body=file,
+                    ContentType=content_type,
+                    ServerSideEncryption="aws:kms",
+                    SSEKMSKeyId=self._kms_key_id,
+                )
+            return
+        upload_id = self._s3.create_multipart_upload(
+            Bucket=self._bucket,
+            Key=key,
+            ContentType=content_type,
+            ServerSideEncryption="aws:kms",
+            SSEKMSKeyId=self._kms_key_id,
+        )["UploadId"]
+        try:
+            parts: list[CompletedPartTypeDef] = []
+            with path.open("rb") as file:
+                number = 1
+                while chunk := file.read(PART_BYTES):
+                    sent = self._s3.upload_part(
+                        Bucket=self._bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=chunk
+                    )
+                    parts.append({"ETag": sent["ETag"], "PartNumber": number})
+                    number += 1
+            self._s3.complete_multipart_upload(
+                Bucket=self._bucket, Key=key, UploadId=upload_id, MultipartUpload={"Parts": parts}
             )
+        except BaseException:
+            self._s3.abort_multipart_upload(Bucket=self._bucket, Key=key, UploadId=upload_id)
+            raise
 
     def open(self, key: str) -> BinaryIO:
         """The object's bytes as a stream read from S3 as it is consumed (never whole in memory)."""

@@ -11,6 +11,7 @@ import io
 import json
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any, BinaryIO
 
 import pytest
@@ -150,6 +151,9 @@ class MemoryBlobs:
 
     def open(self, key: str) -> BinaryIO:
         return io.BytesIO(self.objects[key][0])
+
+    def upload(self, key: str, path: Path, content_type: str = "application/octet-stream") -> None:
+        self.put(key, path.read_bytes(), content_type)
 
     def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
         return UploadForm(f"https://blobs.test/{key}", {"key": key, "max": str(max_bytes)})
@@ -568,18 +572,19 @@ def test_activation_sends_at_most_the_given_batches_per_step_and_resumes_where_i
     )
 
 
-def test_users_hashed_a_chunk_at_a_time_are_the_rows_and_report_of_the_whole_list(
+def test_batches_hashed_one_at_a_time_are_the_rows_and_report_of_the_whole_list(
     service: AudienceService, blobs: MemoryBlobs
 ) -> None:
-    # Given 25 users, three of them repeating a user_id of an earlier chunk, one without identifier
+    # Given 25 users, three of them repeating a user_id of an earlier batch, one without identifier
     users = buyers(22) + buyers(3, first=2) + [AudienceUser(user_id="nobody")]
     whole = CreateAudienceRequest(name="Chunked", users=users)
     executions = Executions()
     accepted = service.start_activation(ORG, whole, None, executions)
 
-    # When the activation normalises and hashes them 7 users at a time
+    # When the activation hashes them into batches of 7, one batch per engine query
+    service.batch_size = 7
     pipeline = service.pipeline
-    pipeline.prepare_chunk = 7
+    pipeline.batches_per_query = 1
     worker = execution_worker(executions.started[0][0])
     for step in ("claim", "select_users", "normalise_and_hash"):
         pipeline.run(step, ORG, accepted.audience_id, worker)

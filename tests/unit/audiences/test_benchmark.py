@@ -18,11 +18,15 @@ def test_benchmark_reports_both_implementations_side_by_side() -> None:
         "audience_hashing.reference",
         "audience_hashing.minimal_python",
         "audience_hashing.sha256_floor",
+        "audience_hashing.bulk_engine",
     ]
     assert all(set(result) == RESULT_KEYS for result in results)
     assert results[0]["baseline"] == results[1]["value"]
     assert results[0]["unit"] == "users/s"
     assert results[0]["target"] == 300_000
+    # and the bulk path beside the plain Python pass of the same run (its wall-time baseline)
+    assert results[-1]["unit"] == "users/s"
+    assert abs(results[-1]["ratio"] - results[-1]["value"] / results[-1]["baseline"]) <= 0.01
 
 
 def test_corpus_names_repeat_as_in_a_real_list() -> None:

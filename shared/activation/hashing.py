@@ -1,0 +1,360 @@
+"""Normalise and hash an activation's users in bulk, in the engine (issue 20, item 5).
+
+The rules of docs/platform-notes.md §3.7 run as SQL over the whole users file (lower, trim, regular
+expressions, ``sha256``) for the common cases; the Python normaliser (``shared.audiences.preparation``)
+decides what SQL cannot, once per distinct value: every country cell, names and e-mails that are
+not ASCII, and what the dialing rules do to each phone number's shape. The output is the output of
+``prepare_columns``, row for row and count for count (``tests/unit/activation/test_hashing.py``
+compares them on every vector the tests hold).
+
+The users stay in the engine, on disk past its memory limit: de-duplication, batch numbering and
+the quality report are queries, and the upload's batches come out as JSON documents a range at a
+time (``batch_documents``), hashed as they are written. No Python object per user.
+
+Adding a match key: its cell in ``activation_load_users.sql``, its three columns (value, hash or
+not, drop reason) in ``activation_normalised.sql``, and a Python decision here if SQL cannot
+decide every value; nothing else changes.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from shared.audiences.identifiers import DATA_PROCESSING_SCHEMA, SCHEMA, VALUE_SCHEMA_KEY, DropReason
+from shared.audiences.preparation import (
+    IdentifierColumns,
+    PreparedAudience,
+    phone_shape,
+    prepared_country,
+    prepared_email,
+    prepared_name,
+    store_country,
+)
+from shared.audiences.quality import IdentifierQuality, QualityReport
+from shared.audiences.snapshot import SNAPSHOT_COLUMNS, SNAPSHOT_START
+from shared.errors import ValidationFailed
+
+if TYPE_CHECKING:
+    from shared.dataplane.runner import QueryRunner
+
+# A users CSV's column -> the engine's name for it (docs/service-contract.md §2.4 names, plus the
+# Limited Data Use columns of §3.8).
+CSV_COLUMNS: dict[str, str] = {
+    "user_id": "user_id",
+    "email": "email",
+    "phone": "phone",
+    "firstName": "first_name",
+    "lastName": "last_name",
+    "country": "country",
+    "limitedDataUse": "limited_data_use",
+    "state": "state",
+    "score": "score",
+}
+REPORT_KEYS: tuple[str, ...] = SCHEMA[1:]
+
+
+@dataclass(frozen=True)
+class UsersInEngine:
+    """What the users table holds: whether it carries Limited Data Use flags and customer values
+    (which columns the upload sends)."""
+
+    limited_data_use: bool
+    values: bool
+
+
+@dataclass(frozen=True)
+class HashedUsers:
+    """The upload the engine prepared: its rows (in ``batches`` of the batch size), its schema, the
+    quality report, and how many rows carry a customer value."""
+
+    users: UsersInEngine
+    rows: int
+    batches: int
+    schema: tuple[str, ...]
+    report: QualityReport
+    with_value: int
+
+
+def csv_columns(header: Sequence[str], value_column: str | None = None) -> dict[str, str]:
+    """The engine's columns for a users CSV with this ``header``, in order: a column the pipeline reads
+    gets its engine name (of two columns with one name, the last, as Python's csv path reads it), the
+    ``value_column`` becomes ``value``; every other column a name of its own, never read."""
+    wanted = {**CSV_COLUMNS, **({value_column: "value"} if value_column else {})}
+    last = {name: at for at, name in enumerate(header)}
+    columns: dict[str, str] = {}
+    for at, name in enumerate(header):
+        engine_name = wanted.get(name) if last[name] == at else None
+        columns[engine_name or f"unused_{at}"] = "VARCHAR"
+    return columns
+
+
+def csv_header(path: Path) -> list[str]:
+    """The first row of a users CSV (a byte order mark skipped), as Python's csv module reads it."""
+    with path.open(encoding="utf-8-sig", newline="") as file:
+        try:
+            return next(csv.reader(file), [])
+        except UnicodeDecodeError as exc:
+            raise ValidationFailed("The users file is not UTF-8 text.", field="uploadId") from exc
+
+
+def load_users_file(
+    engine: QueryRunner, path: Path, header: Sequence[str], value_column: str | None
+) -> UsersInEngine:
+    """Read a users CSV (``header`` is its first line, read by the caller) into the engine."""
+    if value_column is not None and value_column not in header:
+        raise ValidationFailed(
+            f"The users file has no column named {value_column!r} for the customers' values.",
+            field="valueColumn",
+            remedy="Name one of the uploaded CSV's columns in valueColumn.",
+        )
+    from shared.dataplane.runner import UnreadableInput
+
+    engine.run("activation_macros")
+    try:
+        engine.run("activation_load_users", {"csv": str(path), "columns": csv_columns(header, value_column)})
+    except UnreadableInput as exc:
+        raise ValidationFailed(
+            "The users file is not UTF-8 CSV text.",
+            field="uploadId",
+            remedy="Save the list as CSV (UTF-8) with a header row, upload it again and retry.",
+        ) from exc
+    return UsersInEngine(limited_data_use="limitedDataUse" in header, values=value_column is not None)
+
+
+def load_users_columns(engine: QueryRunner, columns: IdentifierColumns) -> UsersInEngine:
+    """Put identifier columns (users already in memory: a request's list, the tests' vectors) into
+    the engine."""
+    n = len(columns)
+    flags = columns.limited_data_use
+    values = columns.values
+    engine.run("activation_macros")
+    engine.register(
+        "users_input",
+        {
+            "pos": np.arange(1, n + 1, dtype=np.int64),
+            "user_id": _texts(columns.user_ids),
+            "email": _texts(columns.emails),
+            "phone": _texts(columns.phones),
+            "first_name": _texts(columns.first_names),
+            "last_name": _texts(columns.last_names),
+            "country": _texts(columns.countries),
+            "limited_data_use": _texts(
+                None if flags is None else [None if f is None else str(f) for f in flags], n
+            ),
+            "state": _texts(columns.states, n),
+            "value": _texts(None if values is None else [None if v is None else repr(v) for v in values], n),
+        },
+    )
+    engine.run("activation_users_from_columns")
+    return UsersInEngine(limited_data_use=flags is not None, values=values is not None)
+
+
+def hash_users(
+    engine: QueryRunner, users: UsersInEngine, *, default_country: str | None, batch_size: int
+) -> HashedUsers:
+    """Decide every identifier of the users table (SQL, then Python for the rest), keep the first
+    usable record of each user_id, number the batches and count the report. Raises
+    ``ValidationFailed`` for an unknown ``default_country`` or a value that is not a customer value."""
+    store = store_country(default_country)
+    engine.run("activation_rule_tables")
+    _decide_countries(engine, store)
+    _decide_texts(engine)
+    _decide_phones(engine)
+    engine.run("activation_normalised")
+    if users.values:
+        problem = engine.rows("activation_first_value_problem")
+        if problem:
+            raise ValidationFailed(
+                f"A customer value {problem[0][0]}.",
+                field="valueColumn",
+                remedy="Give each customer a value of 0 or more (blank for no value), then retry.",
+            )
+    engine.run("activation_keep", {"batch_size": batch_size})
+    report, totals = _report(engine.rows("activation_report"))
+    schema = SCHEMA + DATA_PROCESSING_SCHEMA if users.limited_data_use else SCHEMA
+    if users.values:
+        schema = (*schema, VALUE_SCHEMA_KEY)
+    rows = totals["kept"]
+    return HashedUsers(
+        users=users,
+        rows=rows,
+        batches=-(-rows // batch_size),
+        schema=schema,
+        report=report,
+        with_value=totals["with_value"],
+    )
+
+
+def batch_documents(
+    engine: QueryRunner, users: UsersInEngine, first: int, last: int
+) -> Iterator[tuple[int, bytes]]:
+    """Batches ``first`` to ``last`` (from 1) as ``(batch number, JSON document of its rows)``, the
+    users hashed as their batch is written."""
+    ((first_pos, last_pos),) = engine.rows("activation_batch_bounds", {"first": first, "last": last})
+    parameters = {
+        "first": first,
+        "last": last,
+        "first_pos": first_pos,
+        "last_pos": last_pos,
+        "limited_data_use": users.limited_data_use,
+        "with_value": users.values,
+    }
+    for batch in engine.batches("activation_batch_rows", parameters, size=1):
+        ((number, document),) = batch
+        yield int(number), document.encode()
+
+
+def prepare_in_engine(
+    engine: QueryRunner,
+    columns: IdentifierColumns,
+    *,
+    default_country: str | None = None,
+    batch_size: int = 10_000,
+) -> PreparedAudience:
+    """``prepare_columns`` through the engine: the same rows (as tuples) and report. For the tests and
+    the benchmark, which compare the two; the pipeline streams ``batch_documents`` instead."""
+    users = load_users_columns(engine, columns)
+    hashed = hash_users(engine, users, default_country=default_country, batch_size=batch_size)
+    rows: list[tuple[Any, ...]] = []
+    if hashed.batches:
+        for _, document in batch_documents(engine, users, 1, hashed.batches):
+            rows.extend(tuple(row) for row in json.loads(document))
+    return PreparedAudience(rows=rows, report=hashed.report, schema=hashed.schema)
+
+
+def unsure_rows(engine: QueryRunner) -> int:
+    """How many rows of a loaded list the bulk path cannot vouch for (``activation_upload_unsure``)."""
+    ((count,),) = engine.rows("activation_upload_unsure")
+    return int(count)
+
+
+def write_snapshot(engine: QueryRunner, path: Path, rows_per_write: int = 100_000) -> int:
+    """The audience's CSV snapshot of the loaded users (``shared.audiences.snapshot``: byte order
+    mark, ``SNAPSHOT_COLUMNS``, CRLF lines) into ``path``, streamed; the number of users."""
+    count = 0
+    with path.open("wb") as file:
+        file.write(SNAPSHOT_START + (",".join(SNAPSHOT_COLUMNS) + "\r\n").encode())
+        for lines in engine.batches("activation_snapshot_lines", size=rows_per_write):
+            file.write(("\r\n".join(line for (line,) in lines) + "\r\n").encode())
+            count += len(lines)
+    return count
+
+
+# --- what Python decides ---------------------------------------------------------------------------
+
+
+def _decide_countries(engine: QueryRunner, store: str | None) -> None:
+    raws = [raw for (raw,) in engine.rows("activation_distinct_countries")]
+    decided = [prepared_country(raw, store) for raw in raws]
+    engine.insert(
+        "country_rules",
+        {
+            "raw": raws,
+            "value": [value for value, _, _, _ in decided],
+            "reason": [_reason(reason) for _, reason, _, _ in decided],
+            "code": [code for _, _, code, _ in decided],
+            "plan": [plan for _, _, _, plan in decided],
+        },
+    )
+
+
+def _decide_texts(engine: QueryRunner) -> None:
+    names = [raw for (raw,) in engine.rows("activation_distinct_names")]
+    decided = [prepared_name(raw) for raw in names]
+    engine.insert(
+        "name_rules",
+        {"raw": names, "value": [v for v, _ in decided], "reason": [_reason(r) for _, r in decided]},
+    )
+    emails = [raw for (raw,) in engine.rows("activation_distinct_emails")]
+    decided = [prepared_email(raw) for raw in emails]
+    engine.insert(
+        "email_rules",
+        {"raw": emails, "value": [v for v, _ in decided], "reason": [_reason(r) for _, r in decided]},
+    )
+
+
+def _decide_phones(engine: QueryRunner) -> None:
+    shapes = engine.rows("activation_phone_digits")
+    decided = [phone_shape(head, length, international, plan) for plan, international, length, head in shapes]
+    engine.insert(
+        "phone_shapes",
+        {
+            "plan": [plan for plan, _, _, _ in shapes],
+            "international": [international for _, international, _, _ in shapes],
+            "length": [length for _, _, length, _ in shapes],
+            "head": [head for _, _, _, head in shapes],
+            "decided": [shape is not None for shape in decided],
+            "cut": [None if shape is None else shape[0] for shape in decided],
+            "prefix": [None if shape is None else shape[1] for shape in decided],
+            "reason": [None if shape is None else _reason(shape[2]) for shape in decided],
+        },
+    )
+    if not all(shape is not None for shape in decided):
+        numbers = engine.rows("activation_undecided_phones")
+        whole = [
+            phone_shape(digits, len(digits), international, plan) for plan, international, digits in numbers
+        ]
+        engine.insert(
+            "phone_numbers",
+            {
+                "plan": [plan for plan, _, _ in numbers],
+                "international": [international for _, international, _ in numbers],
+                "digits": [digits for _, _, digits in numbers],
+                "cut": [shape[0] if shape else None for shape in whole],
+                "prefix": [shape[1] if shape else None for shape in whole],
+                "reason": [_reason(shape[2]) if shape else None for shape in whole],
+            },
+        )
+
+
+def _report(counted: list[tuple[str, str | None, int]]) -> tuple[QualityReport, dict[str, int]]:
+    by_key: dict[str, Counter[str | None]] = {key: Counter() for key in REPORT_KEYS}
+    totals: dict[str, int] = {}
+    for key, reason, users in counted:
+        if key == "*":
+            totals[str(reason)] = int(users)
+        else:
+            by_key[key][reason] += int(users)
+    total = totals["total"]
+    identifiers: dict[str, IdentifierQuality] = {}
+    for key, reasons in by_key.items():
+        usable = reasons.get(None, 0)
+        dropped = {
+            str(reason): count
+            for reason, count in reasons.items()
+            if reason is not None and reason != DropReason.EMPTY.value
+        }
+        unusable = sum(dropped.values())
+        identifiers[key] = IdentifierQuality(
+            present=usable + unusable,
+            usable=usable,
+            unusable=unusable,
+            unusable_reasons=dict(sorted(dropped.items())),
+            missing=total - usable - unusable,
+        )
+    report = QualityReport(
+        total_records=total,
+        identifiers=identifiers,
+        dropped_no_identifier=totals["no_identifier"],
+        duplicate_user_ids=total - totals["no_identifier"] - totals["kept"],
+        rows_to_upload=totals["kept"],
+    )
+    return report, totals
+
+
+def _reason(reason: DropReason | None) -> str | None:
+    return None if reason is None else reason.value
+
+
+def _texts(values: Sequence[Any] | None, n: int | None = None) -> np.ndarray[Any, Any]:
+    if values is None:
+        return np.full(n or 0, None, dtype=object)
+    return np.asarray(values, dtype=object)

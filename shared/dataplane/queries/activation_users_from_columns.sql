@@ -1,0 +1,18 @@
+-- Users given as columns (users_input, numpy columns registered by the caller, NULL for a missing
+-- value, limited_data_use and value as text) as the table users, in the same shape
+-- activation_load_users gives a file.
+CREATE OR REPLACE TABLE users AS
+SELECT
+    pos,
+    blank_as_null(user_id) AS user_id,
+    blank_as_null(email) AS email,
+    blank_as_null(phone) AS phone,
+    blank_as_null(first_name) AS first_name,
+    blank_as_null(last_name) AS last_name,
+    blank_as_null(country) AS country,
+    blank_as_null(limited_data_use) AS limited_data_use,
+    blank_as_null(state) AS state,
+    blank_as_null(value) AS value,
+    NULL::VARCHAR AS score
+FROM users_input
+ORDER BY pos

@@ -1,0 +1,250 @@
+"""Normalising and hashing in the engine (``shared.activation.hashing``): the same rows and report as
+the Python path (``prepare_columns``) on every vector the tests hold, from columns and from a CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from shared.activation.hashing import (
+    batch_documents,
+    csv_header,
+    hash_users,
+    load_users_file,
+    prepare_in_engine,
+    unsure_rows,
+    write_snapshot,
+)
+from shared.activation.users_files import snapshot_rows_of_csv
+from shared.audiences.identifiers import DIALING_RULES, AudienceUser
+from shared.audiences.preparation import IdentifierColumns, prepare_audience, prepare_columns
+from shared.audiences.snapshot import SNAPSHOT_COLUMNS, SNAPSHOT_START
+from shared.dataplane.runner import QueryRunner, query_runner
+from shared.errors import ValidationFailed
+from tests.audience_reference import generate_corpus
+from tests.unit.audiences.test_preparation import EDGE_EMAILS, EDGE_NAMES, EDGE_PHONES
+
+
+@pytest.fixture
+def engine() -> Iterator[QueryRunner]:
+    with query_runner(function_mb=512, threads=2) as runner:
+        yield runner
+
+
+@pytest.mark.parametrize("default_country", [None, "GB", "us"])
+def test_the_engine_prepares_a_varied_corpus_as_the_python_path_does(
+    engine: QueryRunner, default_country: str | None
+) -> None:
+    # Given messy users: Unicode names, pre-hashed values, invalid values, duplicates, many countries
+    columns = IdentifierColumns.from_records(generate_corpus(5_000, seed=11))
+
+    # When the engine and the Python path prepare them
+    bulk = prepare_in_engine(engine, columns, default_country=default_country, batch_size=1_000)
+    python = prepare_columns(columns, default_country=default_country)
+
+    # Then rows and report are identical, and the corpus did exercise the drop paths
+    assert bulk.rows == python.rows
+    assert bulk.report == python.report
+    assert bulk.report.identifiers["EMAIL"].unusable > 0
+    assert bulk.report.duplicate_user_ids > 0
+
+
+@pytest.mark.parametrize("default_country", [None, "GB", "US", "AU", "ES", "NZ"])
+def test_the_engine_prepares_every_edge_case_as_the_python_path_does(
+    engine: QueryRunner, default_country: str | None
+) -> None:
+    # Given every edge case under every country with a dialing rule, one without (JP), an invalid one
+    # and none, plus values that need trimming of every kind of white space
+    countries = [None, "jp", *DIALING_RULES, "xx", " gb\u3000", "UK", "\u00a0"]
+    names = [*EDGE_NAMES, "\u2003Ann\u2003", "\x1cBo\x1f", "İlker", "KELVIN\u212a", "   "]
+    emails = [*EDGE_EMAILS, "\u00a0Mary@Example.com\u2029", "\tann@example.com\x0b", "a" * 250 + "@b.co"]
+    records = [
+        {
+            "user_id": f"u{index % 97}" if index % 5 else f"id{index}@shop.example",
+            "email": emails[index % len(emails)],
+            "phone": phone,
+            "firstName": names[index % len(names)],
+            "lastName": names[-1 - index % len(names)],
+            "country": country,
+        }
+        for index, (phone, country) in enumerate(itertools.product([*EDGE_PHONES, "+0000000"], countries))
+    ]
+    columns = IdentifierColumns.from_records(records)
+
+    # When the engine and the Python path prepare them
+    bulk = prepare_in_engine(engine, columns, default_country=default_country)
+    python = prepare_columns(columns, default_country=default_country)
+
+    # Then rows and report are identical, and the cases did reach every phone drop reason
+    assert bulk.rows == python.rows
+    assert bulk.report == python.report
+    assert set(bulk.report.identifiers["PHONE"].unusable_reasons) == {
+        "phone_too_short",
+        "phone_too_long",
+        "unknown_country_code",
+    }
+
+
+def test_limited_data_use_and_values_come_out_as_the_python_path_gives_them(engine: QueryRunner) -> None:
+    # Given Californians (by code and by name, in any case and white space), others who asked for
+    # Limited Data Use, people who did not or said nothing, with values and without
+    users = [
+        AudienceUser(user_id="ca", email="ca@example.com", country="US", state=" ca ", limitedDataUse=True),
+        AudienceUser(
+            user_id="cal", phone="+1 555 987 6543", country="us", state="California", limitedDataUse=True
+        ),
+        AudienceUser(user_id="ny", email="ny@example.com", country="US", state="NY", limitedDataUse=True),
+        AudienceUser(user_id="gbca", email="gb@example.com", country="GB", state="CA", limitedDataUse=True),
+        AudienceUser(user_id="no", email="no@example.com", country="US", state="CA", limitedDataUse=False),
+        AudienceUser(user_id="unknown", email="un@example.com", country="US", state="CA"),
+    ]
+    values = [12.5, 0.0, None, 1e-05, 3.0, 1e20]
+
+    # When the engine and the Python path prepare them
+    columns = IdentifierColumns.from_users(users, values)
+    bulk = prepare_in_engine(engine, columns)
+    python = prepare_audience(users, values=values)
+
+    # Then the schemas, rows (options and values included) and reports are the same
+    assert bulk.schema == python.schema
+    assert bulk.rows == [tuple(row) for row in python.rows]
+    assert bulk.report == python.report
+
+
+def test_a_users_csv_is_read_as_the_python_path_reads_it(engine: QueryRunner, tmp_path: Path) -> None:
+    # Given a users CSV with a byte order mark, a blank line, a quoted line break, a short row, a cell
+    # past the header, blank cells of white space, columns in another order and a value column
+    path = tmp_path / "users.csv"
+    path.write_text(
+        "\ufeffemail,user_id,phone,firstName,lastName,country,spend,limitedDataUse,state\r\n"
+        'ann@example.com,u1,+44 7700 900123,Ann,"Lee\nJones",GB,12.50,yes,CA\r\n'
+        "\r\n"
+        " ,u2,07700 900124,  ,Bo,gb,,,\r\n"
+        "cy@example.com,u3\r\n"
+        "dee@example.com,u4,,Dee,,US,3,TRUE,California,extra\r\n"
+        "ann@example.com,u1,,,,,7,,\r\n",
+        encoding="utf-8",
+    )
+    header = csv_header(path)
+
+    # When the engine reads and prepares it
+    users = load_users_file(engine, path, header, "spend")
+    hashed = hash_users(engine, users, default_country="GB", batch_size=2)
+    rows = [
+        tuple(row) for _, doc in batch_documents(engine, users, 1, hashed.batches) for row in json.loads(doc)
+    ]
+
+    # Then it is what the Python path makes of the same cells
+    expected = prepare_columns(
+        IdentifierColumns(
+            user_ids=["u1", "u2", "u3", "u4", "u1"],
+            emails=["ann@example.com", None, "cy@example.com", "dee@example.com", "ann@example.com"],
+            phones=["+44 7700 900123", "07700 900124", None, None, None],
+            first_names=["Ann", None, None, "Dee", None],
+            last_names=["Lee\nJones", "Bo", None, None, None],
+            countries=["GB", "gb", None, "US", None],
+            limited_data_use=[True, None, None, True, None],
+            states=["CA", None, None, "California", None],
+            values=[12.5, None, None, 3.0, 7.0],
+        ),
+        default_country="GB",
+    )
+    assert hashed.schema == expected.schema
+    assert rows == [tuple(row) for row in expected.rows]
+    assert hashed.report == expected.report
+    assert (hashed.rows, hashed.batches, hashed.with_value) == (4, 2, 2)
+
+
+def test_a_value_that_is_not_a_customer_value_is_refused(engine: QueryRunner, tmp_path: Path) -> None:
+    # Given a list whose second user's value is negative
+    path = tmp_path / "users.csv"
+    path.write_text("user_id,email,value\nu1,a@example.com,1\nu2,b@example.com,-2\n", encoding="utf-8")
+
+    # When it is prepared, then the step refuses it as the Python path does
+    users = load_users_file(engine, path, csv_header(path), "value")
+    with pytest.raises(ValidationFailed, match="at least 0"):
+        hash_users(engine, users, default_country=None, batch_size=10)
+
+
+def test_an_unknown_store_country_is_refused(engine: QueryRunner) -> None:
+    columns = IdentifierColumns.from_records([{"user_id": "u1", "email": "a@example.com"}])
+    with pytest.raises(ValidationFailed, match="alpha-2"):
+        prepare_in_engine(engine, columns, default_country="Narnia")
+
+
+def test_the_engine_strips_and_blanks_what_python_strips(engine: QueryRunner) -> None:
+    # Given every character of Unicode (surrogates aside) around a letter, and alone
+    characters = [chr(code) for code in range(0x110000) if not 0xD800 <= code <= 0xDFFF]
+    wrapped = [f"{c}{c}a{c}" for c in characters]
+
+    # When the engine's macros strip the one and judge the other blank
+    engine.run("activation_macros")
+    engine.register(
+        "samples",
+        {
+            "position": np.arange(len(characters)),
+            "wrapped": np.array(wrapped, dtype=object),
+            "alone": np.array(characters, dtype=object),
+        },
+    )
+    connection = engine.workspace.connection
+    stripped, blank = zip(
+        *connection.execute(
+            "SELECT py_strip(wrapped), is_blank(alone) FROM samples ORDER BY position"
+        ).fetchall(),
+        strict=True,
+    )
+
+    # Then both agree with Python's str.strip() on every character
+    assert list(stripped) == [text.strip() for text in wrapped]
+    assert list(blank) == [not c.strip() for c in characters]
+
+
+def test_a_plain_list_s_snapshot_from_the_engine_is_the_python_path_s(
+    engine: QueryRunner, tmp_path: Path
+) -> None:
+    # Given a plainly valid list whose cells need quoting or a spreadsheet guard, or are inert signs
+    path = tmp_path / "users.csv"
+    path.write_text(
+        "user_id,email,firstName,lastName,phone,score\n"
+        'u1,"a,b@example.com","Ann ""Nan""","Lee\nJones",+44 7700 900123,0.5\n'
+        "u2,=cmd@example.com,-Mary,@bo,-2+3,1e-05\n"
+        "u3,,+A1,Zoë,+\u0661\u0662\u0663,\n"
+        "-4,\tb@example.com,,,(555) 123,-0.25\n",
+        encoding="utf-8",
+    )
+    load_users_file(engine, path, csv_header(path), None)
+
+    # When the engine writes the snapshot, and the Python path writes it from the same file
+    assert unsure_rows(engine) == 0
+    written = tmp_path / "snapshot.csv"
+    count = write_snapshot(engine, written)
+    with path.open("rb") as stream:
+        rows = list(snapshot_rows_of_csv(stream))
+    buffer = io.StringIO()
+    csv.writer(buffer, lineterminator="\r\n").writerows([SNAPSHOT_COLUMNS, *rows])
+
+    # Then both are the same bytes
+    assert count == 4
+    assert written.read_bytes() == SNAPSHOT_START + buffer.getvalue().encode()
+
+
+def test_rows_the_engine_cannot_vouch_for_are_counted(engine: QueryRunner, tmp_path: Path) -> None:
+    # Given a list with a row without user_id, a score in words and a negative value
+    path = tmp_path / "users.csv"
+    path.write_text(
+        "user_id,email,score,spend\nu1,a@example.com,0.5,1\n,b@example.com,,\nu3,c@example.com,high,\n"
+        "u4,d@example.com,,-1\n u5 ,e@example.com, 0.5,\n",
+        encoding="utf-8",
+    )
+
+    # When it is loaded, then the three bad rows and the padded score are left to the Python path
+    load_users_file(engine, path, csv_header(path), "spend")
+    assert unsure_rows(engine) == 4
