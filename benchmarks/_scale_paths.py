@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from shared.records.datasources import DatasetVersion, SyncRecord
 from shared.records.uploads import UploadForm
@@ -87,6 +87,11 @@ class DiskBlobs:
     def get(self, key: str) -> bytes:
         self.calls += 1
         return self._path(key).read_bytes()
+
+    def open(self, key: str) -> BinaryIO:
+        """The object as a stream, as S3BlobStore.open gives it."""
+        self.calls += 1
+        return self._path(key).open("rb")
 
     def get_range(self, key: str, start: int, end: int) -> bytes:
         """Bytes ``start`` to ``end`` inclusive, as an HTTP Range GET gives them."""

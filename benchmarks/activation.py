@@ -59,7 +59,15 @@ class StepWorker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             text=True,
-            env={**os.environ, "POWERTOOLS_LOG_LEVEL": "WARNING", "POWERTOOLS_METRICS_DISABLED": "true"},
+            env={
+                **os.environ,
+                "POWERTOOLS_LOG_LEVEL": "WARNING",
+                "POWERTOOLS_METRICS_DISABLED": "true",
+                # What Lambda sets: the engine takes half of it (shared.dataplane.engine).
+                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(
+                    load_template()["Resources"][STEP_FUNCTION]["Properties"]["MemorySize"]
+                ),
+            },
         )
 
     def invoke(self, event: dict[str, Any]) -> Any:

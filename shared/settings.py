@@ -52,8 +52,9 @@ class Settings(BaseSettings):
 
     # Data source: the largest file a sync reads (bytes); a sync holds the files in memory.
     data_source_max_file_bytes: int = 1_073_741_824
-    # The largest audience list uploaded as CSV (bytes; about 3.5 million users at 75 bytes a row).
-    audience_upload_max_bytes: int = 268_435_456
+    # The largest audience list uploaded as CSV (bytes; about 57 million users at 75 bytes a row). The
+    # activation reads it in the engine, on disk (issue 20: a 30M-user list); S3 takes 5 GB in one POST.
+    audience_upload_max_bytes: int = 4_294_967_296
 
     # Advertising platform (Graph API)
     platform_graph_url: str = "https://graph.facebook.com"

@@ -140,7 +140,7 @@ class AudienceService:
     publishing: Callable[[], Publishing] | None = None
     max_batches_per_step: int = 20
     # The largest uploaded list read (``Settings.audience_upload_max_bytes``).
-    max_upload_bytes: int = 268_435_456
+    max_upload_bytes: int = 4_294_967_296
 
     @property
     def pipeline(self) -> ActivationPipeline:

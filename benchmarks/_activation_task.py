@@ -1,0 +1,111 @@
+"""Child process of ``benchmarks.activation_scale``: one activation task (``select_users`` or
+``normalise_and_hash``) on an audience kept on disk, so the peak memory is that task's own.
+
+``python -m benchmarks._activation_task WORKDIR ACTION`` runs the step as the activation step function
+does (a worker with the function's 300 s, the engine sized by ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``)
+and prints one JSON line: seconds, CPU seconds, peak and starting resident memory (VmHWM, reset at
+the start as ``benchmarks._scale_child`` does), the step's outcome or error."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from benchmarks._scale_child import _peak_mb, _reset_peak_mb
+from benchmarks._scale_paths import DiskBlobs, cpu_seconds
+from shared.records.audiences import AudienceRecord, WorkerLease
+
+TASK_SECONDS = 300.0
+
+
+@dataclass
+class DiskAudiences:
+    """The activation's store as one JSON file per audience (each task is a process of its own)."""
+
+    root: Path
+
+    def _path(self, audience_id: str) -> Path:
+        return self.root / f"{audience_id}.json"
+
+    def get(self, org_id: str, audience_id: str) -> AudienceRecord | None:
+        path = self._path(audience_id)
+        return AudienceRecord.model_validate_json(path.read_text()) if path.exists() else None
+
+    def put(self, record: AudienceRecord) -> None:
+        self._path(record.audience_id).write_text(record.model_dump_json())
+
+    def acquire_lease(self, org_id: str, audience_id: str, lease: WorkerLease, now: datetime) -> bool:
+        record = self.get(org_id, audience_id)
+        assert record is not None
+        if record.lease is not None and record.lease.owner != lease.owner and record.lease.until > now:
+            return False
+        record.lease = lease
+        self.put(record)
+        return True
+
+    def release_lease(self, org_id: str, audience_id: str, owner: str) -> None:
+        record = self.get(org_id, audience_id)
+        if record is not None and record.lease is not None and record.lease.owner == owner:
+            record.lease = None
+            self.put(record)
+
+    def save_leased(self, record: AudienceRecord, owner: str) -> bool:
+        stored = self.get(record.org_id, record.audience_id)
+        if stored is not None and stored.lease is not None and stored.lease.owner != owner:
+            return False
+        self.put(record)
+        return True
+
+
+class NoPlatform:
+    """SelectUsers and NormaliseAndHash never call the platform."""
+
+    def client_for(self, org_id: str) -> Any:
+        raise AssertionError("these steps do not call the platform")
+
+    def record_usage(self, org_id: str, graph: Any) -> None:
+        return None
+
+
+def main(argv: list[str]) -> None:
+    from shared.activation.pipeline import ActivationPipeline
+    from shared.activation.steps import Worker
+
+    workdir, action = Path(argv[0]), argv[1]
+    setup = json.loads((workdir / "audience.json").read_text())
+    blobs = DiskBlobs(workdir / "blobs")
+    pipeline = ActivationPipeline(
+        audiences=DiskAudiences(workdir / "records"),
+        blobs=blobs,
+        connections=NoPlatform(),
+        clock=lambda: datetime.now(UTC),
+    )
+    deadline = time.monotonic() + TASK_SECONDS
+    worker = Worker(owner="bench-execution", seconds_left=lambda: deadline - time.monotonic())
+    rss_before = _reset_peak_mb()
+    cpu, started = cpu_seconds(), time.perf_counter()
+    answer: dict[str, Any]
+    try:
+        result = pipeline.run(action, setup["org_id"], setup["audience_id"], worker)
+        answer = {"outcome": result.outcome}
+    except Exception as exc:  # what the runtime reports for an unhandled error
+        answer = {"error": f"{type(exc).__name__}: {exc}"[:500]}
+    answer |= {
+        "seconds": time.perf_counter() - started,
+        "cpu_seconds": cpu_seconds() - cpu,
+        "peak_mb": _peak_mb(),
+        "rss_before_mb": rss_before,
+        "load_average": os.getloadavg()[0],
+        "blob_calls": blobs.calls,
+    }
+    print(json.dumps(answer))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

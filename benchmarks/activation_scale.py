@@ -1,0 +1,178 @@
+"""Benchmark: the activation's heavy tasks at a merchant's sizes (issue 20, item 4), each in a child
+process of its own, so its peak memory is its own (``benchmarks._activation_task``).
+
+A list activation of N users: the list is written as the upload CSV (by the engine, in seconds),
+then SelectUsers (the list checked, the snapshot written and uploaded) and NormaliseAndHash (every
+identifier normalised and hashed, users de-duplicated, the batches written) run as the activation
+step function runs them, on a store kept on disk (``benchmarks._scale_paths.DiskBlobs``), with the
+template's memory for the function (``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``: the engine takes half).
+UploadBatches sends at most 20 batches a task whatever the list's size; its peak is measured at 1M by
+``benchmarks.activation``.
+
+Rows: ``activation_scale.list.<users>.<task>.seconds`` and ``.peak_mb`` (with ``function`` and
+``design_size`` for ``tests/unit/test_memory_settings.py``). Sizes: ``ACTIVATION_SCALE_SIZES``
+(comma-separated users; default 1M and 3M), the design size being 30M users (``DESIGN_USERS``).
+Run ``python -m benchmarks activation_scale``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from benchmarks._rows import BenchRow, bench_row
+from local.template import load_template
+
+FUNCTION = "ActivationStepFunction"
+DESIGN_USERS = 30_000_000
+TASK_TARGET_SECONDS = 300.0
+TASK_TARGET_MB = 1024.0
+TASKS = ("select_users", "normalise_and_hash")
+ORG = "scale-shop"
+
+
+def function_memory_mb() -> int:
+    properties = load_template()["Resources"][FUNCTION]["Properties"]
+    return int(properties.get("MemorySize", 128))
+
+
+def write_list(path: Path, users: int) -> None:
+    """``users`` distinct customers as an upload CSV: e-mail, UK mobile, names from small pools, GB;
+    one in 50 without an e-mail, one in 1,000 a repeat of an earlier user_id."""
+    connection = duckdb.connect(config={"threads": os.cpu_count() or 1})
+    users_table = connection.sql(
+        """
+        SELECT
+            'u' || CASE WHEN i % 1000 = 999 THEN i - 500 ELSE i END AS user_id,
+            CASE WHEN i % 50 = 7 THEN '' ELSE 'Shopper.' || i || '@Example.com' END AS email,
+            (['Ana', 'Ben', 'Chloé', 'Dev', 'Eve', 'Finn'])[i % 6 + 1] AS firstName,
+            (['Silva', 'Jones', 'O''Brien', 'Smith', 'Müller'])[i % 5 + 1] AS lastName,
+            '+44 77' || lpad(CAST(i % 100000000 AS VARCHAR), 8, '0') AS phone,
+            round((i % 997) / 997.0, 4) AS score,
+            'GB' AS country
+        FROM range($users) AS users(i)
+        """,
+        params={"users": users},
+    )
+    users_table.write_csv(str(path), header=True)
+    connection.close()
+
+
+def prepare(workdir: Path, users: int) -> dict[str, str]:
+    """The audience as CreateAudience stored it: its request (the uploaded list) and its record."""
+    from shared.audiences.uploads import upload_key
+    from shared.records.audiences import AudienceRecord
+
+    audience_id, upload_id = str(uuid.uuid4()), str(uuid.uuid4())
+    blobs = workdir / "blobs"
+    upload = blobs / upload_key(ORG, upload_id)
+    upload.parent.mkdir(parents=True)
+    write_list(upload, users)
+    source_key = f"sources/{ORG}/{audience_id}.json"
+    (blobs / source_key).parent.mkdir(parents=True)
+    (blobs / source_key).write_text(json.dumps({"name": "Scale list", "uploadId": upload_id}))
+    now = datetime.now(UTC)
+    record = AudienceRecord(
+        org_id=ORG,
+        audience_id=audience_id,
+        name="Scale list",
+        objective="retargeting",
+        status="creating",
+        ad_account_id="act_1",
+        snapshot_key=f"snapshots/{ORG}/{audience_id}.csv",
+        source_key=source_key,
+        created_at=now,
+        updated_at=now,
+    )
+    (workdir / "records").mkdir()
+    (workdir / "records" / f"{audience_id}.json").write_text(record.model_dump_json())
+    setup = {"org_id": ORG, "audience_id": audience_id, "upload_bytes": str(upload.stat().st_size)}
+    (workdir / "audience.json").write_text(json.dumps(setup))
+    return setup
+
+
+def run_task(workdir: Path, action: str, memory_mb: int) -> dict[str, Any]:
+    environment = {
+        **os.environ,
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb),
+        "POWERTOOLS_LOG_LEVEL": "WARNING",
+        "POWERTOOLS_METRICS_DISABLED": "true",
+        "TMPDIR": str(workdir / "tmp"),
+    }
+    (workdir / "tmp").mkdir(exist_ok=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks._activation_task", str(workdir), action],
+        capture_output=True,
+        text=True,
+        env=environment,
+        check=False,
+    )
+    lines = [line for line in done.stdout.splitlines() if line.startswith('{"')]
+    if done.returncode != 0 or not lines:
+        raise RuntimeError(f"{action} exited {done.returncode}: {done.stderr[-2000:]}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    if "error" in result:
+        raise RuntimeError(f"{action} failed: {result['error']}")
+    return result
+
+
+def measure(users: int, memory_mb: int) -> list[BenchRow]:
+    root = Path(tempfile.mkdtemp(prefix=f"activation-scale-{users}-"))
+    rows: list[BenchRow] = []
+    try:
+        setup = prepare(root, users)
+        for action in TASKS:
+            result = run_task(root, action, memory_mb)
+            design = users >= DESIGN_USERS
+            load = f"load {result['load_average']:.1f}"
+            prefix = f"activation_scale.list.{users}.{action}"
+            rows.append(
+                bench_row(
+                    f"{prefix}.seconds",
+                    float(result["seconds"]),
+                    "s",
+                    target=f"<= {TASK_TARGET_SECONDS:g} s a task at {DESIGN_USERS:,} users",
+                    passed=result["seconds"] <= TASK_TARGET_SECONDS if design else None,
+                    notes=f"{users:,}-user list ({int(setup['upload_bytes']) / 1e6:,.0f} MB CSV); "
+                    f"{result['cpu_seconds']:.1f} s CPU on {os.cpu_count()} cores; {load}; "
+                    f"{result['blob_calls']} store calls",
+                )
+            )
+            peak = bench_row(
+                f"{prefix}.peak_mb",
+                float(result["peak_mb"]),
+                "MB",
+                target=f"<= {TASK_TARGET_MB:g} MB a task",
+                passed=result["peak_mb"] <= TASK_TARGET_MB,
+                notes=f"peak RSS of the task's process ({result['rss_before_mb']:.0f} MB at its start); "
+                f"engine limit {memory_mb // 2} MB of the function's {memory_mb} MB",
+            )
+            peak["function"], peak["design_size"] = FUNCTION, design  # type: ignore[typeddict-unknown-key]
+            rows.append(peak)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return rows
+
+
+def run() -> list[BenchRow]:
+    sizes = [int(s) for s in os.environ.get("ACTIVATION_SCALE_SIZES", "1000000,3000000").split(",") if s]
+    memory_mb = function_memory_mb()
+    rows: list[BenchRow] = []
+    for users in sizes:
+        rows.extend(measure(users, memory_mb))
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run():
+        print(json.dumps(row))
