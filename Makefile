@@ -34,7 +34,9 @@ $(SAM_VENV)/.installed: requirements-sam.txt
 	$(SAM_VENV)/bin/pip install --quiet --disable-pip-version-check -r requirements-sam.txt
 	touch $@
 
-dev: $(STAMP)
+# The local stack turns template.yaml into the functions' IAM roles with the SAM translator, which
+# lives in the SAM virtualenv (its pins clash with the service's pydantic).
+dev: $(STAMP) $(SAM_VENV)/.installed
 	$(BIN)/python -m local
 
 lint: $(STAMP)
@@ -48,10 +50,10 @@ template-check: $(STAMP) $(SAM_VENV)/.installed
 	$(BIN)/cfn-lint template.yaml
 	$(SAM) validate --lint
 
-unit: $(STAMP)
+unit: $(STAMP) $(SAM_VENV)/.installed
 	$(BIN)/pytest tests/unit
 
-integration: $(STAMP) browser-deps spreadsheet-deps
+integration: $(STAMP) $(SAM_VENV)/.installed browser-deps spreadsheet-deps
 	$(BIN)/pytest tests/integration
 
 # The dashboard's browser tests drive Debian's Chromium (never a browser Playwright downloads) and
@@ -83,7 +85,7 @@ spreadsheet-deps: $(SOFFICE)
 test: lint typecheck template-check browser-deps spreadsheet-deps
 	$(BIN)/pytest
 
-bench: $(STAMP)
+bench: $(STAMP) $(SAM_VENV)/.installed
 	$(BIN)/python -m benchmarks
 
 bench-scale: $(STAMP)

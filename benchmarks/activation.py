@@ -29,6 +29,7 @@ import httpx
 
 from benchmarks._rows import BenchRow, bench_row
 from local.connected import connected_org
+from local.runner import Invocation, error_payload
 from local.stack import LocalStack
 from local.statemachine import dispatch_lambda_tasks
 from local.template import functions, load_template
@@ -106,17 +107,24 @@ def users_csv(size: int) -> bytes:
 
 
 def _route_steps_to(stack: LocalStack, worker: StepWorker) -> None:
-    assert stack.gateway is not None, "the stack is started"
-    in_process = stack.gateway.invoke
+    runner = stack.runner
+    assert runner is not None, "the stack is started"
 
-    def invoke(function: str, event: dict[str, Any]) -> Any:
-        return worker.invoke(event) if function == STEP_FUNCTION else in_process(function, event)
+    def invoke(function: str, event: dict[str, Any]) -> Invocation:
+        if function != STEP_FUNCTION:
+            return runner.invoke(function, event)
+        started = time.monotonic()
+        try:
+            result = worker.invoke(event)
+        except Exception as exc:
+            return Invocation(
+                function, "bench", False, (time.monotonic() - started) * 1000, None, error=error_payload(exc)
+            )
+        return Invocation(function, "bench", False, (time.monotonic() - started) * 1000, None, result=result)
 
     specs = functions(load_template())
     dispatch_lambda_tasks(
-        invoke,
-        {stack.physical[name].ref: name for name in specs if name in stack.physical},
-        {name: spec.timeout for name, spec in specs.items()},
+        invoke, {stack.physical[name].ref: name for name in specs if name in stack.physical}
     )
 
 

@@ -428,7 +428,7 @@ def _load_handler() -> ModuleType:
 
 
 def _warm_rows(model: _Model) -> list[BenchRow]:
-    from local.gateway import LambdaContext
+    from local.runner import LambdaContext
     from shared import wiring
     from shared.observability import metrics
     from tests.http_events import http_event
@@ -453,7 +453,7 @@ def _warm_rows(model: _Model) -> list[BenchRow]:
         headers={"X-Service-Api-Key": new_key.key},
         path_params={"modelName": MODEL},
     )
-    context = LambdaContext("PredictFunction", 29, "bench-request")
+    context = LambdaContext("PredictFunction", 1024, "bench-request", int(time.time() * 1000) + 29_000)
     # The bundle the handler serves from: the user's shard of the serving layout.
     record = model.record
     shard = shard_of(model.user_id, len(record.bundle_shards))

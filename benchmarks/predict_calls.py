@@ -4,8 +4,8 @@ The whole local stack runs (moto server, template resources, gateway); a small d
 seeded, then predictions go through the gateway over HTTP exactly as a shop backend sends them:
 
 * warm: the same key and model, after one call has warmed the container's caches. Target: <= 2.
-* cold container: the collaborators forgotten (``wiring.reset()``) before the call, as a new
-  Lambda container starts (key record, model record, bundle from S3, then the two writes).
+* cold container: the predict function's warm workers recycled before the call, so it runs in a new
+  worker, as a new Lambda container starts (key record, model record, bundle from S3, then the two writes).
 * revoked key: the call right after a revocation is refused, and what it cost.
 
 Run with ``python -m benchmarks predict_calls``.
@@ -46,7 +46,8 @@ def run() -> list[BenchRow]:
         assert all(predict(demo.api_key) == 200 for _ in range(WARM_CALLS))
         warm = stack.aws_calls()
 
-        wiring.reset()
+        assert stack.runner is not None
+        stack.runner.recycle("PredictFunction")
         stack.clear_aws_calls()
         assert predict(demo.api_key) == 200
         cold = stack.aws_calls()

@@ -1,36 +1,36 @@
 """A local API Gateway HTTP API: routes read from ``template.yaml``, payload-2.0 events built as
-API Gateway builds them, handlers called in-process.
+API Gateway builds them, each function invoked in its own workers (``local.runner``).
 
-Each function runs one event at a time (a lock per function), as one Lambda execution environment
-does; Powertools resolvers keep the current event on the instance, so this matters.
+As the HTTP API does, the gateway waits at most 30 s for an integration (then answers 503
+``{"message":"Service Unavailable"}`` while the function may go on) and answers a failed invocation
+(an unhandled error, the function's own timeout, an oversized response) with 500
+``{"message":"Internal Server Error"}``.
 """
 
 from __future__ import annotations
 
 import base64
-import importlib.util
 import json
 import re
-import sys
 import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from types import ModuleType
 from typing import Any
 from urllib.parse import parse_qsl
 
 from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
-from local.template import FunctionSpec, Route
+from local.runner import FunctionRunner
+from local.template import Route
 
-Handler = Callable[[dict[str, Any], Any], Any]
 # Not an API route: the local equivalent of `sam local invoke` (scheduled jobs, sample events).
 INVOKE_PREFIX = "/_local/invoke/"
 TEXT_TYPES = ("text/", "application/json", "application/xml", "application/javascript")
+# How long an HTTP API waits for its integration (API Gateway quotas: 30 s, not adjustable).
+INTEGRATION_TIMEOUT_SECONDS = 30.0
 
 
 @dataclass(frozen=True)
@@ -69,41 +69,6 @@ class Cors:
         if origin and origin in self.origins:
             response.headers["Access-Control-Allow-Origin"] = origin
             response.headers["Vary"] = "Origin"
-
-
-@dataclass
-class LambdaContext:
-    """The attributes of the Lambda context object that handlers and Powertools read."""
-
-    function_name: str
-    timeout_seconds: int
-    aws_request_id: str
-    memory_limit_in_mb: int = 512
-    function_version: str = "$LATEST"
-    log_group_name: str = "/aws/lambda/local"
-    log_stream_name: str = "local"
-
-    def __post_init__(self) -> None:
-        self.invoked_function_arn = f"arn:aws:lambda:eu-west-1:123456789012:function:{self.function_name}"
-        self._deadline = time.monotonic() + self.timeout_seconds
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._deadline - time.monotonic()) * 1000))
-
-
-def load_handler(spec: FunctionSpec) -> Handler:
-    """Import ``handler.py`` of a function from its CodeUri under a unique module name."""
-    module_file, _, attr = spec.handler.rpartition(".")
-    path = spec.code_dir / f"{module_file.replace('.', '/')}.py"
-    name = f"lambda_{spec.logical_id}_{module_file}"
-    module_spec = importlib.util.spec_from_file_location(name, path)
-    if module_spec is None or module_spec.loader is None:
-        raise FileNotFoundError(path)
-    module: ModuleType = importlib.util.module_from_spec(module_spec)
-    sys.modules[name] = module
-    module_spec.loader.exec_module(module)
-    handler: Handler = getattr(module, attr)
-    return handler
 
 
 def _route_regex(path: str) -> re.Pattern[str]:
@@ -187,6 +152,11 @@ def build_event(request: Request, route: Route, path_params: dict[str, str], api
     return event
 
 
+def _message(status: int, message: str) -> Response:
+    """A response API Gateway itself writes."""
+    return Response(json.dumps({"message": message}), status=status, content_type="application/json")
+
+
 def _is_utf8(data: bytes) -> bool:
     try:
         data.decode("utf-8")
@@ -214,32 +184,37 @@ def to_response(result: Any) -> Response:
 
 
 class LocalGateway:
-    """Routes HTTP requests to in-process handlers; ``start``/``stop`` run it on a port."""
+    """Routes HTTP requests to the functions' workers; ``start``/``stop`` run it on a port."""
 
     def __init__(
         self,
         routes: Iterable[Route],
-        functions: dict[str, FunctionSpec],
+        runner: FunctionRunner,
         api_id: str = "localapi",
         cors: Cors | None = None,
+        integration_timeout: float = INTEGRATION_TIMEOUT_SECONDS,
     ):
         self._cors = cors
         self._table = RouteTable(routes)
-        self._functions = functions
-        self._handlers: dict[str, Handler] = {}
-        self._locks = {name: threading.Lock() for name in functions}
+        self.runner = runner
         self._api_id = api_id
+        self._integration_timeout = integration_timeout
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
     def invoke(self, function: str, event: dict[str, Any]) -> Any:
-        """Call a function's handler with ``event``, one event at a time per function."""
-        spec = self._functions[function]
-        with self._locks[function]:
-            if function not in self._handlers:
-                self._handlers[function] = load_handler(spec)
-            context = LambdaContext(spec.logical_id, spec.timeout, str(uuid.uuid4()))
-            return self._handlers[function](event, context)
+        """Invoke ``function`` directly with ``event`` (as ``sam local invoke`` or a scheduler does):
+        its result, or ``FunctionFailed`` carrying the error payload Lambda returns."""
+        return self.runner.invoke(function, event).result_or_raise()
+
+    def _integrate(self, function: str, event: dict[str, Any]) -> Response:
+        invocation = self.runner.invoke(function, event, timeout=self._integration_timeout)
+        if invocation.succeeded:
+            return to_response(invocation.result)
+        gave_up = invocation.error is not None and invocation.error.get("errorType") == "Sandbox.Timedout"
+        if gave_up and invocation.duration_ms >= self._integration_timeout * 1000:
+            return _message(503, "Service Unavailable")
+        return _message(500, "Internal Server Error")
 
     def wsgi(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         request = Request(environ)
@@ -256,9 +231,7 @@ class LocalGateway:
             )
         else:
             route, params = matched
-            response = to_response(
-                self.invoke(route.function, build_event(request, route, params, self._api_id))
-            )
+            response = self._integrate(route.function, build_event(request, route, params, self._api_id))
         if self._cors:
             self._cors.decorate(request, response)
         return response(environ, start_response)
@@ -266,10 +239,12 @@ class LocalGateway:
     def _direct_invoke(self, request: Request) -> Response:
         """Local only, like ``sam local invoke -e``: run a function with the posted event as is."""
         function = request.path.removeprefix(INVOKE_PREFIX)
-        if function not in self._functions:
+        if function not in self.runner.specs:
             return Response(json.dumps({"message": f"no function {function}"}), status=404)
-        result = self.invoke(function, json.loads(request.get_data() or b"{}"))
-        return Response(json.dumps(result, default=str), status=200, content_type="application/json")
+        invocation = self.runner.invoke(function, json.loads(request.get_data() or b"{}"))
+        body = invocation.result if invocation.succeeded else invocation.error
+        headers = {} if invocation.succeeded else {"X-Amz-Function-Error": "Unhandled"}
+        return Response(json.dumps(body), status=200, headers=headers, content_type="application/json")
 
     def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         """Serve in a background thread; returns the base URL."""

@@ -5,17 +5,21 @@ so concurrent requests can lose an ``ADD`` or both pass a ``ConditionExpression`
 400 concurrent ADDs kept, and a conditional limit overshot by one). DynamoDB serializes writes to an
 item; running moto's DynamoDB requests one at a time gives the local stack the same guarantee, so
 concurrency tests exercise the service's code rather than moto's races. Other services run as
-before.
+before. In front of it all, each function's calls are held to its IAM role (``local.iam``).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
+from urllib.parse import parse_qsl
 
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import BaseWSGIServer, make_server
+
+from local.iam import IamEnforcement
 
 DYNAMODB_TARGET_PREFIX = "DynamoDB_"
 
@@ -35,15 +39,31 @@ class SerializedDynamoDB:
             return list(self._app(environ, start_response))
 
 
+@dataclass(frozen=True)
+class AwsRequest:
+    """An AWS call as the server received it: ``name`` as the call log has it, the HTTP method,
+    path and query (for S3, whose operation is in them)."""
+
+    name: str
+    method: str
+    path: str
+    query: dict[str, str]
+
+
+AwsHook = Callable[[AwsRequest], None]
+
+
 class AwsCallLog:
     """WSGI middleware: records every AWS call the server receives, as ``service:operation`` for
     JSON-protocol APIs (DynamoDB, KMS, ...) and ``s3:<METHOD>`` otherwise, so benchmarks and tests
-    can count what a request costs in AWS calls."""
+    can count what a request costs in AWS calls; and calls each hook with the request before moto
+    answers it (a test's fault: kill the function making the call, say)."""
 
     def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
         self._app = app
         self._lock = threading.Lock()
         self._calls: list[str] = []
+        self.hooks: list[AwsHook] = []
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         target = environ.get("HTTP_X_AMZ_TARGET", "")
@@ -54,6 +74,16 @@ class AwsCallLog:
             name = f"s3:{environ.get('REQUEST_METHOD', '')}"
         with self._lock:
             self._calls.append(name)
+            hooks = list(self.hooks)
+        if hooks:
+            request = AwsRequest(
+                name,
+                environ.get("REQUEST_METHOD", ""),
+                environ.get("PATH_INFO", ""),
+                dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)),
+            )
+            for hook in hooks:
+                hook(request)
         return self._app(environ, start_response)
 
     def calls(self) -> list[str]:
@@ -73,10 +103,13 @@ class MotoServer:
         self._port = port
         self._server: BaseWSGIServer | None = None
         self.call_log: AwsCallLog | None = None
+        self.iam: IamEnforcement | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
-        app = self.call_log = AwsCallLog(SerializedDynamoDB(DomainDispatcherApplication(create_backend_app)))
+        moto = SerializedDynamoDB(DomainDispatcherApplication(create_backend_app))
+        self.iam = IamEnforcement(moto)
+        app = self.call_log = AwsCallLog(self.iam)
         self._server = make_server(
             self._ip_address, self._port, app, threaded=True, request_handler=MotoRequestHandler
         )

@@ -165,7 +165,7 @@ class Provisioner:
         return Physical(ref="localapi")
 
     def _function(self, logical_id: str, properties: dict[str, Any]) -> Physical:
-        # Functions run in-process (local.gateway); they answer Ref/GetAtt like deployed ones.
+        # Functions run in the local runner's workers; they answer Ref/GetAtt like deployed ones.
         name = f"{STACK}-{logical_id}"
         return Physical(ref=name, attrs={"Arn": self._arn("lambda", f"function:{name}")})
 

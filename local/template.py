@@ -8,8 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cfnlint.decode import cfn_yaml
-
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_PATH = ROOT / "template.yaml"
 ACCOUNT_ID = "123456789012"
@@ -37,10 +35,13 @@ class FunctionSpec:
     handler: str
     environment: dict[str, Any]
     timeout: int
+    memory_size: int = 128
 
 
 def load_template(path: Path = TEMPLATE_PATH) -> dict[str, Any]:
     """The template as plain dicts, with intrinsic tags as ``{"Ref": ...}``/``{"Fn::...": ...}``."""
+    from cfnlint.decode import cfn_yaml  # imported here: the functions' workers import this module
+
     loaded: dict[str, Any] = cfn_yaml.load(str(path))
     return loaded
 
@@ -60,11 +61,12 @@ def functions(template: dict[str, Any]) -> dict[str, FunctionSpec]:
             **props.get("Environment", {}).get("Variables", {}),
         }
         specs[logical_id] = FunctionSpec(
-            logical_id=logical_id,
-            code_dir=ROOT / props["CodeUri"],
-            handler=props.get("Handler", glob.get("Handler", "handler.lambda_handler")),
+            logical_id=str(logical_id),
+            code_dir=ROOT / str(props["CodeUri"]),
+            handler=str(props.get("Handler", glob.get("Handler", "handler.lambda_handler"))),
             environment=env,
             timeout=int(props.get("Timeout", glob.get("Timeout", 3))),
+            memory_size=int(props.get("MemorySize", glob.get("MemorySize", 128))),
         )
     return specs
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable, Iterable
 from types import TracebackType
+from typing import Any
 
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
@@ -40,6 +42,9 @@ class SandboxServer:
         self.host = host
         self.state = SandboxState(self.config, clock)
         self.app = create_app(self.state)
+        # Called with (method, path, status) once the sandbox has handled a request, before the
+        # answer is sent: a test's fault (the caller's process killed before it read the answer).
+        self.answer_hooks: list[Callable[[str, str, int], None]] = []
         self._server: BaseWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -48,12 +53,26 @@ class SandboxServer:
         if self._server is not None:
             raise RuntimeError("the sandbox is already running")
         self._server = make_server(
-            self.host, port, self.app, threaded=True, request_handler=QuietRequestHandler
+            self.host, port, self._with_hooks, threaded=True, request_handler=QuietRequestHandler
         )
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="platform-sandbox", daemon=True
         )
         self._thread.start()
+
+    def _with_hooks(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if not self.answer_hooks:
+            return self.app(environ, start_response)
+        status: list[int] = []
+
+        def recording(code: str, headers: Any, *args: Any) -> Any:
+            status.append(int(code.split()[0]))
+            return start_response(code, headers, *args)
+
+        body = list(self.app(environ, recording))
+        for hook in list(self.answer_hooks):
+            hook(environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", ""), status[0] if status else 0)
+        return body
 
     @property
     def url(self) -> str:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+
+USED_GRANTS = Path(__file__).resolve().parent.parent / ".local" / "iam-used.json"
 
 # Nothing in the test suite may reach real AWS: fake credentials and a region before any import.
 os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
@@ -26,3 +30,7 @@ def local_stack() -> Iterator[object]:
     fast_retries = {"PLATFORM_BACKOFF_BASE_SECONDS": "0.01", "PLATFORM_USAGE_PAUSE_SECONDS": "0.05"}
     with LocalStack(extra_env=fast_retries) as stack:
         yield stack
+        # What the roles allowed, for the grants' review (docs/permissions.md): git-ignored.
+        used = sorted(stack.allowed_calls())
+        USED_GRANTS.parent.mkdir(parents=True, exist_ok=True)
+        USED_GRANTS.write_text(json.dumps(used, indent=0) + "\n")

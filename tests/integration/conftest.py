@@ -17,6 +17,21 @@ def stack(local_stack: LocalStack) -> LocalStack:
     return local_stack
 
 
+@pytest.fixture(autouse=True)
+def no_call_denied(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test on the local stack also proves the functions' permissions: an AWS call a function's
+    role refuses fails the test that made it, even if the function handled the refusal (a test that
+    means to be refused says so with ``@pytest.mark.denies_calls``)."""
+    if "stack" not in request.fixturenames or request.node.get_closest_marker("denies_calls"):
+        yield
+        return
+    stack: LocalStack = request.getfixturevalue("stack")
+    stack.clear_denied_calls()
+    yield
+    denied = stack.denied_calls()
+    assert not denied, f"AWS calls refused by the functions' roles: {denied}"
+
+
 @pytest.fixture(scope="session")
 def demo(stack: LocalStack) -> DemoCredentials:
     return seed_demo(stack, n_users=600)

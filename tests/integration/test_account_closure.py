@@ -22,10 +22,10 @@ import jwt
 import pytest
 
 from local.connected import ConnectedOrg, connected_org
+from local.moto_server import AwsRequest
 from local.seed import create_user, seed_models
 from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
-from local.statemachine import WorkerKilled
 from local.uploads import send_upload
 from shared import wiring
 from tests.integration.test_sample_events import sample_body
@@ -390,13 +390,11 @@ def test_deleting_platform_audiences_needs_a_connected_ad_account(
 
 
 def test_a_step_whose_process_dies_midway_is_retried_and_goes_on_from_its_saved_progress(
-    stack: LocalStack, api: httpx.Client, monkeypatch: pytest.MonkeyPatch
+    stack: LocalStack, api: httpx.Client
 ) -> None:
     # Given: an organization with files under several prefixes, and a closure step whose process
-    # is killed (out of memory, say) in the middle of deleting them: the second S3 deletion never
-    # returns, and no code of the step runs after it
-    from shared.repositories.closure import S3PrefixEraser
-
+    # is killed (out of memory, say) in the middle of deleting them: its worker dies while S3 lists
+    # the second prefix, so no code of the step runs after that call
     org = connected_org(stack, api)
     name = wiring.organization_store().name_of(org.org_id)
     assert name is not None
@@ -409,20 +407,21 @@ def test_a_step_whose_process_dies_midway_is_retried_and_goes_on_from_its_saved_
     assert record.snapshot_key
     assert record.source_key
     footprint.object_keys += [record.snapshot_key, record.source_key]
-    calls: list[str] = []
-    delete_prefix = S3PrefixEraser.delete_prefix
+    calls: list[str] = []  # the prefixes the closure's steps listed to delete, in order
 
-    def killed_on_the_second_call(self: S3PrefixEraser, prefix: str, limit: int) -> tuple[int, bool]:
+    def killed_on_the_second_prefix(request: AwsRequest) -> None:
+        prefix = request.query.get("prefix", "")
+        if request.method != "GET" or "versions" not in request.query or org.org_id not in prefix:
+            return
         calls.append(prefix)
         if len(calls) == 2:
-            raise WorkerKilled
-        return delete_prefix(self, prefix, limit)
-
-    monkeypatch.setattr(S3PrefixEraser, "delete_prefix", killed_on_the_second_call)
+            assert stack.runner is not None
+            stack.runner.kill_running("AccountClosureStepFunction")
 
     # When: the account is closed
-    assert close(api, footprint).status_code == 202
-    closure = wait_for_closure(api, footprint, {"completed", "failed"})
+    with stack.aws_hook(killed_on_the_second_prefix):
+        assert close(api, footprint).status_code == 202
+        closure = wait_for_closure(api, footprint, {"completed", "failed"})
 
     # Then: the state machine retried the step, which went on from the prefix it died in (the first
     # one, done before, is looked at again only by the last look for late arrivals)

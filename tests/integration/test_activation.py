@@ -7,7 +7,6 @@ import uuid
 from typing import Any
 
 import httpx
-import pytest
 
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
@@ -163,27 +162,22 @@ def test_an_unknown_upload_is_not_found(api: httpx.Client, org: ConnectedOrg) ->
 
 
 def test_an_upload_over_the_size_cap_is_refused_naming_it(
-    api: httpx.Client, org: ConnectedOrg, monkeypatch: pytest.MonkeyPatch
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg
 ) -> None:
-    # Given: a cap of 1 KB (the functions run in this process and read it from their environment),
-    # and a 3 KB list sent to the upload link: its policy caps the size, which S3 enforces on AWS
-    # but moto's S3 does not
-    monkeypatch.setenv("AUDIENCE_UPLOAD_MAX_BYTES", "1000")
-    wiring.reset()
-    link = api.post("/platform-ads/uploads", headers=org.headers).json()
-    assert link["maxBytes"] == 1000
-    lines = ["user_id,email"] + [f"u{i},buyer{i}@example.com" for i in range(120)]
-    assert send_upload(link, "\n".join(lines).encode()).status_code == 204
-    try:
+    # Given: a cap of 1 KB in the functions' environment (read at their start), and a 3 KB list sent
+    # to the upload link: its policy caps the size, which S3 enforces on AWS but moto's S3 does not
+    assert stack.runner is not None
+    with stack.runner.environment(AUDIENCE_UPLOAD_MAX_BYTES="1000"):
+        link = api.post("/platform-ads/uploads", headers=org.headers).json()
+        assert link["maxBytes"] == 1000
+        lines = ["user_id,email"] + [f"u{i},buyer{i}@example.com" for i in range(120)]
+        assert send_upload(link, "\n".join(lines).encode()).status_code == 204
         # When
         response = api.post(
             "/platform-ads/activations",
             json={"name": "Too big", "uploadId": link["uploadId"]},
             headers=org.headers,
         )
-    finally:
-        monkeypatch.delenv("AUDIENCE_UPLOAD_MAX_BYTES")
-        wiring.reset()
     # Then: refused by the service's own check, before any of it is read
     assert response.status_code == 400, response.text
     assert response.json()["error"]["field"] == "uploadId"

@@ -19,8 +19,6 @@ import pytest
 
 from local.connected import ConnectedOrg, reconnect
 from local.stack import LocalStack
-from local.statemachine import WorkerKilled
-from shared import wiring
 from tests.integration.test_activation import wait_for
 
 PROSPECTING = {"objective": "prospecting", "lookalikeSize": 2, "lookalikeCountry": "GB"}
@@ -330,30 +328,30 @@ def test_a_throttled_run_waits_in_the_state_machine_and_loses_nobody(
 
 
 @contextmanager
-def worker_killed_after_upload(count: int) -> Iterator[list[str]]:
-    """Kill the activation's worker right after the platform answered its ``count``-th upload call,
-    before the worker could record it (the process dies: no ``except``/saving code runs)."""
-    client = wiring.http_client()
+def worker_killed_after_upload(stack: LocalStack, count: int) -> Iterator[list[str]]:
+    """Kill the activation's worker once the platform has taken its ``count``-th upload call, before
+    the answer reaches it (the process dies: no ``except``/saving code runs)."""
     seen: list[str] = []
 
-    def hook(response: httpx.Response) -> None:
-        if response.request.method == "POST" and response.request.url.path.endswith("/users"):
-            seen.append(response.request.url.path)
+    def hook(method: str, path: str, status: int) -> None:
+        if method == "POST" and path.endswith("/users"):
+            seen.append(path)
             if len(seen) == count:
-                raise WorkerKilled
+                assert stack.runner is not None
+                stack.runner.kill_running("ActivationStepFunction")
 
-    client.event_hooks["response"].append(hook)
+    stack.sandbox.answer_hooks.append(hook)
     try:
         yield seen
     finally:
-        client.event_hooks["response"].remove(hook)
+        stack.sandbox.answer_hooks.remove(hook)
 
 
 def test_a_run_whose_worker_is_killed_mid_batch_resumes_and_sends_that_batch_again(
     stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
 ) -> None:
     # Given a worker that dies after the platform took its second batch, before recording it
-    with worker_killed_after_upload(2):
+    with worker_killed_after_upload(stack, 2):
         # When
         body = {"name": "Killed midway", "users": users(30_000, "w")}
         audience_id = api.post("/platform-ads/activations", json=body, headers=org.headers).json()[

@@ -9,10 +9,11 @@ from typing import Any
 import httpx
 import pytest
 
+from local.runner import FunctionFailed
 from local.seed import DemoCredentials
 from local.stack import LocalStack
 from shared import wiring
-from shared.errors import Conflict, NotFound
+from shared.errors import Conflict
 from shared.ml.datasets import OrderRecord, dump_records
 from shared.ml.features import GROWS_WITH_TIME, MODEL_DEPENDENT
 from tools.synthetic import SyntheticConfig, generate_shop
@@ -159,9 +160,10 @@ def test_checking_an_unknown_model_names_it(
     # Given
     assert stack.gateway is not None
     event = {"action": "check_drift", "org_id": demo.org_id, "name": "no-such-model", "orders_key": "x.csv"}
-    # When / Then
-    with pytest.raises(NotFound, match="no-such-model"):
+    # When / Then: the invoker gets Lambda's error payload, naming the model
+    with pytest.raises(FunctionFailed, match="no-such-model") as raised:
         stack.gateway.invoke("TrainModelFunction", event)
+    assert raised.value.error_type == "NotFound"
 
 
 def test_a_measurement_of_a_replaced_version_is_not_stored(demo: DemoCredentials, uploads: Uploads) -> None:

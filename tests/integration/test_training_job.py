@@ -7,10 +7,10 @@ from datetime import timedelta
 import httpx
 import pytest
 
+from local.runner import FunctionFailed
 from local.seed import DemoCredentials
 from local.stack import LocalStack
 from shared import wiring
-from shared.errors import ValidationFailed
 from shared.ml.datasets import dump_records
 from shared.ml.training import encode_shop, write_training_arrays
 from tools.synthetic import SyntheticConfig, generate_shop
@@ -79,16 +79,13 @@ def test_a_bad_file_is_rejected_whole_naming_file_row_and_field(
         b"order_id,user_id,product_id,quantity,amount,timestamp\no1,u1,p1,one,9.5,2025-01-01T00:00:00Z\n",
     )
     event = {"org_id": demo.org_id, "name": "bad", "orders_key": f"uploads/{demo.org_id}/bad-orders.csv"}
-    # Then
+    # Then: the invoker gets what Lambda returns for the error, its type and message, which name the
+    # file, row and field
     assert stack.gateway is not None
-    with pytest.raises(ValidationFailed) as raised:
+    with pytest.raises(FunctionFailed) as raised:
         stack.gateway.invoke("TrainModelFunction", event)
-    assert raised.value.message.startswith("bad-orders.csv has 1 invalid record(s): row 2 quantity: ")
-    details = raised.value.details
-    assert (details["file"], details["error_count"]) == ("bad-orders.csv", 1)
-    assert [(e["file"], e["row"], e["field"]) for e in details["errors"]] == [
-        ("bad-orders.csv", 2, "quantity")
-    ]
+    assert raised.value.error_type == "ValidationFailed"
+    assert raised.value.error_message.startswith("bad-orders.csv has 1 invalid record(s): row 2 quantity: ")
     assert wiring.model_store().get(demo.org_id, "bad") is None
 
 
@@ -121,7 +118,7 @@ def test_an_unknown_job_field_is_refused_not_ignored(stack: LocalStack, demo: De
         "orders_key": f"uploads/{demo.org_id}/h-orders.csv",
     }
     assert stack.gateway is not None
-    with pytest.raises(ValidationFailed) as raised:
+    with pytest.raises(FunctionFailed) as raised:
         stack.gateway.invoke("TrainModelFunction", event)
-    assert raised.value.field == "holdout_days"
-    assert "horizon_days" in (raised.value.remedy or "")
+    assert raised.value.error_type == "ValidationFailed"
+    assert "holdout_days" in raised.value.error_message

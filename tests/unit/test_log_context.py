@@ -6,13 +6,14 @@ from __future__ import annotations
 import io
 import json
 import logging
+import time
 import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from local.gateway import LambdaContext
+from local.runner import LambdaContext
 from shared.api import create_app, http_entry_point
 from shared.observability import logger
 from tests.http_events import http_event
@@ -38,7 +39,7 @@ def container() -> Any:
 
 def invoke(handler: Any, path: str, route_path: str | None = None, **params: str) -> None:
     event = http_event("GET", path, route_path, path_params=params)
-    handler(event, LambdaContext("TestFunction", 10, str(uuid.uuid4())))
+    handler(event, LambdaContext("TestFunction", 512, str(uuid.uuid4()), int(time.time() * 1000) + 10_000))
 
 
 def logged(output: str, message: str) -> dict[str, Any]:

@@ -1,18 +1,16 @@
-"""The local stack's Step Functions tasks are held to their functions' Timeout as Lambda holds them:
-past it the state machine sees the error Lambda reports for a timed-out function, ``Sandbox.Timedout``
-with its exact payload (docs: Lambda's Invoke answers ``FunctionError: Unhandled`` with
-``{"errorType": "Sandbox.Timedout", "errorMessage": "RequestId: … Error: Task timed out after N.NN
-seconds"}``; Step Functions names the error after ``errorType`` and gives the payload as the cause).
+"""The local stack's Step Functions tasks see their function's invocation as Lambda's Invoke reports
+it: a failed one (``Sandbox.Timedout`` past the function's Timeout, the runner's business) is
+``FunctionError: Unhandled`` with the error payload, which Step Functions names after ``errorType``
+and gives as the cause; a result past the 256 KB a state may carry fails the task.
 
-The state machine runs in moto's ASL interpreter, as in the local stack; only the function is ours."""
+The state machine runs in moto's ASL interpreter, as in the local stack; the invocations are the
+runner's (``tests/unit/test_runner.py`` holds the runner to Lambda's rules)."""
 
 from __future__ import annotations
 
 import json
-import re
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -21,7 +19,8 @@ from moto import mock_aws
 from moto.core.config import default_user_config
 from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
 
-from local.statemachine import dispatch_lambda_tasks
+from local.runner import Invocation, timed_out_payload
+from local.statemachine import MAX_STATE_PAYLOAD_BYTES, dispatch_lambda_tasks
 from local.template import functions, load_template
 
 ACCOUNT = "123456789012"
@@ -34,10 +33,10 @@ ASL = {
         "Step": {
             "Type": "Task",
             "Resource": f"arn:aws:lambda:eu-west-1:{ACCOUNT}:function:{PHYSICAL}",
-            "Catch": [{"ErrorEquals": ["Sandbox.Timedout"], "ResultPath": "$.error", "Next": "TimedOut"}],
+            "Catch": [{"ErrorEquals": ["States.ALL"], "ResultPath": "$.error", "Next": "Failed"}],
             "End": True,
         },
-        "TimedOut": {"Type": "Pass", "End": True},
+        "Failed": {"Type": "Pass", "End": True},
     },
 }
 
@@ -51,10 +50,15 @@ def sfn(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
         yield boto3.client("stepfunctions", region_name="eu-west-1")
 
 
-def run(sfn: Any, handler: Callable[[str, dict[str, Any]], Any], timeout: float) -> dict[str, Any]:
-    """Execute the one-task state machine with ``handler`` as its function, held to ``timeout``;
-    the finished execution."""
-    dispatch_lambda_tasks(handler, {PHYSICAL: FUNCTION}, {FUNCTION: timeout})
+def run(sfn: Any, invocation: Invocation) -> dict[str, Any]:
+    """Execute the one-task state machine, its task answered by ``invocation``; the finished execution."""
+    invoked: list[str] = []
+
+    def invoke(function: str, event: Any) -> Invocation:
+        invoked.append(function)
+        return invocation
+
+    dispatch_lambda_tasks(invoke, {PHYSICAL: FUNCTION})
     machine = sfn.create_state_machine(
         name="steps", definition=json.dumps(ASL), roleArn=f"arn:aws:iam::{ACCOUNT}:role/steps"
     )["stateMachineArn"]
@@ -63,53 +67,48 @@ def run(sfn: Any, handler: Callable[[str, dict[str, Any]], Any], timeout: float)
     while time.monotonic() < deadline:
         described: dict[str, Any] = sfn.describe_execution(executionArn=execution)
         if described["status"] != "RUNNING":
+            assert invoked == [FUNCTION]
             return described
         time.sleep(0.05)
     raise AssertionError("the execution did not finish")
 
 
-def test_a_task_whose_function_outlives_its_timeout_fails_with_sandbox_timedout(sfn: Any) -> None:
-    # Given a function that takes longer than its 1-second Timeout, and would write when done
-    finished = threading.Event()
-    began: list[float] = []
+def invocation(result: Any = None, error: dict[str, Any] | None = None) -> Invocation:
+    return Invocation(
+        FUNCTION, "r-1", cold_start=False, duration_ms=1.0, peak_memory_mb=50.0, result=result, error=error
+    )
 
-    def slow(function: str, event: dict[str, Any]) -> dict[str, Any]:
-        began.append(time.time())
-        for _ in range(40):
-            time.sleep(0.05)
-        finished.set()
-        return {"done": True}
+
+def test_a_timed_out_task_fails_with_sandbox_timedout_and_lambdas_payload_as_cause(sfn: Any) -> None:
+    # Given an invocation the runner stopped at the function's Timeout
+    payload = timed_out_payload("0f1e2d3c-0000-4000-8000-000000000000", 1)
 
     # When a state machine runs it as a task
-    execution = run(sfn, slow, timeout=1)
+    execution = run(sfn, invocation(error=payload))
 
-    # Then the task failed at the timeout with Lambda's error name and exact payload as the cause
+    # Then the task failed with Lambda's error name and exact payload as the cause
     assert execution["status"] == "SUCCEEDED", execution
     error = json.loads(execution["output"])["error"]
     assert error["Error"] == "Sandbox.Timedout"
-    cause = json.loads(error["Cause"])
-    assert set(cause) == {"errorType", "errorMessage"}
-    assert cause["errorType"] == "Sandbox.Timedout"
-    assert re.fullmatch(
-        r"RequestId: [0-9a-f-]{36} Error: Task timed out after 1\.00 seconds", cause["errorMessage"]
-    )
-    assert execution["stopDate"].timestamp() - began[0] < 1.9
-    # And the function was stopped there: it never reached its end
-    time.sleep(1.5)
-    assert not finished.is_set()
+    assert json.loads(error["Cause"]) == payload
 
 
-def test_a_task_that_finishes_within_its_timeout_gives_its_result(sfn: Any) -> None:
-    # Given a function that answers well within its Timeout
-    def quick(function: str, event: dict[str, Any]) -> dict[str, Any]:
-        return {"function": function, "done": True}
-
-    # When a state machine runs it
-    execution = run(sfn, quick, timeout=5)
+def test_a_task_gives_its_functions_result(sfn: Any) -> None:
+    # When a state machine runs a task whose function answered
+    execution = run(sfn, invocation(result={"function": FUNCTION, "done": True}))
 
     # Then its result is the task's output
     assert execution["status"] == "SUCCEEDED", execution
     assert json.loads(execution["output"]) == {"function": FUNCTION, "done": True}
+
+
+def test_a_result_larger_than_a_state_may_carry_fails_the_task(sfn: Any) -> None:
+    # When the function's result is over 256 KB
+    execution = run(sfn, invocation(result={"rows": "x" * MAX_STATE_PAYLOAD_BYTES}))
+
+    # Then the execution failed, naming Step Functions' error for it; a Catch does not get it
+    assert execution["status"] == "FAILED", execution
+    assert "States.DataLimitExceeded" in json.dumps(execution, default=str)
 
 
 def test_the_local_stack_holds_each_function_to_the_templates_timeout() -> None:

@@ -1,0 +1,29 @@
+"""A function for the local runner's tests: what it does is what its event asks."""
+
+import os
+import time
+from typing import Any
+
+
+class Refused(Exception):
+    pass
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> Any:
+    if "sleep" in event:
+        time.sleep(event["sleep"])
+    if "raise" in event:
+        raise Refused(event["raise"])
+    if "allocate_mb" in event:
+        block = bytearray(event["allocate_mb"] * 1024 * 1024)
+        block[::4096] = b"x" * len(block[::4096])  # touch every page: resident, not only reserved
+    if "bytes" in event:
+        return "x" * event["bytes"]
+    return {
+        "pid": os.getpid(),
+        "environment": dict(os.environ),
+        "remaining_ms": context.get_remaining_time_in_millis(),
+        "function_name": context.function_name,
+        "memory_limit_in_mb": context.memory_limit_in_mb,
+        "request_id": context.aws_request_id,
+    }
