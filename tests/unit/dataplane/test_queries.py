@@ -6,8 +6,9 @@ so they are not transpiled. Nor are the activation's ``activation_*`` queries ye
 activation step's own engine over the users file copied into its work directory, with the engine's
 macros (``activation_macros``: Python's strip, ASCII and digest tests) and tables of the Python
 normaliser's decisions registered from numpy; making them portable (the macros inlined, one
-statement a file) is left to do (docs/data-plane.md, "Activation"). sqlglot does not validate: each query's results are tested on edge rows
-(tests/unit/datasources/test_engine_verdicts.py, test_version_objects.py)."""
+statement a file) is left to do (docs/data-plane.md, "Activation"). sqlglot does not validate: each
+query's results are tested on edge rows (tests/unit/datasources/test_engine_verdicts.py,
+test_version_objects.py, tests/unit/activation/test_hashing.py)."""
 
 from __future__ import annotations
 
