@@ -111,6 +111,19 @@ LOG_SCALED: tuple[str, ...] = (
     "user_days_since_first_order",
     "user_mean_days_between_orders",
 )
+# Features that depend on the user alone (the same for every product).
+USER_ONLY_FEATURES = frozenset(
+    {
+        "user_days_since_last_order",
+        "user_orders_90d",
+        "user_orders_total",
+        "user_spend_90d",
+        "user_spend_total",
+        "user_days_since_first_order",
+        "user_mean_days_between_orders",
+        "user_spend_trend_90d",
+    }
+)
 # Features that change by construction as time passes (every customer gets older): their shift says
 # nothing about the shop changing, so drift is not measured on them.
 GROWS_WITH_TIME = frozenset({"user_days_since_first_order"})
@@ -358,7 +371,6 @@ def product_features(
     ``first`` to ``last`` (exclusive): the same matrix, found without a search per user. The keys are
     sorted by product (category) then user, so one product's pairs with a range of users are one
     contiguous run of keys, found with two binary searches and spread out by position."""
-    users = np.arange(first, last, dtype=np.int64)
     n = last - first
 
     def spread(
@@ -381,7 +393,8 @@ def product_features(
         state.category_keys, category, (state.category_units_total, state.category_units_90d), (0.0, 0.0)
     )
     pair = _PairValues(pair_units, pair_recency, category_units, category_recent)
-    return _assemble(state, users, np.full(n, product, dtype=np.int64), pair, names)
+    products = np.full(n, product, dtype=np.int64)
+    return _assemble(state, slice(first, last), products, pair, names, single_product=product)
 
 
 @dataclass(frozen=True)
@@ -395,34 +408,49 @@ class _PairValues:
 
 
 def _assemble(
-    state: FeatureState, users: IntArray, products: IntArray, pair: _PairValues, names: Sequence[str]
+    state: FeatureState,
+    users: IntArray | slice,
+    products: IntArray,
+    pair: _PairValues,
+    names: Sequence[str],
+    single_product: int | None = None,
 ) -> FloatArray:
+    """The feature columns of ``names`` from the looked-up ``pair`` values; ``users`` positions or a
+    slice of them. With ``single_product`` (every pair's product, known) the product's values and
+    taste are taken once rather than gathered per pair."""
     known = products >= 0
     product = np.where(known, products, 0)
     fallback = feature_fallbacks(state.price_median)
     pair_units, pair_recency = pair.units, pair.recency
     category_units, category_recent = pair.category_units, pair.category_recent
 
+    n = products.size
+
     def product_column(values: FloatArray, name: str) -> FloatArray:
+        if single_product is not None:
+            return np.full(n, float(values[single_product]))
         return np.where(known, values[product], fallback[FEATURE_NAMES.index(name)])
 
     user_units = state.user_units_total[users]
-    share = np.divide(category_units, user_units, out=np.zeros(len(users)), where=user_units > 0)
+    share = np.divide(category_units, user_units, out=np.zeros(n), where=user_units > 0)
 
     def user_column(name: str) -> FloatArray:
         values = getattr(state, name)
         if values is None:  # a state saved before this feature existed
-            return np.full(len(users), fallback[FEATURE_NAMES.index(name)])
+            return np.full(n, fallback[FEATURE_NAMES.index(name)])
         return np.asarray(values[users], dtype=np.float64)
 
     if state.user_taste is not None and state.product_taste is not None and "user_product_affinity" in names:
-        affinity = np.einsum("ij,ij->i", state.user_taste[users], state.product_taste[product]) * known
+        if single_product is not None:
+            affinity = np.asarray(state.user_taste[users] @ state.product_taste[single_product], np.float64)
+        else:
+            affinity = np.einsum("ij,ij->i", state.user_taste[users], state.product_taste[product]) * known
     else:  # a state without taste factors (saved before they existed, or rebuilt without the model)
-        affinity = np.zeros(len(users))
+        affinity = np.zeros(n)
 
     def category_lift() -> FloatArray:
         if state.category_share is None:  # a state saved before the lift existed
-            return np.zeros(len(users))
+            return np.zeros(n)
         category = state.product_category[product]
         in_range = category < state.category_share.size
         share = np.where(in_range, state.category_share[np.where(in_range, category, 0)], 0.0)
