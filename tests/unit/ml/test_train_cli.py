@@ -58,3 +58,29 @@ def test_local_store_refuses_keys_outside_its_root(tmp_path: Path) -> None:
     # Then a key climbing out of it is refused
     with pytest.raises(ValueError, match="escapes"):
         store.put("../elsewhere.bin", b"x")
+
+
+def test_cli_reads_three_files_through_the_data_plane_and_names_a_bad_row(
+    shop: SyntheticShop, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Given the shop's three files, one order line with a quantity of zero
+    orders = dump_records(shop.data.orders, "csv").decode().splitlines()
+    cells = orders[5].split(",")
+    cells[3] = "0"
+    orders[5] = ",".join(cells)
+    (tmp_path / "orders.csv").write_text("\n".join(orders) + "\n")
+    (tmp_path / "customers.csv").write_bytes(dump_records(shop.data.customers, "csv"))
+    (tmp_path / "products.csv").write_bytes(dump_records(shop.data.products, "csv"))
+
+    # When the CLI runs on them
+    status = main(
+        [
+            "--orders", str(tmp_path / "orders.csv"), "--customers", str(tmp_path / "customers.csv"),
+            "--products", str(tmp_path / "products.csv"), "--name", "bad", "--out", str(tmp_path / "out"),
+        ]
+    )  # fmt: skip
+
+    # Then it names the file, the row and the column, and trains nothing
+    assert status == 2
+    assert "orders.csv row 6 quantity" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
