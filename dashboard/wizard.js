@@ -460,7 +460,8 @@ function renderSync(sync, inForce) {
       ? `Synced, keeping the good rows (${sync.rejectedCount.toLocaleString()} rejected). The models are training on it.`
       : "Synced: every row was kept. The models are training on it.",
   };
-  $("sync-state").textContent = words[sync.state] ?? sync.state;
+  const read = Object.entries(sync.recognised ?? {}).map(([kind, what]) => `the ${kind} file as ${what}`);
+  $("sync-state").textContent = (words[sync.state] ?? sync.state) + (read.length ? ` Read ${read.join(", ")}.` : "");
   if (sync.state === "failed") showSyncFailure(sync, inForce);
   $("rejected").hidden = sync.state !== "review";
   if (sync.state === "review") {

@@ -85,6 +85,10 @@ class SyncView(CamelModel):
     rejected_rows: list[RejectedRow] = Field(
         description="The first rejected rows; rejectedCount has them all."
     )
+    recognised: dict[str, str] = Field(
+        description="The files read as a shop system's export, by kind: what each was read as "
+        '("a Shopify orders export"; docs/shop-exports.md).'
+    )
     dataset_version: str | None
     error: dict[str, str] | None
     created_at: datetime

@@ -219,6 +219,7 @@ class DataSourceService:
                 "rows_read": check.rows_read,
                 "rejected_count": check.rejected_count,
                 "rejected_rows": check.rejected_rows,
+                "recognised": check.recognised,
             }
             if check.rejected_count and not record.accept_rejected_rows:
                 return self._save(record, state="review", **report)
@@ -329,6 +330,7 @@ def _sync_view(record: SyncRecord) -> SyncView:
         rows_read=record.rows_read,
         rejected_count=record.rejected_count,
         rejected_rows=[RejectedRow.model_validate(row) for row in record.rejected_rows],
+        recognised=record.recognised,
         dataset_version=record.dataset_version,
         error=record.error,
         created_at=record.created_at,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import csv
 import zipfile
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -40,6 +40,7 @@ from shared.dataplane import queries
 from shared.dataplane.engine import Workspace
 from shared.dataplane.reader import FileOptions, Unreadable, detect, load, load_lines, read_header
 from shared.datasources.coverage import FLAGS, build_coverage
+from shared.datasources.shop_exports import ExportLayout, one_file, recognise
 from shared.errors import ValidationFailed
 from shared.ml.datasets import (
     CustomerRecord,
@@ -99,6 +100,8 @@ class ShopCheck:
     rejected_count: int
     rejected_rows: list[dict[str, Any]]
     orders_end: datetime | None
+    # The files read as a shop system's export: kind -> what they were read as ("a Shopify ... export").
+    recognised: dict[str, str] = field(default_factory=dict)
 
 
 def check_shop(workspace: Workspace, files: Mapping[str, SyncFile], now: datetime, shown: int) -> ShopCheck:
@@ -108,8 +111,9 @@ def check_shop(workspace: Workspace, files: Mapping[str, SyncFile], now: datetim
     connection = workspace.connection
     queries.run(connection, "create_errors")
     numbering: dict[str, int | NDArray[np.int64]] = {}
+    recognised: dict[str, str] = {}
     for kind in KINDS:
-        numbering[kind] = _check_file(workspace, kind, files[kind])
+        numbering[kind] = _check_file(workspace, kind, files[kind], recognised)
         if kind != "orders":
             queries.run(connection, f"duplicate_{kind}")
             queries.run(connection, f"drop_rejected_{kind}")
@@ -138,12 +142,16 @@ def check_shop(workspace: Workspace, files: Mapping[str, SyncFile], now: datetim
             for f, row, col, why in first
         ],
         orders_end=orders_end.replace(tzinfo=UTC) if orders_end is not None else None,
+        recognised=recognised,
     )
 
 
-def _check_file(workspace: Workspace, kind: str, file: SyncFile) -> int | NDArray[np.int64]:
-    """One file's good rows into its table and its rows' problems into ``errors``. Returns how its
-    records are numbered as lines: an offset, or the line each record ends on."""
+def _check_file(
+    workspace: Workspace, kind: str, file: SyncFile, recognised: dict[str, str]
+) -> int | NDArray[np.int64]:
+    """One file's good rows into its table and its rows' problems into ``errors`` (and into
+    ``recognised``, the shop export it was read as). Returns how its records are numbered as lines:
+    an offset, or the line each record ends on."""
     connection = workspace.connection
     model = MODELS[kind]
     try:
@@ -155,7 +163,9 @@ def _check_file(workspace: Workspace, kind: str, file: SyncFile) -> int | NDArra
         if dialect.format == "parquet":
             queries.run(connection, f"read_parquet_{kind}", {"path": str(file.path)})
         else:
-            columns = _resolve_header(file, model, read_header(file.path, dialect))
+            header = read_header(file.path, dialect)
+            file, layout = _as_exported(kind, file, header)
+            columns = _resolve_header(file, model, header)
             loaded = load(workspace, kind, file.path, dialect, columns)
             if loaded.records == 0:
                 raise _file_problem(
@@ -163,6 +173,10 @@ def _check_file(workspace: Workspace, kind: str, file: SyncFile) -> int | NDArra
                 )
             if loaded.lines.ends is not None:
                 lines = loaded.lines.ends
+            if layout is not None:
+                recognised[kind] = layout.title
+                if layout.shape is not None:
+                    queries.run(connection, layout.shape)
     except Unreadable as exc:
         raise _unreadable(file.name, exc) from None
     queries.run(connection, f"classify_{kind}", PATTERNS)
@@ -273,6 +287,23 @@ def _cell(value: object) -> object:
 
 def _cell_columns(model: type[_Record]) -> list[str]:
     return list(model.model_fields)
+
+
+def _as_exported(kind: str, file: SyncFile, header: list[str]) -> tuple[SyncFile, ExportLayout | None]:
+    """The file read as the shop export its header is (its columns, unless a mapping was given), or
+    as it is. An export of another kind is a file in the wrong slot, named for what it is."""
+    layout = recognise(header) if not file.options.columns else None
+    if layout is None:
+        return file, None
+    if layout.kind != kind:
+        raise _file_problem(
+            file.name,
+            "file",
+            f"looks like {layout.title}, not {one_file(kind)}",
+            f"Choose this file as the {layout.kind} file, and your {kind} file here.",
+        )
+    options = replace(file.options, columns=layout.columns_for(header))
+    return replace(file, options=options), layout
 
 
 def _resolve_header(file: SyncFile, model: type[_Record], header: list[str]) -> list[str | None]:

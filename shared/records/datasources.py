@@ -63,6 +63,9 @@ class SyncRecord(BaseModel):
     rejected_rows: list[dict[str, str | int]] = Field(
         default_factory=list, description="The first rejected rows (file, row, field, reason)."
     )
+    recognised: dict[str, str] = Field(
+        default_factory=dict, description="Files read as a shop system's export: kind -> what as."
+    )
     dataset_version: str | None = None
     error: dict[str, str] | None = Field(default=None, description="message, field and remedy.")
     created_at: datetime

@@ -1,6 +1,7 @@
-"""Files as shops and spreadsheet programs save them (issue 23, item 1), in Chromium: a file saved in a
-legacy code page (Windows-1252, as Excel on Windows saves "CSV") is met with a clear question, and
-the answer sends it as UTF-8 with every accented name intact."""
+"""Files as shops and spreadsheet programs save them (issue 23, item 1), in Chromium: Shopify's three
+exports synced as they are; a file saved by a European spreadsheet program (semicolons, Windows-1252)
+is met with a clear question about its encoding, and the answer sends it as UTF-8 with every
+accented name intact."""
 
 from __future__ import annotations
 
@@ -15,16 +16,17 @@ from local.seed import create_user
 from local.stack import LocalStack
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
 from tests.integration.test_data_source import shop_files
+from tests.shop_exports import shopify_exports
 
 pytestmark = pytest.mark.integration
 
 NAMES = ("Zoë", "Müller-Lüdenscheidt")
 
 
-def test_a_windows_1252_file_asks_which_language_and_is_sent_as_utf_8(
+def test_a_semicolon_windows_1252_file_asks_which_language_and_is_sent_as_utf_8(
     page: Page, stack: LocalStack, screenshots: Path
 ) -> None:
-    # Given: a shop whose customers file was saved in Windows-1252, with accented names in it
+    # Given: a shop whose customers file was saved with semicolons in Windows-1252, accented names in it
     org_id = f"org-{uuid.uuid4().hex[:8]}"
     _, password = create_user(stack, org_id, f"{org_id}@example.com")
     sign_in(page, f"{org_id}@example.com", password)
@@ -32,7 +34,7 @@ def test_a_windows_1252_file_asks_which_language_and_is_sent_as_utf_8(
     header = files["customers"].decode().splitlines()[0].split(",")
     zoe = {"user_id": "u-zoe", "email": "zoe@example.com", "first_name": NAMES[0], "last_name": NAMES[1]}
     row = ",".join(zoe.get(column, "") for column in header)
-    files["customers"] = (files["customers"].decode() + row + "\n").encode("cp1252")
+    files["customers"] = (files["customers"].decode() + row + "\n").replace(",", ";").encode("cp1252")
     page.goto("/wizard.html")
     for kind, data in files.items():
         page.get_by_label(f"{kind.capitalize()} file").set_input_files(
@@ -49,7 +51,7 @@ def test_a_windows_1252_file_asks_which_language_and_is_sent_as_utf_8(
     western = question.get_by_role("radio", name=re.compile(r"^Western European \(Windows-1252\)"))
     expect(western).to_be_focused()
     expect(question.locator("label").filter(has_text="Western European")).to_contain_text(
-        f"{NAMES[0]},{NAMES[1]}"
+        f"{NAMES[0]};{NAMES[1]}"
     )
     expect(page.locator("#upload-error")).to_have_text(
         "Say which language the customers file is in (above), then press Upload and sync again."
@@ -72,4 +74,44 @@ def test_a_windows_1252_file_asks_which_language_and_is_sent_as_utf_8(
     listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"data-sources/{org_id}/uploads/")
     [key] = [o["Key"] for o in listed["Contents"] if o["Key"].endswith("/customers.csv")]
     stored = s3.get_object(Bucket=bucket, Key=key)["Body"].read().decode("utf-8")
-    assert f"u-zoe,zoe@example.com,{NAMES[0]},{NAMES[1]}" in stored
+    assert f"u-zoe;zoe@example.com;{NAMES[0]};{NAMES[1]}" in stored
+
+
+def test_shopifys_own_exports_sync_as_they_are(page: Page, stack: LocalStack, screenshots: Path) -> None:
+    # Given: a shop's customers, products and orders as Shopify exports them (customers keyed by
+    # e-mail, one row per order line item, the order's time on its first row, an image-only product row)
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
+    exports = shopify_exports(shop_files(n_users=60, seed=9))
+    page.goto("/wizard.html")
+    names = {
+        "customers": "customers_export.csv",
+        "products": "products_export_1.csv",
+        "orders": "orders_export_1.csv",
+    }
+    for kind, data in exports.items():
+        page.get_by_label(f"{kind.capitalize()} file").set_input_files(
+            files=[{"name": names[kind], "mimeType": "text/csv", "buffer": data}]
+        )
+
+    # When: they are uploaded and synced
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: every row is kept (the image row is no product), the models train on them
+    expect(page.locator("#sync-state")).to_contain_text("Synced: every row was kept", timeout=60_000)
+    expect(page.locator("#sync-state")).to_contain_text(
+        "Read the customers file as a Shopify customers export, the products file as a Shopify products "
+        "export, the orders file as a Shopify orders export."
+    )
+    orders = page.locator("#sync-counts tr").filter(has_text="orders").locator("td")
+    expect(orders).to_have_text(
+        ["orders", f"{exports['orders'].count(b'\n') - 1:,}", f"{exports['orders'].count(b'\n') - 1:,}"]
+    )
+    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=90_000)
+    violations = axe_violations(page)
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"wizard-2-shopify-synced-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+    assert not violations, dump(violations)

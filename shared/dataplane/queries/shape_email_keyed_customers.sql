@@ -1,0 +1,15 @@
+-- A customers export keyed by e-mail (Shopify's: shared/datasources/shop_exports.py), its e-mail read
+-- as user_id: the e-mail as given, and as user_id trimmed and lower-cased, as the orders name them. A leading apostrophe,
+-- which such exports put before a phone so that a spreadsheet keeps its "+", is not part of it.
+CREATE OR REPLACE TABLE raw AS
+SELECT
+    record,
+    lower(trim(user_id)) AS user_id,
+    user_id AS email,
+    first_name,
+    last_name,
+    CASE WHEN starts_with(phone, '''') THEN substr(phone, 2) ELSE phone END AS phone,
+    country,
+    limited_data_use,
+    state
+FROM raw
