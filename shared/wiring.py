@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from shared.connections.lifecycle import ConnectionService
     from shared.datasources.failures import StepFailures
     from shared.datasources.service import DataSourceService
+    from shared.events.purchases import PurchaseEvents
     from shared.ml.freshness import FreshnessRules
     from shared.platform.client import GraphClient
     from shared.predictions.predict import BundleCache, Predictor, WholeBundles
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
     from shared.repositories.datasources import DynamoDatasetStore
     from shared.repositories.envelope import EnvelopeCipher
+    from shared.repositories.events import DynamoEventStore
     from shared.repositories.models import DynamoModelStore
     from shared.repositories.organizations import DynamoOrganizationStore
     from shared.repositories.prediction_path import DynamoKeyDayMeter
@@ -554,6 +556,29 @@ def data_source_service() -> DataSourceService:
         blobs=data_blobs(),
         clock=utc_now,
         max_file_bytes=settings().data_source_max_file_bytes,
+    )
+
+
+@collaborator
+def event_store() -> DynamoEventStore:
+    from shared.repositories.events import DynamoEventStore
+
+    return DynamoEventStore(table(settings().main_table), dynamodb_client())
+
+
+def purchase_events() -> PurchaseEvents:
+    """The data source state machine's purchases step: a version's new orders to the pixel."""
+    from shared.clock import utc_now
+    from shared.dataplane.engine import session
+    from shared.events.purchases import PurchaseEvents
+
+    return PurchaseEvents(
+        events=event_store(),
+        datasets=dataset_store(),
+        blobs=data_blobs(),
+        connections=connection_service(),
+        session=session,
+        clock=utc_now,
     )
 
 

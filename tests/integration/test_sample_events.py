@@ -198,6 +198,15 @@ def with_a_sync_to_run(env: SampleContext, event: dict[str, Any]) -> Setting:
     return Setting({SAMPLE_ORG_ID: env.org.org_id, SAMPLE_SYNC_ID: started.sync_id})
 
 
+def with_a_synced_version(env: SampleContext, event: dict[str, Any]) -> Setting:
+    # Validated and stored as the sync step does, with no execution started, so this step is the one
+    # that sends the version's purchases.
+    setting = with_a_sync_to_run(env, event)
+    synced = wiring.data_source_service().run_sync(env.org.org_id, setting.replacements[SAMPLE_SYNC_ID])
+    assert synced.dataset_version is not None
+    return Setting({SAMPLE_ORG_ID: env.org.org_id, SAMPLE_SYNC_ID: synced.dataset_version})
+
+
 def with_a_trained_data_source(env: SampleContext, event: dict[str, Any]) -> Setting:
     """The organization's shop synced through the API and both models trained (as the wizard does)."""
     from tests.integration.test_wizard import synced_and_trained
@@ -281,6 +290,7 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "audience_sync": with_a_segment_audience,
     "audience_sync_step": with_a_sync_to_step,
     "data_source_sync_job": with_a_sync_to_run,
+    "send_purchase_events": with_a_synced_version,
     "sync_data_source": with_files_to_sync,
     "targeting_preview": with_a_trained_data_source,
     "ads_manager_link": with_an_audience,
@@ -326,6 +336,13 @@ def _closed(result: Any) -> None:
 def _synced(result: Any) -> None:
     assert result["state"] == "synced"
     assert set(result["keys"]) == {"customers", "products", "orders"}
+
+
+@direct("send_purchase_events")
+def _purchases_sent(result: Any) -> None:
+    # The connected organization's version: every new order dealt with in one step.
+    assert result["status"] == "done"
+    assert result["position"] == result["in_window"]
 
 
 @direct("train_model")

@@ -1,0 +1,20 @@
+/* The new orders numbered $start to $stop - 1, in that order, with their customer's identifiers (NULL */
+/* when the customer is not in the file, which a sync does not allow) and time in epoch seconds. */
+SELECT
+  seq,
+  order_id,
+  user_id,
+  CAST(TO_UNIXTIME(ordered_at) AS BIGINT) AS ordered_at,
+  order_value,
+  email,
+  phone,
+  first_name,
+  last_name,
+  country,
+  state,
+  limited_data_use
+FROM event_new_orders
+WHERE
+  seq >= :start AND seq < :stop
+ORDER BY
+  seq

@@ -1,0 +1,255 @@
+"""Purchases from the shop's own orders, sent to the ad account's pixel at each sync (issue 21, item 2).
+
+A step of the data source state machine, run after a sync publishes a dataset version: the version's
+orders that are new since the version last sent in full (``shared.events.orders``), and inside the
+platform's window, go out as ``Purchase`` events, a batch of 1,000 at a time, each ``event_id`` the
+order id. Orders older than the window are counted as skipped. Progress is saved after every batch, so
+a step that runs out of time, or is killed, resumes where it was; what it sent again is kept once by
+the platform (the same event ids, minutes apart). Versions are sent in order: a step first finishes
+an earlier version stopped part-way, so no order is sent twice and none is lost.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Literal, Protocol
+
+from pydantic import BaseModel
+
+from shared.dataplane.engine import Workspace
+from shared.errors import NotFound, ServiceError
+from shared.events.checks import AGE_MARGIN_SECONDS, MAX_AGE_DAYS
+from shared.events.orders import load_new_orders, order_chunks, purchase_events
+from shared.events.sending import SendReport, send_checked
+from shared.observability import logger
+from shared.platform.accounts import list_pixels, read_ad_account, require_pixel
+from shared.platform.client import GraphClient
+from shared.platform.errors import PlatformError, PlatformThrottled, PlatformUnavailable
+from shared.platform.events import MAX_EVENTS_PER_CALL, send_events
+from shared.platform.retry import may_have_executed
+from shared.records.connections import Connection
+from shared.records.datasources import DatasetVersion
+from shared.records.events import EventRejection, PurchaseSend
+
+# A batch (build, send, save) must fit in what the invocation has left, with room to answer.
+STEP_RESERVE_SECONDS = 30.0
+
+
+class EventStore(Protocol):
+    def get_purchases(self, org_id: str, version: str) -> PurchaseSend | None: ...
+    def put_purchases(self, record: PurchaseSend) -> None: ...
+    def finish_purchases(self, record: PurchaseSend) -> None: ...
+    def mark_part_sent(self, org_id: str, version: str) -> None: ...
+    def pointers(self, org_id: str) -> tuple[str | None, str | None]: ...
+
+
+class Datasets(Protocol):
+    def get(self, org_id: str, version: str) -> DatasetVersion | None: ...
+
+
+class Blobs(Protocol):
+    def download(self, key: str, path: Path) -> None: ...
+
+
+class Connections(Protocol):
+    def client_for(self, org_id: str) -> tuple[Connection, GraphClient]: ...
+    def record_usage(self, org_id: str, graph: GraphClient) -> None: ...
+
+
+class PurchaseProgress(BaseModel):
+    """What the state machine does next: ``done``; ``sending`` (call the step again at once); or
+    ``waiting`` ``wait_seconds`` (the platform throttles)."""
+
+    status: Literal["done", "sending", "waiting"]
+    wait_seconds: int | None = None
+    position: int = 0
+    in_window: int = 0
+
+
+@dataclass
+class PurchaseEvents:
+    """The purchases step. ``session`` opens the engine (``shared.dataplane.engine.session``)."""
+
+    events: EventStore
+    datasets: Datasets
+    blobs: Blobs
+    connections: Connections
+    session: Callable[[], AbstractContextManager[Workspace]]
+    clock: Callable[[], datetime]
+    batch_size: int = MAX_EVENTS_PER_CALL
+
+    def step(self, org_id: str, version: str, seconds_left: Callable[[], float]) -> PurchaseProgress:
+        """Send what ``version``'s purchases (and an earlier version's left part-sent) still need, for
+        as long as ``seconds_left()`` allows. A transient platform failure propagates for the state
+        machine's Retry (the batch it was sending goes again: the platform keeps one of each event
+        id); throttling answers ``waiting``; a connection or pixel problem stops the
+        version with its remedy (a later sync resumes it)."""
+        _, part_sent = self.events.pointers(org_id)
+        if part_sent is not None and part_sent < version:
+            progress = self._step_version(org_id, part_sent, seconds_left)
+            if progress.status != "done" or self._state(org_id, part_sent) != "sent":
+                return progress if progress.status != "done" else PurchaseProgress(status="done")
+        return self._step_version(org_id, version, seconds_left)
+
+    def record_failure(self, org_id: str, version: str, error: str, cause: str) -> None:
+        """Note on ``version``'s purchases what the state machine caught (a crash, a timeout): they stay
+        where they were, and the next sync's step resumes them."""
+        record = self.events.get_purchases(org_id, version)
+        if record is None or record.state == "sent":
+            return
+        record.error = {
+            "message": f"Sending the purchases stopped ({error}).",
+            "remedy": "Nothing to do: the next sync sends the orders still in the platform's window.",
+            "code": error,
+        }
+        self._save(record)
+
+    def _state(self, org_id: str, version: str) -> str | None:
+        record = self.events.get_purchases(org_id, version)
+        return record.state if record else None
+
+    def _step_version(self, org_id: str, version: str, seconds_left: Callable[[], float]) -> PurchaseProgress:
+        dataset = self.datasets.get(org_id, version)
+        record = self.events.get_purchases(org_id, version)
+        if dataset is None or (record is not None and record.state == "sent"):
+            return PurchaseProgress(status="done")
+        if record is None:
+            sent_through, _ = self.events.pointers(org_id)
+            if sent_through is not None and sent_through >= version:
+                return PurchaseProgress(status="done")  # a later version went first: its orders include these
+            now = self.clock()
+            record = PurchaseSend(
+                org_id=org_id,
+                dataset_version=version,
+                since_version=sent_through,
+                cutoff=now - timedelta(days=MAX_AGE_DAYS, seconds=-AGE_MARGIN_SECONDS),
+                created_at=now,
+                updated_at=now,
+            )
+        try:
+            connection, graph = self.connections.client_for(org_id)
+        except PlatformUnavailable:
+            raise
+        except ServiceError as exc:  # not connected, or the token no longer works
+            return self._stop(record, exc)
+        try:
+            return self._send(record, dataset, connection, graph, seconds_left)
+        except PlatformThrottled as exc:
+            self._save(record)
+            wait = max(1, math.ceil(exc.retry_after_seconds or 60))
+            return PurchaseProgress(status="waiting", wait_seconds=wait, position=record.position)
+        except PlatformUnavailable:
+            self._save(record)
+            raise
+        except ServiceError as exc:
+            if isinstance(exc, PlatformError) and may_have_executed(exc):
+                # A lost answer (5xx, transient): the state machine's Retry sends the batch again.
+                self._save(record)
+                raise
+            return self._stop(record, exc)
+        finally:
+            self.connections.record_usage(org_id, graph)
+
+    def _send(
+        self,
+        record: PurchaseSend,
+        dataset: DatasetVersion,
+        connection: Connection,
+        graph: GraphClient,
+        seconds_left: Callable[[], float],
+    ) -> PurchaseProgress:
+        if record.pixel_id is None:
+            record.pixel_id = require_pixel(list_pixels(graph, str(connection.ad_account_id))).id
+        currency = connection.currency or read_ad_account(graph, str(connection.ad_account_id)).currency
+        pixel_id = record.pixel_id
+        with self.session() as workspace:
+            found = load_new_orders(
+                workspace,
+                orders=self._download(workspace, dataset, "orders"),
+                customers_file=self._download(workspace, dataset, "customers"),
+                sent_orders=self._sent_orders(workspace, record),
+                cutoff=record.cutoff or record.created_at,
+            )
+            # The same every time for a version (its data, since_version and cutoff are fixed).
+            record.new_orders, record.in_window, record.outside_window = (
+                found.total,
+                found.in_window,
+                found.too_old,
+            )
+            for chunk in order_chunks(workspace, record.position, found.in_window, self.batch_size):
+                if seconds_left() < STEP_RESERVE_SECONDS:
+                    self._save(record)
+                    return PurchaseProgress(
+                        status="sending", position=record.position, in_window=found.in_window
+                    )
+                report = send_checked(
+                    lambda batch: send_events(graph, pixel_id, batch),
+                    iter(purchase_events(chunk, currency=currency)),
+                    now=lambda: self.clock().timestamp(),
+                    batch_size=self.batch_size,
+                )
+                first_batch = record.position == 0
+                self._add(record, report, len(chunk))
+                self._save(record)
+                if first_batch:
+                    self.events.mark_part_sent(record.org_id, record.dataset_version)
+        record.state, record.error = "sent", None
+        record.updated_at = self.clock()
+        self.events.finish_purchases(record)
+        logger.info(
+            "Purchases sent",
+            extra={"sent": record.sent, "skipped": record.skipped_too_old, "rejected": record.rejected},
+        )
+        return PurchaseProgress(status="done", position=record.position, in_window=record.in_window)
+
+    def _download(self, workspace: Workspace, dataset: DatasetVersion, kind: str) -> Path:
+        path = workspace.path(f"{dataset.version}-{kind}.parquet")
+        self.blobs.download(dataset.keys[kind], path)
+        return path
+
+    def _sent_orders(self, workspace: Workspace, record: PurchaseSend) -> Path | None:
+        if record.since_version is None:
+            return None
+        since = self.datasets.get(record.org_id, record.since_version)
+        if since is None:
+            raise NotFound(f"Dataset version {record.since_version} is gone.")
+        return self._download(workspace, since, "orders")
+
+    def _add(self, record: PurchaseSend, report: SendReport, orders: int) -> None:
+        record.position += orders
+        record.sent += report.sent
+        record.calls += report.calls
+        record.skipped_too_old += report.skipped_too_old
+        record.rejected += report.rejected
+        for reason, count in report.reasons.items():
+            record.reasons[reason] = record.reasons.get(reason, 0) + count
+        room = 100 - len(record.rejections)
+        record.rejections.extend(
+            EventRejection(
+                event_id=item.event_id,
+                event_name=item.event_name,
+                reason=item.reason,
+                remedy=item.remedy,
+                field=item.field,
+                platform_code=item.platform_code,
+                platform_subcode=item.platform_subcode,
+                fbtrace_id=item.fbtrace_id,
+            )
+            for item in report.rejections[: max(room, 0)]
+        )
+
+    def _stop(self, record: PurchaseSend, exc: ServiceError) -> PurchaseProgress:
+        record.state = "stopped"
+        record.error = {"message": exc.message, "remedy": exc.remedy or "", "code": exc.code}
+        self._save(record)
+        logger.warning("Purchases stopped", extra={"code": exc.code, "position": record.position})
+        return PurchaseProgress(status="done", position=record.position, in_window=record.in_window)
+
+    def _save(self, record: PurchaseSend) -> None:
+        record.updated_at = self.clock()
+        self.events.put_purchases(record)

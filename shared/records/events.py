@@ -1,0 +1,57 @@
+"""Conversion events sent to the ad account's pixel (issue 21): what each sync's purchases became."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+PurchaseSendState = Literal["sending", "stopped", "sent"]
+
+
+class EventRejection(BaseModel):
+    """One event that was not sent: its id and name, why (our check, or the platform's own words) and
+    what to do. Never a customer's identifier."""
+
+    event_id: str | None = None
+    event_name: str | None = None
+    reason: str
+    remedy: str
+    field: str | None = None
+    platform_code: int | None = None
+    platform_subcode: int | None = None
+    fbtrace_id: str | None = None
+
+
+class PurchaseSend(BaseModel):
+    """The purchases of one dataset version's new orders (orders not in ``since_version``, the version
+    whose purchases were last sent in full), sent as ``Purchase`` events.
+
+    ``position`` counts the new orders inside the window dealt with, in time order: a resumed step
+    starts there. ``sending`` until every one is dealt with, then ``sent``; ``stopped`` when the
+    platform could not take them (no connection, no pixel, a refused token), with ``error`` saying what
+    to do. Versions are sent in order: a later version's step first finishes one stopped part-way
+    (``position`` > 0), whose orders still in the window then go, so nothing is sent twice or lost;
+    one stopped before sending anything leaves its orders to the next version.
+    """
+
+    org_id: str
+    dataset_version: str
+    since_version: str | None = None
+    state: PurchaseSendState = "sending"
+    pixel_id: str | None = None
+    new_orders: int = Field(default=0, description="Orders in this version not in since_version.")
+    in_window: int = Field(default=0, description="Of those, the ones recent enough to send.")
+    position: int = 0
+    sent: int = Field(default=0, description="Events the platform said it received.")
+    outside_window: int = Field(default=0, description="New orders already older than the window: skipped.")
+    skipped_too_old: int = Field(default=0, description="Orders that left the window before their batch did.")
+    rejected: int = 0
+    calls: int = 0
+    reasons: dict[str, int] = Field(default_factory=dict)
+    rejections: list[EventRejection] = Field(default_factory=list, description="The first rejections.")
+    cutoff: datetime | None = Field(default=None, description="Orders before it were outside the window.")
+    error: dict[str, str] | None = Field(default=None, description="message and remedy (stopped).")
+    created_at: datetime
+    updated_at: datetime

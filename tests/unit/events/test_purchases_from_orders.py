@@ -1,0 +1,308 @@
+"""Purchases from the shop's own orders at each sync (issue 21, item 2): the new orders of a dataset
+version, inside the window, go to the pixel once, through the engine and the in-process sandbox."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.dataplane.engine import session
+from shared.errors import NotFound
+from shared.events.purchases import PurchaseEvents
+from shared.platform.client import GraphClient
+from shared.platform.errors import PlatformError
+from shared.platform.retry import may_have_executed
+from shared.records.connections import Connection
+from shared.records.datasources import DatasetVersion
+from shared.records.events import PurchaseSend
+from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
+
+NOW = datetime.now(UTC).replace(microsecond=0)
+PIXEL = "30000000000000001"
+Order = tuple[str, str, str, int, float, datetime]  # order id, user, product, quantity, amount, time
+CUSTOMERS = [
+    ("c-1", "mary@example.com", "+44 7700 900123", "Mary", "Smith", "GB", None, None),
+    ("c-2", "bob@example.com", None, "Bob", None, "US", "California", True),
+    ("c-3", None, None, None, None, None, None, None),
+]
+
+
+@dataclass
+class MemoryEvents:
+    """The event store as a dict, with the repository's pointer rules."""
+
+    records: dict[str, PurchaseSend] = field(default_factory=dict)
+    sent_through: str | None = None
+    part_sent: str | None = None
+
+    def get_purchases(self, org_id: str, version: str) -> PurchaseSend | None:
+        record = self.records.get(version)
+        return record.model_copy(deep=True) if record else None
+
+    def put_purchases(self, record: PurchaseSend) -> None:
+        self.records[record.dataset_version] = record.model_copy(deep=True)
+
+    def finish_purchases(self, record: PurchaseSend) -> None:
+        self.put_purchases(record)
+        if self.sent_through is None or self.sent_through < record.dataset_version:
+            self.sent_through, self.part_sent = record.dataset_version, None
+
+    def mark_part_sent(self, org_id: str, version: str) -> None:
+        self.part_sent = version
+
+    def pointers(self, org_id: str) -> tuple[str | None, str | None]:
+        return self.sent_through, self.part_sent
+
+
+class Shop:
+    """Dataset versions as Parquet files written by the engine, and the rest of the step's world."""
+
+    def __init__(self, tmp: Path, platform: SandboxPlatform) -> None:
+        self.tmp = tmp
+        self.platform = platform
+        self.versions: dict[str, DatasetVersion] = {}
+        self.events = MemoryEvents()
+        self.token = platform.user_token()
+        self.connected = True
+
+    def sync(self, version: str, orders: list[Order]) -> None:
+        folder = self.tmp / version
+        folder.mkdir()
+        with session() as workspace:
+            connection = workspace.connection
+            connection.execute(
+                "CREATE TABLE o (order_id VARCHAR, user_id VARCHAR, product_id VARCHAR, quantity INTEGER, "
+                'amount DOUBLE, "timestamp" TIMESTAMP)'
+            )
+            for order in orders:
+                connection.execute(
+                    "INSERT INTO o VALUES (?, ?, ?, ?, ?, ?)", [*order[:5], order[5].replace(tzinfo=None)]
+                )
+            connection.execute(
+                'COPY (SELECT * FROM o ORDER BY "timestamp") TO $path (FORMAT parquet)',
+                {"path": str(folder / "orders.parquet")},
+            )
+            connection.execute(
+                "CREATE TABLE c (user_id VARCHAR, email VARCHAR, first_name VARCHAR, last_name VARCHAR, "
+                "phone VARCHAR, country VARCHAR, state VARCHAR, limited_data_use BOOLEAN)"
+            )
+            for user_id, email, phone, first, last, country, state, ldu in CUSTOMERS:
+                connection.execute(
+                    "INSERT INTO c VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    [user_id, email, first, last, phone, country, state, ldu],
+                )
+            connection.execute(
+                "COPY c TO $path (FORMAT parquet)", {"path": str(folder / "customers.parquet")}
+            )
+        self.versions[version] = DatasetVersion(
+            org_id="org-1",
+            version=version,
+            created_at=NOW,
+            keys={"orders": f"{version}/orders.parquet", "customers": f"{version}/customers.parquet"},
+            row_counts={},
+            rows_read={},
+            rejected_count=0,
+            rejected_rows_accepted=False,
+        )
+
+    # The step's collaborators -----------------------------------------------------------------------
+
+    def get(self, org_id: str, version: str) -> DatasetVersion | None:
+        return self.versions.get(version)
+
+    def download(self, key: str, path: Path) -> None:
+        shutil.copyfile(self.tmp / key, path)
+
+    def client_for(self, org_id: str) -> tuple[Connection, GraphClient]:
+        if not self.connected:
+            raise NotFound(
+                "The organization is not connected to the advertising platform.", remedy="Connect."
+            )
+        connection = Connection(org_id=org_id, status="active", ad_account_id=AD_ACCOUNT_ID, currency="GBP")
+        return connection, self.platform.graph(self.token)
+
+    def record_usage(self, org_id: str, graph: GraphClient) -> None:
+        pass
+
+    def step(
+        self, version: str, *, batch_size: int = 1000, seconds_left: Callable[[], float] = lambda: 600.0
+    ) -> Any:
+        service = PurchaseEvents(
+            events=self.events,
+            datasets=self,
+            blobs=self,
+            connections=self,
+            session=session,
+            clock=lambda: NOW,
+            batch_size=batch_size,
+        )
+        return service.step("org-1", version, seconds_left)
+
+    def pixel(self) -> dict[str, Any]:
+        held: dict[str, Any] = self.platform.admin("GET", f"/pixels/{PIXEL}/events")
+        return held
+
+    def sent_ids(self) -> list[str]:
+        return [entry["event"]["event_id"] for entry in self.pixel()["events"]]
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Shop:
+    return Shop(tmp_path, SandboxPlatform())
+
+
+def ago(**delta: float) -> datetime:
+    return NOW - timedelta(**delta)
+
+
+FIRST: list[Order] = [
+    ("o-old", "c-1", "sku-1", 1, 10.0, ago(days=10)),
+    ("o-1", "c-1", "sku-1", 2, 30.0, ago(days=2)),
+    ("o-1", "c-1", "sku-2", 1, 5.5, ago(days=2)),
+    ("o-2", "c-2", "sku-2", 1, 12.0, ago(hours=5)),
+    ("o-3", "c-3", "sku-3", 3, 9.0, ago(hours=1)),
+]
+
+
+def test_a_first_sync_sends_its_orders_in_the_window_once_and_skips_the_older_ones(shop: Shop) -> None:
+    # Given a first sync with three recent orders (one of two lines) and one ten days old
+    shop.sync("v1", FIRST)
+    # When its purchases step runs
+    progress = shop.step("v1")
+    # Then the three recent orders reach the pixel as purchases, in time order, the old one skipped
+    assert progress.status == "done"
+    assert shop.sent_ids() == ["o-1", "o-2", "o-3"]
+    record = shop.events.records["v1"]
+    assert (record.state, record.new_orders, record.in_window, record.outside_window) == ("sent", 4, 3, 1)
+    assert (record.sent, record.calls, record.rejected) == (3, 1, 0)
+    assert shop.events.pointers("org-1") == ("v1", None)
+
+
+def test_a_purchase_carries_the_orders_value_products_and_customer(shop: Shop) -> None:
+    shop.sync("v1", FIRST)
+    shop.step("v1")
+    events = {entry["event"]["event_id"]: entry["event"] for entry in shop.pixel()["events"]}
+    first = events["o-1"]
+    assert first["event_name"] == "Purchase"
+    assert first["action_source"] == "other"
+    assert first["event_time"] == int(ago(days=2).timestamp())
+    assert first["custom_data"]["value"] == 35.5
+    assert first["custom_data"]["currency"] == "GBP"
+    assert first["custom_data"]["contents"] == [
+        {"id": "sku-1", "quantity": 2, "item_price": 15.0},
+        {"id": "sku-2", "quantity": 1, "item_price": 5.5},
+    ]
+    assert first["user_data"]["external_id"] == ["c-1"]
+    assert len(first["user_data"]["em"][0]) == 64
+    # the Californian who asked for Limited Data Use carries the options; the others say "not limited"
+    assert events["o-2"]["data_processing_options"] == ["LDU"]
+    assert events["o-2"]["data_processing_options_state"] == 1000
+    assert events["o-1"]["data_processing_options"] == []
+    # a customer without e-mail or phone is sent with their customer id alone
+    assert events["o-3"]["user_data"] == {"external_id": ["c-3"]}
+
+
+def test_a_second_sync_sends_only_the_orders_new_since_the_first(shop: Shop) -> None:
+    # Given a first sync sent, then a second whose file has the same orders and one more
+    shop.sync("v1", FIRST)
+    shop.step("v1")
+    shop.sync("v2", [*FIRST, ("o-4", "c-2", "sku-1", 1, 15.0, ago(minutes=10))])
+    # When the second's purchases step runs
+    shop.step("v2")
+    # Then only the new order is sent, and nothing counted twice
+    assert shop.sent_ids() == ["o-1", "o-2", "o-3", "o-4"]
+    assert shop.pixel()["deduplicated"] == 0
+    record = shop.events.records["v2"]
+    assert (record.since_version, record.new_orders, record.sent) == ("v1", 1, 1)
+
+
+def test_a_step_run_again_for_a_sent_version_sends_nothing(shop: Shop) -> None:
+    shop.sync("v1", FIRST)
+    shop.step("v1")
+    assert shop.step("v1").status == "done"
+    assert shop.pixel()["received"] == 3
+
+
+def test_a_step_out_of_time_stops_between_batches_and_the_next_resumes(shop: Shop) -> None:
+    # Given batches of one order and an invocation with time for one batch only
+    shop.sync("v1", FIRST)
+    times = iter([600.0, 5.0])
+    # When the step runs, then runs again
+    first = shop.step("v1", batch_size=1, seconds_left=lambda: next(times, 5.0))
+    second = shop.step("v1", batch_size=1)
+    # Then the first sent one order and said to go on; the second sent the others, none twice
+    assert (first.status, first.position) == ("sending", 1)
+    assert second.status == "done"
+    assert shop.sent_ids() == ["o-1", "o-2", "o-3"]
+    assert shop.pixel()["deduplicated"] == 0
+
+
+def test_a_step_killed_after_a_batch_resumes_and_the_resent_batch_counts_once(shop: Shop) -> None:
+    # Given the platform's answer to the second batch lost, and not recovered by the client's retry
+    shop.sync("v1", FIRST)
+    shop.platform.fault(kind="lost_answer", method="POST", path="/events$", after=1, count=2)
+    # When the step runs (and fails), then runs again as the state machine's Retry does
+    with pytest.raises(PlatformError) as raised:
+        shop.step("v1", batch_size=1)
+    assert may_have_executed(raised.value)
+    assert (shop.events.records["v1"].state, shop.events.records["v1"].position) == ("sending", 1)
+    assert shop.step("v1", batch_size=1).status == "done"
+    # Then every order counts once on the pixel, though one batch arrived three times
+    held = shop.pixel()
+    assert held["counts"] == {"Purchase": 3}
+    assert held["deduplicated"] == 2
+
+
+def test_an_organization_not_connected_stops_with_the_remedy_and_a_later_sync_sends_its_orders(
+    shop: Shop,
+) -> None:
+    # Given a sync while not connected
+    shop.sync("v1", FIRST)
+    shop.connected = False
+    shop.step("v1")
+    record = shop.events.records["v1"]
+    assert record.state == "stopped"
+    assert record.error is not None
+    assert record.error["remedy"] == "Connect."
+    # When the organization connects and syncs again
+    shop.connected = True
+    shop.sync("v2", FIRST)
+    shop.step("v2")
+    # Then the orders of both syncs still in the window go once
+    assert shop.sent_ids() == ["o-1", "o-2", "o-3"]
+    assert shop.events.records["v2"].since_version is None
+
+
+def test_a_version_stopped_part_way_is_finished_before_the_next_one_and_nothing_goes_twice(
+    shop: Shop,
+) -> None:
+    # Given a first sync whose token is revoked after its first batch
+    shop.sync("v1", FIRST)
+    shop.platform.fault(kind="revoke_token", method="POST", path="/events$", after=1, subcode=460)
+    shop.step("v1", batch_size=1)
+    assert (shop.events.records["v1"].state, shop.events.records["v1"].position) == ("stopped", 1)
+    # When the merchant reconnects and a second sync, with one more order, runs
+    shop.token = shop.platform.user_token()
+    shop.sync("v2", [*FIRST, ("o-4", "c-2", "sku-1", 1, 15.0, ago(minutes=10))])
+    shop.step("v2", batch_size=1)
+    # Then the first version's other orders went, then the second's new one, each once
+    assert shop.sent_ids() == ["o-1", "o-2", "o-3", "o-4"]
+    assert shop.pixel()["deduplicated"] == 0
+    assert shop.events.pointers("org-1") == ("v2", None)
+    assert shop.events.records["v2"].since_version == "v1"
+
+
+def test_throttling_answers_waiting_with_the_platforms_wait(shop: Shop) -> None:
+    shop.sync("v1", FIRST)
+    shop.platform.fault(kind="throttle", method="POST", path="/events$", code=17, regain_minutes=30, count=5)
+    progress = shop.step("v1")
+    assert progress.status == "waiting"
+    assert progress.wait_seconds is not None
+    assert progress.wait_seconds >= 60
+    assert shop.events.records["v1"].state == "sending"
