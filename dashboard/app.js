@@ -157,6 +157,7 @@ function renderUser() {
 
 const PAGES = [
   ["connection.html", "Ad account"],
+  ["payments.html", "Payments"],
   ["wizard.html", "Launch wizard"],
   ["audiences.html", "Audiences"],
   ["models.html", "Models"],

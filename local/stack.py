@@ -11,6 +11,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
+
 from local.dashboard import DashboardServer
 from local.gateway import Cors, LocalGateway
 from local.iam import Caller, Denial
@@ -39,6 +41,15 @@ RUNTIME_VARIABLES = frozenset(
         "PATH",
         "LANG",
     }
+)
+# What the service's webhook endpoint receives from connected accounts (README, "Card payments").
+PAYMENTS_WEBHOOK_EVENTS = (
+    "checkout.session.completed",
+    "checkout.session.async_payment_succeeded",
+    "checkout.session.async_payment_failed",
+    "checkout.session.expired",
+    "payment_intent.payment_failed",
+    "account.updated",
 )
 
 
@@ -107,6 +118,11 @@ class LocalStack:
         self._store_platform_secret()
         self.payments = PaymentsSandboxServer(self.payments_config, host=self.host)
         self.payments.start(self.payments_port)
+        # The dashboard's address reaches the payments functions from the CloudFront distribution,
+        # which the local stack does not create: its own dashboard server stands in.
+        self.physical["DashboardDistribution"] = Physical(
+            ref="local-dashboard", attrs={"DomainName": f"{self.host}:{self.dashboard_port}"}
+        )
         specs = functions(template)
         self.roles = create_roles(sam_roles(), provisioner.resolver, self.client("iam"), self.client("sts"))
         self._enforce(template, provisioner)
@@ -139,6 +155,7 @@ class LocalStack:
             }
         )
         self.dashboard.start(self.host, self.dashboard_port)
+        self._store_payments_secret()
         self._bucket_cors(template)
         dispatch_lambda_tasks(self.runner.invoke, {self.physical[name].ref: name for name in specs})
         # This process (tests, seeding, make dev's scheduler) reads and writes AWS directly with the
@@ -229,6 +246,28 @@ class LocalStack:
         value["app_secret"] = self.sandbox.config.app_secret
         secrets.put_secret_value(SecretId=arn, SecretString=json.dumps(value))
 
+    def _store_payments_secret(self) -> None:
+        """What an operator does after deploy (README, "Card payments"): put the provider's secret key
+        into the payments secret, register the API's webhook endpoint for connected accounts' events
+        through the provider's API, and keep the signing secret it answers with."""
+        endpoint = httpx.post(
+            f"{self.payments.url}/v1/webhook_endpoints",
+            headers={"Authorization": f"Bearer {self.payments.config.secret_key}"},
+            data={
+                "url": f"{self.api_url}/payments/webhook",
+                "connect": "true",
+                **{f"enabled_events[{i}]": name for i, name in enumerate(PAYMENTS_WEBHOOK_EVENTS)},
+            },
+            timeout=10,
+        )
+        endpoint.raise_for_status()
+        secrets = self.client("secretsmanager")
+        arn = self.physical["PaymentsSecrets"].ref
+        value = json.loads(secrets.get_secret_value(SecretId=arn)["SecretString"])
+        value["secret_key"] = self.payments.config.secret_key
+        value["webhook_secret"] = endpoint.json()["secret"]
+        secrets.put_secret_value(SecretId=arn, SecretString=json.dumps(value))
+
     def _function_environment(self, provisioner: Provisioner, spec: FunctionSpec) -> dict[str, str]:
         """One function's whole environment, as Lambda gives it: its variables from the template
         (Globals merged), resolved against the local resources, the local endpoints in place of the
@@ -257,13 +296,15 @@ class LocalStack:
             "PLATFORM_DIALOG_URL": self.sandbox.url,
             "PLATFORM_APP_ID": self.sandbox.config.app_id,
             "PLATFORM_REDIRECT_URI": f"{self.dashboard_url}/connect-callback.html",
-            # The card-payment provider's API base and the platform's key (docs/payments-notes.md §8).
+            # The card-payment provider's API base (docs/payments-notes.md §8); its key is in the
+            # payments secret.
             "PAYMENTS_API_URL": self.payments.url,
-            "PAYMENTS_SECRET_KEY": self.payments.config.secret_key,
             "JWKS_URL": f"{self.moto_url}/{pool_id}/.well-known/jwks.json",
             "POWERTOOLS_TRACE_DISABLED": "true",
             "POWERTOOLS_METRICS_DISABLED": "true",
             "POWERTOOLS_LOG_LEVEL": os.environ.get("POWERTOOLS_LOG_LEVEL", "WARNING"),
+            # Payments onboarding comes back to the local dashboard (the template names CloudFront's).
+            **({"DASHBOARD_URL": self.dashboard_url} if "DASHBOARD_URL" in variables else {}),
             **self.extra_env,
         }
 

@@ -144,3 +144,38 @@ class UserPoolSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
     user_pool_id: Name
+
+
+class PaymentsSettings(BaseSettings):
+    """What only the functions that call the card-payment provider read (docs/payments-notes.md)."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    # Secrets Manager secret (ARN or name) holding {"secret_key", "webhook_secret",
+    # "onboarding_state_key"} (shared/repositories/secrets.py); the values themselves are never settings.
+    payments_secrets_arn: Name
+    # The provider's API base (the payments sandbox locally).
+    payments_api_url: str = "https://api.stripe.com"
+    # The longest one call to the provider may take, and how often the SDK retries a failed one.
+    payments_timeout_seconds: float = 20.0
+    payments_max_retries: int = 2
+    # How long a payments onboarding link and its state may be used.
+    payments_onboarding_ttl_seconds: int = 1800
+
+
+class DashboardSettings(BaseSettings):
+    """The dashboard's address, which only the function that starts payments onboarding reads: the
+    provider's pages come back to its ``payments-callback.html``."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    dashboard_url: Name
+
+
+class CheckoutSettings(BaseSettings):
+    """The public address of the hosted checkout's pages (the API's, or a custom domain): read by
+    what builds a checkout link or sends a shopper back to the pages."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    checkout_base_url: Name

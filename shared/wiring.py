@@ -22,8 +22,11 @@ from shared import aws
 from shared.settings import (
     ActivationSettings,
     AudienceSyncSettings,
+    CheckoutSettings,
     ClosureSettings,
+    DashboardSettings,
     DataSourceSettings,
+    PaymentsSettings,
     Settings,
     UserPoolSettings,
 )
@@ -56,6 +59,8 @@ if TYPE_CHECKING:
     from shared.datasources.service import DataSourceService
     from shared.events.purchases import PurchaseEvents
     from shared.ml.freshness import FreshnessRules
+    from shared.payments.connection import PaymentsConnectionService
+    from shared.payments.provider import PaymentsProvider
     from shared.platform.client import GraphClient
     from shared.predictions.predict import BundleCache, Predictor, WholeBundles
     from shared.publishing.checkout import CheckoutLinks
@@ -72,8 +77,14 @@ if TYPE_CHECKING:
     from shared.repositories.events import DynamoEventStore
     from shared.repositories.models import DynamoModelStore
     from shared.repositories.organizations import DynamoOrganizationStore
+    from shared.repositories.payments import DynamoPaymentsStore
     from shared.repositories.prediction_path import DynamoKeyDayMeter
-    from shared.repositories.secrets import PlatformSecrets, PlatformSecretsSource
+    from shared.repositories.secrets import (
+        PaymentsSecrets,
+        PaymentsSecretsSource,
+        PlatformSecrets,
+        PlatformSecretsSource,
+    )
     from shared.repositories.usage import DynamoUsageStore
     from shared.repositories.user_pool import CognitoUserPool
     from shared.targeting.service import CoverageCache, TargetingService
@@ -142,6 +153,24 @@ def user_pool_settings() -> UserPoolSettings:
 def closure_settings() -> ClosureSettings:
     """The settings only the function that starts account closures has."""
     return ClosureSettings()
+
+
+@collaborator
+def payments_settings() -> PaymentsSettings:
+    """The settings only the functions that call the card-payment provider have."""
+    return PaymentsSettings()
+
+
+@collaborator
+def dashboard_settings() -> DashboardSettings:
+    """The dashboard's address (payments onboarding comes back to it)."""
+    return DashboardSettings()
+
+
+@collaborator
+def checkout_settings() -> CheckoutSettings:
+    """The public address of the hosted checkout's pages."""
+    return CheckoutSettings()
 
 
 @collaborator
@@ -711,3 +740,85 @@ def closure_starter() -> StepFunctionsStarter:
     from shared.repositories.activations import StepFunctionsStarter
 
     return StepFunctionsStarter(stepfunctions_client(), closure_settings().closure_state_machine_arn)
+
+
+# Card payments (the hosted quick-pay checkout)
+
+
+@collaborator
+def payments_store() -> DynamoPaymentsStore:
+    from shared.repositories.payments import DynamoPaymentsStore
+
+    return DynamoPaymentsStore(table(settings().main_table), dynamodb_client())
+
+
+@collaborator
+def payments_secrets_source() -> PaymentsSecretsSource:
+    """The payments secrets, kept per container and re-read after ``SECRET_MAX_AGE``."""
+    from shared.clock import utc_now
+    from shared.repositories.secrets import PaymentsSecretsSource
+
+    return PaymentsSecretsSource(
+        secretsmanager_client(), payments_settings().payments_secrets_arn, clock=utc_now
+    )
+
+
+def payments_secrets() -> PaymentsSecrets:
+    """The provider's key, the webhook signing secret and the onboarding state key as of now."""
+    return payments_secrets_source().current()
+
+
+@collaborator
+def _payments_provider_for(secret_key: str) -> PaymentsProvider:
+    # One client (and connection pool) per container and key: a rotated key builds a new one.
+    from shared.payments.provider import PaymentsProvider
+
+    config = payments_settings()
+    return PaymentsProvider(
+        secret_key,
+        api_url=config.payments_api_url,
+        timeout=lambda: config.payments_timeout_seconds,
+        max_retries=config.payments_max_retries,
+    )
+
+
+def payments_provider() -> PaymentsProvider:
+    """The card-payment provider's client with the platform's current secret key (imports the
+    provider's SDK: only the functions that call the provider build it)."""
+    return _payments_provider_for(payments_secrets().secret_key)
+
+
+def payments_connection_status() -> PaymentsConnectionService:
+    """The payments connection as far as its record goes (the status): no secret, no provider."""
+    from shared.clock import utc_now
+    from shared.payments.connection import PaymentsConnectionService
+
+    return PaymentsConnectionService(
+        store=payments_store(),
+        checkouts=payments_store(),
+        states=oauth_state_store(),
+        cipher=envelope_cipher(),
+        clock=utc_now,
+    )
+
+
+def payments_connection_service() -> PaymentsConnectionService:
+    """The payments connection with the provider (disconnect expires open checkouts there)."""
+    from dataclasses import replace
+
+    return replace(payments_connection_status(), provider=payments_provider())
+
+
+def payments_onboarding_service() -> PaymentsConnectionService:
+    """The payments connection with the provider and what onboarding needs: the dashboard page it
+    comes back to and the key that signs its states."""
+    from dataclasses import replace
+
+    from shared.payments.connection import OnboardingPolicy
+
+    policy = OnboardingPolicy(
+        callback_page=f"{dashboard_settings().dashboard_url.rstrip('/')}/payments-callback.html",
+        state_key=payments_secrets().onboarding_state_key,
+        state_ttl=timedelta(seconds=payments_settings().payments_onboarding_ttl_seconds),
+    )
+    return replace(payments_connection_service(), policy=policy)

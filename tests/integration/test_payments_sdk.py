@@ -273,8 +273,10 @@ def test_the_providers_errors_are_the_sdks_exceptions(
 
 
 def test_the_local_stack_runs_the_sandbox_for_the_functions(stack: LocalStack) -> None:
-    # Given the environment the local stack gives the functions
-    url, key = os.environ["PAYMENTS_API_URL"], os.environ["PAYMENTS_SECRET_KEY"]
+    # Given the environment the local stack gives the functions, and the key it put in the payments secret
+    url = os.environ["PAYMENTS_API_URL"]
+    secret = stack.client("secretsmanager").get_secret_value(SecretId=stack.physical["PaymentsSecrets"].ref)
+    key = json.loads(secret["SecretString"])["secret_key"]
     # When the SDK is pointed at it
     created = stripe.StripeClient(key, base_addresses={"api": url, "connect": url}).v1.accounts.create(
         {"type": "express"}

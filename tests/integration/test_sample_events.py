@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, parse_qsl, urlsplit
 
 import httpx
 import pytest
@@ -256,6 +256,26 @@ def with_an_authorization_code(env: SampleContext, event: dict[str, Any]) -> Set
     return Setting(replacements)
 
 
+def with_a_payments_return(env: SampleContext, event: dict[str, Any]) -> Setting:
+    """The organization's user starts connecting payments and completes the provider's page; its
+    redirect to the dashboard carries the state the callback event's body needs."""
+    from local.payments_browser import onboard
+
+    started = env.api.post("/payments/connect", headers=env.org.headers)
+    assert started.status_code == 200, started.text
+    redirect = onboard(started.json()["onboardingUrl"])
+    assert redirect.status_code == 303, redirect.text
+    return Setting({SAMPLE_STATE: dict(parse_qsl(urlsplit(redirect.headers["location"]).query))["state"]})
+
+
+def with_payments_connected(env: SampleContext, event: dict[str, Any]) -> Setting:
+    from local.payments_browser import connect_payments
+
+    connected = connect_payments(env.stack.api_url, env.org.headers["Authorization"])
+    assert connected.status_code == 200, connected.text
+    return Setting()
+
+
 def with_the_organizations_name(env: SampleContext, event: dict[str, Any]) -> Setting:
     """The connected organization's name, typed to confirm its closure."""
     name = wiring.organization_store().name_of(env.org.org_id)
@@ -301,6 +321,8 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "audience_snapshot": with_an_audience,
     "delete_audience": with_an_audience,
     "platform_callback": with_an_authorization_code,
+    "payments_callback": with_a_payments_return,
+    "disconnect_payments": with_payments_connected,
     "publish_advert": with_an_audience,
     "refresh_audience": with_an_audience,
     "retrain_models": with_a_trained_data_source,

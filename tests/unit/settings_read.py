@@ -27,8 +27,11 @@ from shared import wiring
 from shared.settings import (
     ActivationSettings,
     AudienceSyncSettings,
+    CheckoutSettings,
     ClosureSettings,
+    DashboardSettings,
     DataSourceSettings,
+    PaymentsSettings,
     Settings,
     UserPoolSettings,
 )
@@ -41,6 +44,9 @@ SETTINGS_FACTORIES: dict[str, type[BaseSettings]] = {
     "closure_settings": ClosureSettings,
     "audience_sync_settings": AudienceSyncSettings,
     "user_pool_settings": UserPoolSettings,
+    "payments_settings": PaymentsSettings,
+    "dashboard_settings": DashboardSettings,
+    "checkout_settings": CheckoutSettings,
 }
 # Field -> environment variable.
 VARIABLES: dict[str, str] = {
@@ -158,6 +164,12 @@ def _aws() -> Iterator[None]:
         boto3.client("secretsmanager", region_name=REGION).create_secret(
             Name=ENVIRONMENT["PLATFORM_SECRETS_ARN"],
             SecretString=json.dumps({"app_secret": "a", "oauth_state_key": "k"}),
+        )
+        boto3.client("secretsmanager", region_name=REGION).create_secret(
+            Name=ENVIRONMENT["PAYMENTS_SECRETS_ARN"],
+            SecretString=json.dumps(
+                {"secret_key": "sk_test_x", "webhook_secret": "w", "onboarding_state_key": "k"}
+            ),
         )
         try:
             yield

@@ -138,3 +138,57 @@ ENGINE_FUNCTIONS = {"DataSourceSyncJobFunction"}
 def test_the_functions_that_run_the_engine_ship_its_layer() -> None:
     per_function = _function_modules()
     assert {name for name in ENGINE_FUNCTIONS if "DataplaneLayer" not in per_function[name][1]} == set()
+
+
+# The payment provider's SDK is imported by shared/payments/provider.py when a client is built or a
+# delivery verified (not when the module is imported, so a probe cannot see it): a function needs the
+# payments layer exactly when a wiring factory it uses builds the provider.
+PROVIDER_FACTORY = "_payments_provider_for"
+
+
+def _factories_calling(target: str) -> set[str]:
+    """The wiring factories that call ``target``, directly or through other factories."""
+    tree = ast.parse(WIRING.read_text(encoding="utf-8"))
+    factories = {node.name: node for node in tree.body if isinstance(node, ast.FunctionDef)}
+    calls = {
+        name: {
+            node.func.id
+            for node in ast.walk(factory)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in factories
+        }
+        for name, factory in factories.items()
+    }
+    reaching = {target}
+    while True:
+        more = {name for name, callees in calls.items() if callees & reaching} - reaching
+        if not more:
+            return reaching
+        reaching |= more
+
+
+def _factories_used(props: dict[str, Any]) -> set[str]:
+    handler = ROOT / props["CodeUri"] / "handler.py"
+    tree = ast.parse(handler.read_text(encoding="utf-8"))
+    return {
+        node.attr
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "wiring"
+    }
+
+
+def test_exactly_the_functions_that_build_the_payment_provider_carry_its_sdk() -> None:
+    # Given the factories that build the provider's client
+    building = _factories_calling(PROVIDER_FACTORY)
+    assert "payments_connection_service" in building
+
+    # When each function's factories and layers are compared
+    wrong = []
+    for name, resource in resources_of_type(TEMPLATE, "AWS::Serverless::Function").items():
+        props: dict[str, Any] = resource["Properties"]
+        layers = {layer["Ref"] for layer in props.get("Layers", []) if isinstance(layer, dict)}
+        builds = bool(_factories_used(props) & building)
+        if builds != ("PaymentsLayer" in layers):
+            wrong.append(f"{name}: builds the provider {builds}, has the layer {not builds}")
+
+    # Then the layer goes with the provider, and nowhere else (it is 30 MB)
+    assert wrong == []

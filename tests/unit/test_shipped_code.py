@@ -27,10 +27,10 @@ NOT_SHIPPED = frozenset(
         "platform_sandbox",
         "payments_sandbox",
         "scripts",
-        # Test-only: Meta's SDK and the payment provider's drive the sandboxes in tests; schemathesis
-        # (and its hypothesis) fuzz the API.
+        # Test-only: Meta's SDK drives the platform sandbox in tests; schemathesis (and its
+        # hypothesis) fuzz the API. (The payment provider's SDK is shipped, in the payments functions'
+        # own layer: tests/unit/test_function_layers.py.)
         "facebook_business",
-        "stripe",
         "schemathesis",
         "hypothesis",
     }

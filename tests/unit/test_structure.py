@@ -53,7 +53,14 @@ LAYERS: tuple[Layer, ...] = (
     ),
     Layer(
         "adapters",
-        ("shared.aws", "shared.repositories", "shared.platform", "shared.ml", "shared.dataplane"),
+        (
+            "shared.aws",
+            "shared.repositories",
+            "shared.platform",
+            "shared.ml",
+            "shared.dataplane",
+            "shared.payments.provider",
+        ),
         siblings_may_import=False,
     ),
     Layer(
@@ -70,6 +77,7 @@ LAYERS: tuple[Layer, ...] = (
             "shared.readiness",
             "shared.closure",
             "shared.events",
+            "shared.payments",
         ),
     ),
     Layer("entry", ("shared.api", "shared.middleware", "shared.idempotency", "shared.wiring")),
@@ -84,6 +92,7 @@ BOUNDARY_LIBRARIES: dict[str, tuple[str, ...]] = {
     "botocore": ("shared.aws", "shared.repositories", "shared.wiring"),
     "httpx": ("shared.platform", "shared.wiring"),
     "duckdb": ("shared.dataplane",),
+    "stripe": ("shared.payments.provider",),
 }
 
 

@@ -19,7 +19,10 @@ from tests.unit.deployment import ENVIRONMENT, REGION
 
 ROOT = Path(__file__).resolve().parents[2]
 # Arguments for the cached factories that take some (one per argument set is cached).
-ARGUMENTS: dict[str, tuple[Any, ...]] = {"table": ("service-main",)}
+ARGUMENTS: dict[str, tuple[Any, ...]] = {
+    "table": ("service-main",),
+    "_payments_provider_for": ("sk_test_key",),
+}
 
 
 @pytest.fixture

@@ -158,6 +158,7 @@ PAGES = [
     "api-keys.html",
     "connection.html",
     "connect-callback.html",
+    "payments.html",
     "audiences.html",
     "wizard.html",
     "models.html",

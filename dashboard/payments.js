@@ -1,0 +1,64 @@
+import { announce, api, el, formatDate, page } from "./app.js";
+
+const STATES = {
+  active: ["ok", "Taking card payments"],
+  onboarding: ["info", "Set-up not finished"],
+  inactive: ["info", "Disconnected"],
+  not_connected: ["info", "Not connected"],
+};
+
+async function load() {
+  const status = await api("/payments/status");
+  const [kind, text] = STATES[status.status] ?? ["bad", status.status];
+  document.getElementById("state").replaceChildren(el("span", { class: `badge ${kind}` }, text));
+  document.getElementById("message").textContent = status.remedy ? `${status.message} ${status.remedy}` : status.message;
+  const rows = [
+    ["Business", status.businessName],
+    ["Account", status.accountHint && `ending in ${status.accountHint}`],
+    ["Country", status.country],
+    ["Currency", status.defaultCurrency && status.defaultCurrency.toUpperCase()],
+    ["Card payments", status.connected ? (status.chargesEnabled ? "Enabled" : "Not enabled yet") : null],
+    ["Payouts", status.connected ? (status.payoutsEnabled ? "Enabled" : "Not enabled yet") : null],
+    ["Connected", status.connectedAt && formatDate(status.connectedAt)],
+    ["Last checked", status.checkedAt && formatDate(status.checkedAt)],
+    ["Disconnected", status.status === "inactive" && status.disconnectedAt && formatDate(status.disconnectedAt)],
+  ].filter(([, value]) => value);
+  const details = document.getElementById("details");
+  details.replaceChildren(...rows.flatMap(([term, value]) => [el("dt", {}, term), el("dd", {}, value)]));
+  details.hidden = rows.length === 0;
+  document.getElementById("missing").replaceChildren(...status.missing.map((need) => el("li", {}, need)));
+  document.getElementById("missing-block").hidden = status.missing.length === 0;
+  const connect = document.getElementById("connect");
+  connect.hidden = status.status === "active";
+  connect.textContent = status.status === "onboarding" ? "Continue setup" : "Connect a payments account";
+  document.getElementById("disconnect").hidden = !status.connected;
+}
+
+document.getElementById("connect").addEventListener("click", async () => {
+  try {
+    const { onboardingUrl } = await api("/payments/connect", { method: "POST" });
+    location.assign(onboardingUrl);
+  } catch (exc) {
+    announce(exc.message, "error");
+  }
+});
+
+document.getElementById("disconnect").addEventListener("click", async () => {
+  const lost = "Disconnect the payments account? Checkouts still open are closed and adverts linking to the "
+    + "hosted checkout can no longer take payments. Your account stays yours with the payment provider.";
+  if (!confirm(lost)) return;
+  try {
+    await api("/payments/disconnect", { method: "POST" });
+    announce("The payments account is disconnected.", "success");
+    await load();
+  } catch (exc) {
+    announce(exc.message, "error");
+  }
+});
+
+page(async () => {
+  if (new URLSearchParams(location.search).get("returned") === "1") {
+    announce("You are back from the payment provider: here is where your account stands.", "success");
+  }
+  await load().catch((exc) => announce(exc.message, "error"));
+});

@@ -1,0 +1,94 @@
+"""The hosted quick-pay checkout's records: the organization's card-payment connection, each
+checkout a shopper started, the orders paid through it, and the provider's events already handled.
+
+What names a person (the buyer's e-mail and name) is never in these records: it stays with the
+provider and, for the sync, in the data bucket (``shared.payments.orders``).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from shared.records.connections import EncryptedSecret
+
+PaymentsStatus = Literal["onboarding", "active", "inactive"]
+CheckoutState = Literal["creating", "open", "paid", "expired", "failed"]
+EventClaimState = Literal["processing", "done"]
+
+
+class PaymentsConnection(BaseModel):
+    """One organization's connected card-payment account.
+
+    ``account`` is the provider's account id, encrypted like a platform token: with it and the
+    platform's key anyone can take payments for the merchant, so it is only ever decrypted to make
+    a call for this organization (the encryption context names it). ``connection_id`` is chosen and
+    saved before the account is created, so a retried create reuses its idempotency key.
+    """
+
+    org_id: str
+    connection_id: str
+    status: PaymentsStatus
+    account: EncryptedSecret | None = Field(default=None, repr=False)
+    account_hint: str | None = Field(default=None, description="The account id's last four characters.")
+    charges_enabled: bool = False
+    payouts_enabled: bool = False
+    details_submitted: bool = False
+    currently_due: list[str] = Field(default_factory=list)
+    disabled_reason: str | None = None
+    business_name: str | None = None
+    country: str | None = None
+    default_currency: str | None = None
+    started_by: str | None = None
+    started_at: datetime | None = None
+    connected_at: datetime | None = Field(default=None, description="When charges were first enabled.")
+    checked_at: datetime | None = Field(default=None, description="When the account was last read.")
+    disconnected_at: datetime | None = None
+
+    def account_context(self) -> dict[str, str]:
+        """The encryption context the account id is bound to."""
+        return {"org_id": self.org_id, "connection": "payments"}
+
+
+class CheckoutRecord(BaseModel):
+    """One checkout a shopper started: saved before the provider's session is created (its id makes
+    the session's idempotency key), then the session's outcome."""
+
+    org_id: str
+    checkout_id: str
+    product_id: str
+    product_name: str
+    quantity: int
+    unit_amount: int = Field(description="Price in the currency's smallest unit.")
+    amount_total: int
+    currency: str = Field(description="ISO 4217, lower case, as the provider writes it.")
+    state: CheckoutState = "creating"
+    session_id: str | None = None
+    failed_attempts: int = 0
+    last_failure: str | None = Field(default=None, description="The provider's code for the last refusal.")
+    created_at: datetime
+    updated_at: datetime
+    session_expires_at: datetime | None = Field(
+        default=None, description="When the provider expires the session."
+    )
+
+
+class OrderRecord(BaseModel):
+    """A paid checkout: an order of the organization (one per provider session)."""
+
+    org_id: str
+    order_id: str = Field(description="The provider's session id: one order per session.")
+    checkout_id: str
+    product_id: str
+    product_name: str
+    quantity: int
+    amount_total: int
+    currency: str
+    paid_at: datetime
+    payment_intent: str | None = None
+    event_id: str = Field(description="The provider's event that recorded it.")
+    buyer_key: str | None = Field(
+        default=None, description="The data-bucket object holding the buyer's details for the sync."
+    )

@@ -1,0 +1,257 @@
+"""The hosted checkout's items in the main table, all in the organization's partition (so account
+closure's deletion of ``ORG#<org>`` takes every one of them):
+
+| item | sk | lifetime |
+|---|---|---|
+| the payments connection | ``PAYMENTS`` | until closure (a disconnect keeps it, without the account) |
+| a checkout a shopper started | ``CHECKOUT#<checkout id>`` | 30 days (TTL), the order stays |
+| an order (a paid checkout) | ``ORDER#<paid at>#<session id>`` | until closure |
+| a provider event being or already handled | ``PAYEVENT#<event id>`` | 30 days (TTL) |
+
+Orders sort by the time they were paid, so the newest come first from one query. A payment is
+recorded in one transaction: the connection is still the one that took it, the checkout moves to
+paid (only once), the order is written; a closure or a disconnect in between, or a second event
+about the same session, writes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any, Literal
+
+from boto3.dynamodb.conditions import Attr, Key
+
+from shared.clock import iso
+from shared.records.payments import CheckoutRecord, OrderRecord, PaymentsConnection
+from shared.repositories.items import from_item, query_all, to_item
+
+if TYPE_CHECKING:
+    from mypy_boto3_dynamodb import DynamoDBClient
+    from mypy_boto3_dynamodb.service_resource import Table
+
+CHECKOUT_LIFETIME = timedelta(days=30)
+# The provider resends an undelivered event for up to three days (docs/payments-notes.md §4.3).
+EVENT_CLAIM_LIFETIME = timedelta(days=30)
+_KEYS = {"pk", "sk", "expires_at"}
+
+Claim = Literal["claimed", "done", "busy"]
+Recorded = Literal["recorded", "already_paid", "connection_gone", "unknown_checkout"]
+
+
+def _pk(org_id: str) -> str:
+    return f"ORG#{org_id}"
+
+
+def _connection_key(org_id: str) -> dict[str, str]:
+    return {"pk": _pk(org_id), "sk": "PAYMENTS"}
+
+
+def _checkout_key(org_id: str, checkout_id: str) -> dict[str, str]:
+    return {"pk": _pk(org_id), "sk": f"CHECKOUT#{checkout_id}"}
+
+
+def _order_sk(order: OrderRecord) -> str:
+    return f"ORDER#{iso(order.paid_at)}#{order.order_id}"
+
+
+def _fields(item: dict[str, Any]) -> dict[str, Any]:
+    fields: dict[str, Any] = from_item({k: v for k, v in item.items() if k not in _KEYS})
+    return fields
+
+
+class DynamoPaymentsStore:
+    def __init__(self, table: Table, client: DynamoDBClient) -> None:
+        self._table = table
+        self._client = client
+
+    # --- the connection -------------------------------------------------------------------------
+
+    def get_connection(self, org_id: str) -> PaymentsConnection | None:
+        item = self._table.get_item(Key=_connection_key(org_id), ConsistentRead=True).get("Item")
+        return PaymentsConnection.model_validate(_fields(item)) if item else None
+
+    def put_connection(self, connection: PaymentsConnection) -> None:
+        """Store the connection whole (there is one per organization)."""
+        self._table.put_item(Item={**_connection_key(connection.org_id), **to_item(connection.model_dump())})
+
+    # --- checkouts --------------------------------------------------------------------------------
+
+    def put_checkout(self, record: CheckoutRecord) -> None:
+        expires = int((record.created_at + CHECKOUT_LIFETIME).timestamp())
+        self._table.put_item(
+            Item={
+                **_checkout_key(record.org_id, record.checkout_id),
+                **to_item(record.model_dump()),
+                "expires_at": expires,
+            }
+        )
+
+    def get_checkout(self, org_id: str, checkout_id: str) -> CheckoutRecord | None:
+        item = self._table.get_item(Key=_checkout_key(org_id, checkout_id), ConsistentRead=True).get("Item")
+        return CheckoutRecord.model_validate(_fields(item)) if item else None
+
+    def open_checkouts(self, org_id: str) -> list[CheckoutRecord]:
+        """The checkouts whose session may still be paid (open, or being created)."""
+        items = query_all(
+            self._table,
+            KeyConditionExpression=Key("pk").eq(_pk(org_id)) & Key("sk").begins_with("CHECKOUT#"),
+            FilterExpression=Attr("state").is_in(["open", "creating"]),
+            ConsistentRead=True,
+        )
+        return [CheckoutRecord.model_validate(_fields(item)) for item in items]
+
+    def end_checkout(self, org_id: str, checkout_id: str, state: Literal["expired"], now: datetime) -> bool:
+        """Mark an unpaid checkout ``state``; False when it was paid (or unknown)."""
+        return self._update_checkout(
+            org_id,
+            checkout_id,
+            "SET #state = :state, updated_at = :now",
+            {":state": state, ":now": iso(now), ":paid": "paid"},
+            "attribute_exists(pk) AND #state <> :paid",
+        )
+
+    def record_refusal(self, org_id: str, checkout_id: str, code: str, now: datetime) -> bool:
+        """Count a refused payment attempt on a checkout not yet paid (the session stays open for
+        another card); False when it was paid (or unknown)."""
+        return self._update_checkout(
+            org_id,
+            checkout_id,
+            "SET failed_attempts = if_not_exists(failed_attempts, :zero) + :one, last_failure = :code, "
+            "updated_at = :now",
+            {":zero": 0, ":one": 1, ":code": code, ":now": iso(now), ":paid": "paid"},
+            "attribute_exists(pk) AND #state <> :paid",
+        )
+
+    def _update_checkout(
+        self, org_id: str, checkout_id: str, update: str, values: dict[str, Any], condition: str
+    ) -> bool:
+        try:
+            self._table.update_item(
+                Key=_checkout_key(org_id, checkout_id),
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues=values,
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
+    # --- orders -----------------------------------------------------------------------------------
+
+    def record_paid(self, order: OrderRecord, connection_id: str, now: datetime) -> Recorded:
+        """Record ``order`` and its checkout as paid, in one transaction that holds only while the
+        organization's payments connection is still ``connection_id`` and the checkout is not yet
+        paid. Says what happened."""
+        from boto3.dynamodb.types import TypeSerializer
+
+        serialize = TypeSerializer().serialize
+        table = self._table.name
+        pk = {"S": _pk(order.org_id)}
+        item = {"pk": _pk(order.org_id), "sk": _order_sk(order), **to_item(order.model_dump())}
+        try:
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "ConditionCheck": {
+                            "TableName": table,
+                            "Key": {"pk": pk, "sk": {"S": "PAYMENTS"}},
+                            "ConditionExpression": "connection_id = :connection AND #status <> :inactive",
+                            "ExpressionAttributeNames": {"#status": "status"},
+                            "ExpressionAttributeValues": {
+                                ":connection": {"S": connection_id},
+                                ":inactive": {"S": "inactive"},
+                            },
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": table,
+                            "Key": {"pk": pk, "sk": {"S": f"CHECKOUT#{order.checkout_id}"}},
+                            "UpdateExpression": "SET #state = :paid, updated_at = :now",
+                            "ConditionExpression": "attribute_exists(pk) AND #state <> :paid",
+                            "ExpressionAttributeNames": {"#state": "state"},
+                            "ExpressionAttributeValues": {":paid": {"S": "paid"}, ":now": {"S": iso(now)}},
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": table,
+                            "Item": {k: serialize(v) for k, v in item.items()},
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                ]
+            )
+        except self._client.exceptions.TransactionCanceledException as cancelled:
+            reasons = [r.get("Code") for r in cancelled.response.get("CancellationReasons", [])]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                return "connection_gone"
+            checkout = self.get_checkout(order.org_id, order.checkout_id)
+            return "unknown_checkout" if checkout is None else "already_paid"
+        return "recorded"
+
+    def list_orders(self, org_id: str, limit: int) -> list[OrderRecord]:
+        """The organization's newest ``limit`` orders, newest first."""
+        page = self._table.query(
+            KeyConditionExpression=Key("pk").eq(_pk(org_id)) & Key("sk").begins_with("ORDER#"),
+            ScanIndexForward=False,
+            Limit=limit,
+        )
+        return [OrderRecord.model_validate(_fields(item)) for item in page.get("Items", [])]
+
+    def orders_paid_between(self, org_id: str, start: datetime | None, end: datetime) -> list[OrderRecord]:
+        """The orders paid in ``[start, end)`` (from the first when ``start`` is None), oldest first."""
+        low = f"ORDER#{iso(start)}" if start else "ORDER#"
+        condition = Key("pk").eq(_pk(org_id)) & Key("sk").between(low, f"ORDER#{iso(end)}")
+        items = query_all(self._table, KeyConditionExpression=condition, ConsistentRead=True)
+        orders = [OrderRecord.model_validate(_fields(item)) for item in items]
+        return [order for order in orders if order.paid_at < end]
+
+    # --- provider events --------------------------------------------------------------------------
+
+    def claim_event(self, org_id: str, event_id: str, now: datetime, lease: timedelta) -> Claim:
+        """Claim the provider's event ``event_id`` before acting on it: ``claimed`` (act, then
+        ``complete_event``), ``done`` (handled already: acknowledge and ignore) or ``busy`` (another
+        delivery holds it, its lease not yet run out: answer so the provider sends it again). A claim
+        whose holder died is taken over once its lease runs out."""
+        key = {"pk": _pk(org_id), "sk": f"PAYEVENT#{event_id}"}
+        try:
+            self._table.put_item(
+                Item={
+                    **key,
+                    "event_id": event_id,
+                    "state": "processing",
+                    "lease_until": iso(now + lease),
+                    "expires_at": int((now + EVENT_CLAIM_LIFETIME).timestamp()),
+                },
+                ConditionExpression=(
+                    "attribute_not_exists(pk) OR (#state = :processing AND lease_until < :now)"
+                ),
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues={":processing": "processing", ":now": iso(now)},
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            held = self._table.get_item(Key=key, ConsistentRead=True).get("Item") or {}
+            return "done" if held.get("state") == "done" else "busy"
+        return "claimed"
+
+    def complete_event(self, org_id: str, event_id: str, now: datetime) -> None:
+        self._table.update_item(
+            Key={"pk": _pk(org_id), "sk": f"PAYEVENT#{event_id}"},
+            UpdateExpression="SET #state = :done, handled_at = :now REMOVE lease_until",
+            ExpressionAttributeNames={"#state": "state"},
+            ExpressionAttributeValues={":done": "done", ":now": iso(now)},
+        )
+
+    def release_event(self, org_id: str, event_id: str) -> None:
+        """Give a claim back after a failure, so the provider's next delivery acts on it (a claim
+        already done stays)."""
+        with contextlib.suppress(self._table.meta.client.exceptions.ConditionalCheckFailedException):
+            self._table.delete_item(
+                Key={"pk": _pk(org_id), "sk": f"PAYEVENT#{event_id}"},
+                ConditionExpression="#state = :processing",
+                ExpressionAttributeNames={"#state": "state"},
+                ExpressionAttributeValues={":processing": "processing"},
+            )
