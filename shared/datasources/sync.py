@@ -319,7 +319,17 @@ def _resolve_header(file: SyncFile, model: type[_Record], header: list[str]) -> 
         if info.is_required() and not _present(field_name, info.validation_alias, present)
     ]
     _check_header(file.name, model, present, missing)
-    return [_field_of(model, cell) if cell else None for cell in mapped]
+    resolved = [_field_of(model, cell) if cell else None for cell in mapped]
+    twice = sorted({column for column in resolved if column and resolved.count(column) > 1})
+    if twice:
+        # Which of two cells is the customer's value is anyone's guess: refuse rather than pick one.
+        raise _file_problem(
+            file.name,
+            twice[0],
+            f"names the {', '.join(twice)} column more than once in its header row",
+            "Keep one column of each name (firstName and first_name are the same column), then sync again.",
+        )
+    return resolved
 
 
 def _present(field_name: str, alias: object, header: set[str]) -> bool:

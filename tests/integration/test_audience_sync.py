@@ -172,7 +172,7 @@ def test_a_stale_model_is_refused_unless_the_user_allows_it(
     assert run["outcome"] == "failed"
     assert run["failure"]["code"] == "model_stale"
     assert "40 days old" in run["failure"]["message"]
-    assert "allowStaleModel" in run["failure"]["remedy"]
+    assert "Sync even when the model is stale" in run["failure"]["remedy"]
     assert upload_paths(sandbox) == []
     assert member_ids(sandbox, audience["platformCustomAudienceId"]) == before
 

@@ -59,11 +59,13 @@ def with_limited_data_use(customers: bytes) -> tuple[bytes, int]:
     """The customers file with limited_data_use and state columns: every other customer flagged,
     all in California; returns the file and how many are flagged."""
     rows = list(csv.reader(io.StringIO(customers.decode())))
+    header = [name for name in rows[0] if name not in ("limited_data_use", "state")]
+    kept = [rows[0].index(name) for name in header]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
-    writer.writerow([*rows[0], "limited_data_use", "state"])
+    writer.writerow([*header, "limited_data_use", "state"])
     for i, row in enumerate(rows[1:]):
-        writer.writerow([*row, "true" if i % 2 == 0 else "", "CA"])
+        writer.writerow([*(row[k] for k in kept), "true" if i % 2 == 0 else "", "CA"])
     return out.getvalue().encode(), (len(rows) - 1 + 1) // 2
 
 

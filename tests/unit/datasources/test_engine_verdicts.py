@@ -218,8 +218,13 @@ def test_json_lines_get_the_record_models_verdict(workspace: Workspace) -> None:
         (b"user_id,email\n", "file", "has no records"),
         (b"", "file", "is empty (no header row)"),
         ("user_id,first_name\nu1,Zoë\n".encode("latin-1"), "file", "is not UTF-8 text"),
+        (
+            b"user_id,firstName,email,first_name\nu1,Ann,a@example.com,Anne\n",
+            "first_name",
+            "names the first_name column more than once",
+        ),
     ],
-    ids=["missing column", "unknown column", "no records", "empty", "wrong encoding"],
+    ids=["missing column", "unknown column", "no records", "empty", "wrong encoding", "column twice"],
 )
 def test_a_file_level_problem_names_the_file(
     workspace: Workspace, customers: bytes, field: str, words: str
