@@ -54,7 +54,9 @@ def merge_results(
     # Kept as they are: a row without its time (written before rows carried one, or added by hand)
     # is not given one it may not have.
     kept = [row for row in (previous or {}).get("results", []) if row.get("module") not in ran]
-    fresh = [{**row, "measured_at": measured_at} for row in rows]
+    # A row that says when it was measured keeps it (benchmarks.scale hands back the rows of the
+    # paths it did not run).
+    fresh = [{"measured_at": measured_at, **row} for row in rows]
     merged = sorted([*kept, *fresh], key=lambda row: str(row.get("module")))  # stable: order within a module
     return {
         "measured_at": measured_at,

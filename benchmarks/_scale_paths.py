@@ -268,8 +268,57 @@ def measure_lift(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:
     )
 
 
+def measure_sync_bad_input(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:
+    """Issue 20's bad input at this size: an orders file with every other line broken and a customers
+    file repeating every tenth id, synced without accepting rejected rows. The sync must end in
+    review with the counts and the first examples, store nothing, within the same memory. The files
+    are written by a process of their own first, so their making is not in this one's peak."""
+    import subprocess
+    import sys
+
+    from shared.datasources.models import SyncRequest
+    from shared.datasources.service import DataSourceService
+
+    bad = workdir / "bad-input"
+    bad.mkdir(exist_ok=True)
+    make = (
+        "from pathlib import Path; "
+        "from tools.large_shop import LargeShopConfig, bad_orders, duplicate_customers; "
+        f"c = LargeShopConfig(n_customers={size.customers}, n_orders={size.orders}, "
+        f"n_products={size.products}); "
+        f"bad_orders(Path({str(bad / 'orders.csv')!r}), c); "
+        f"duplicate_customers(Path({str(bad / 'customers.csv')!r}), c)"
+    )
+    subprocess.run([sys.executable, "-c", make], check=True)
+    blobs = DiskBlobs(workdir / "bad-blobs")
+    datasets = DiskDatasets(workdir / "bad-datasets")
+    files = {"customers": bad / "customers.csv", "products": shop.products, "orders": bad / "orders.csv"}
+    keys = {kind: f"data-sources/{ORG}/bad/{path.name}" for kind, path in files.items()}
+    for kind, path in files.items():
+        blobs.upload(keys[kind], path)
+    blobs.calls = 0
+    service = DataSourceService(
+        datasets=datasets, blobs=blobs, clock=lambda: datetime.now(UTC), max_file_bytes=2**32
+    )
+    sync = service.start_sync(ORG, SyncRequest.model_validate({"files": keys}), lambda *_: None)
+    started = time.perf_counter()
+    outcome = service.run_sync(ORG, sync.sync_id)
+    seconds = time.perf_counter() - started
+    if outcome.state != "review" or datasets.current(ORG) is not None:
+        raise RuntimeError(f"the bad input ended {outcome.state}")
+    return Measured(
+        seconds=seconds,
+        calls=blobs.calls,
+        notes=f"review: {outcome.rejected_count:,} problems, rows read {outcome.rows_read}, "
+        f"{len(outcome.rejected_rows)} examples; nothing stored",
+    )
+
+
 PATHS: list[ScalePath] = [
     ScalePath("sync", "DataSourceSyncJobFunction", max_orders=10_000_000, measure=measure_sync),
+    ScalePath(
+        "sync_bad_input", "DataSourceSyncJobFunction", max_orders=10_000_000, measure=measure_sync_bad_input
+    ),
     ScalePath("lift", "GetAudienceLiftFunction", max_orders=10_000_000, measure=measure_lift),
 ]
 

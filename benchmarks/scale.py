@@ -13,7 +13,8 @@ function whose ``MemorySize`` the peak is held to by ``tests/unit/test_memory_se
 lines between the first and the last point: 1.0 is linear).
 
 ``SCALE_MAX_ORDERS`` (e.g. ``1000000``) leaves out the larger points on a machine without the time;
-``SCALE_PATHS`` (comma-separated) runs only those paths. ``make bench-scale`` runs this module.
+``SCALE_PATHS`` (comma-separated) runs only those paths; the other paths' recorded rows are kept as
+they were. ``make bench-scale`` runs this module.
 """
 
 from __future__ import annotations
@@ -57,15 +58,16 @@ def run() -> list[BenchRow]:
     for size in (s for s in SIZES if s.orders <= max_orders):
         shop_dir = _shop(root, size)
         workdir = root / f"work-{size.orders}"
-        shutil.rmtree(workdir, ignore_errors=True)
-        workdir.mkdir(parents=True)
+        if any(p.name == "sync" for p in paths):  # a fresh version; else the last sync's is read
+            shutil.rmtree(workdir, ignore_errors=True)
+        workdir.mkdir(parents=True, exist_ok=True)
         for path in paths:
             if size.orders > path.max_orders:
                 continue
             print(f"  scale: {path.name} at {size.label} ...", file=sys.stderr, flush=True)
             result = _child(path.name, shop_dir, workdir, size)
             measured[path.name].append((size, result))
-    rows: list[BenchRow] = []
+    rows: list[BenchRow] = _kept_rows({p.name for p in paths}) if only else []
     for path in paths:
         points = measured[path.name]
         for size, result in points:
@@ -74,6 +76,20 @@ def run() -> list[BenchRow]:
             rows.append(_growth(path.name, points))
     print(_table(paths, measured), file=sys.stderr)
     return rows
+
+
+def _kept_rows(ran: set[str]) -> list[BenchRow]:
+    """The recorded rows of the paths not run this time, as they were (with their own time): a run of
+    some paths replaces only theirs."""
+    results = Path(__file__).resolve().parent / "results.json"
+    if not results.exists():
+        return []
+    rows = json.loads(results.read_text()).get("results", [])
+    return [
+        {key: value for key, value in row.items() if key != "module"}  # type: ignore[misc]
+        for row in rows
+        if row.get("module") == "scale" and str(row.get("name", "")).split(".")[0] not in ran
+    ]
 
 
 def _shop(root: Path, size: ShopSize) -> Path:

@@ -198,25 +198,32 @@ class SegmentGroups:
 
 
 def read_groups(data: bytes) -> SegmentGroups:
-    """The groups file written by SelectUsers (``user_id,score,group``)."""
-    reader = csv.DictReader(io.StringIO(data.decode("utf-8")))
-    ids: list[str] = []
-    scores: list[float] = []
-    held: list[bool] = []
-    for row in reader:
-        ids.append(row["user_id"])
-        scores.append(float(row["score"]) if row["score"] else 0.0)
-        held.append(row["group"] == GROUP_HOLDOUT)
-    return SegmentGroups(ids, np.asarray(scores, dtype=np.float64), np.asarray(held, dtype=np.bool_))
+    """The groups file written by SelectUsers (``user_id,score,group``), read a column at a time."""
+    reader = csv.reader(io.StringIO(data.decode("utf-8")))
+    header = next(reader, [])
+    columns = list(zip(*reader, strict=True)) or [() for _ in header]
+    at = {name: k for k, name in enumerate(header)}
+    scores = np.asarray(columns[at["score"]], dtype=np.str_)
+    scores = np.where(scores == "", "0", scores)
+    return SegmentGroups(
+        list(columns[at["user_id"]]),
+        scores.astype(np.float64) if scores.size else np.zeros(0, dtype=np.float64),
+        np.asarray(columns[at["group"]], dtype=np.str_) == GROUP_HOLDOUT,
+    )
 
 
 @dataclass(frozen=True)
 class ProductOrders:
-    """One product's order lines: each line's user id, time (epoch microseconds, UTC) and amount."""
+    """One product's order lines: each line's user (a position in ``user_ids``, the dataset's sorted
+    user ids), time (epoch microseconds, UTC) and amount."""
 
+    users: NDArray[np.int64]
     user_ids: NDArray[np.str_]
     times: NDArray[np.int64]
     amounts: NDArray[np.float64]
+
+    def line_user_ids(self) -> list[str]:
+        return self.user_ids[self.users].tolist()
 
 
 def lift_report(
@@ -237,17 +244,20 @@ def lift_report(
     in_window = orders.times >= _micros(start)
     end = max(dataset.orders_end or start, start)
     days = max(0.0, (end - start).total_seconds() / 86_400)
-    # Each window line's position among the segment's users (-1: not in the segment).
-    ids = np.asarray(groups.user_ids, dtype=np.str_)
-    order = np.argsort(ids, kind="stable")
-    buyers = orders.user_ids[in_window]
-    found = np.searchsorted(ids[order], buyers).clip(max=max(ids.size - 1, 0))
-    member = ids[order][found] == buyers if ids.size else np.zeros(buyers.size, dtype=bool)
-    at = order[found[member]]
-    revenue = np.bincount(at, weights=orders.amounts[in_window][member], minlength=ids.size).astype(
-        np.float64
-    )
-    bought = np.bincount(at, minlength=ids.size) > 0
+    # Each segment user's position among the dataset's users, then each window line's segment user
+    # (-1: a buyer outside the segment): integer lookups, no string per order line.
+    n = len(groups.user_ids)
+    known = orders.user_ids
+    ids = np.asarray(groups.user_ids, dtype=np.str_)  # its own width: a longer id is never cut
+    found = np.searchsorted(known, ids).clip(max=max(known.size - 1, 0))
+    present = known[found] == ids if known.size else np.zeros(n, dtype=bool)
+    member_of = np.full(known.size, -1, dtype=np.int64)
+    member_of[found[present]] = np.flatnonzero(present)
+    at = member_of[orders.users[in_window]]
+    member = at >= 0
+    spent = orders.amounts[in_window][member]
+    revenue = np.bincount(at[member], weights=spent, minlength=n).astype(np.float64)
+    bought = np.bincount(at[member], minlength=n) > 0
     uploaded_mask = ~groups.held_out
     uploaded = _group("uploaded", bought[uploaded_mask], revenue[uploaded_mask])
     held = _group("holdout", bought[groups.held_out], revenue[groups.held_out])
@@ -287,7 +297,7 @@ def read_product_orders(blobs: BlobReader, dataset: DatasetVersion, product_id: 
     at = int(np.searchsorted(product_ids, product_id))
     if at >= product_ids.size or product_ids[at] != product_id or offsets[at] == offsets[at + 1]:
         empty = np.zeros(0, dtype=np.int64)
-        return ProductOrders(np.zeros(0, dtype=user_ids.dtype), empty, empty.astype(np.float64))
+        return ProductOrders(empty, user_ids, empty, empty.astype(np.float64))
     first, stop = int(offsets[at]), int(offsets[at + 1])
     key = dataset.keys["order_lines"]
 
@@ -295,9 +305,9 @@ def read_product_orders(blobs: BlobReader, dataset: DatasetVersion, product_id: 
         data = blobs.get_range(key, base + first * width, base + stop * width - 1)
         return np.frombuffer(data, dtype=dtype)
 
-    users = part(0, 4, "<i4")
     return ProductOrders(
-        user_ids=user_ids[users],
+        users=part(0, 4, "<i4").astype(np.int64),
+        user_ids=user_ids,
         times=part(4 * lines, 8, "<i8").astype(np.int64),
         amounts=part(12 * lines, 8, "<f8").astype(np.float64),
     )

@@ -403,7 +403,7 @@ def write_tables(workspace: Workspace) -> dict[str, Path]:
     written = {}
     for kind in KINDS:
         path = workspace.path(f"{kind}.parquet")
-        workspace.connection.sql(queries.text(f"dataset_{kind}")).write_parquet(str(path), compression="zstd")
+        workspace.connection.sql(queries.text(f"dataset_{kind}")).write_parquet(str(path))
         written[kind] = path
     return written
 

@@ -49,8 +49,10 @@ class Shop:
 
 def product_orders(lines: list[OrderRecord], product_id: str) -> ProductOrders:
     mine = [line for line in lines if line.product_id == product_id]
+    user_ids = np.array(sorted({line.user_id for line in lines}), dtype=np.str_)
     return ProductOrders(
-        user_ids=np.array([line.user_id for line in mine], dtype=np.str_),
+        users=np.searchsorted(user_ids, [line.user_id for line in mine]).astype(np.int64),
+        user_ids=user_ids,
         times=np.array([int(line.timestamp.timestamp() * 1_000_000) for line in mine], dtype=np.int64),
         amounts=np.array([line.amount for line in mine], dtype=np.float64),
     )
@@ -351,3 +353,18 @@ def test_an_audience_still_activating_has_no_lift_report_yet() -> None:
     service = LiftService(_Audiences(record), _Datasets(None), _Blobs({}), _Models())
     with pytest.raises(PreconditionFailed, match="not active yet"):
         service.report("org-1", "aud-1")
+
+
+def test_a_segment_user_is_matched_to_order_lines_by_the_whole_id() -> None:
+    # Given order lines of u1 only, and a segment where u10 and u100 (ids u1 is a prefix of) are uploaded
+    lines = [_order("o1", "u1", PRODUCT, 20.0, ACTIVATED + timedelta(days=1))]
+    shop = synthetic_shop(40, uplift=0.0, seed=2)
+    ids = ["u10", "u100", "u2", "u1", "u3", "u4"]
+    groups = SegmentGroups(ids, np.linspace(0.9, 0.4, 6), np.array([False, False, False, True, True, True]))
+
+    # When the report is built
+    report = lift_report(shop.record, groups, product_orders(lines, PRODUCT), shop.dataset)
+
+    # Then only u1, held out, bought
+    assert (report.uploaded.buyers, report.holdout.buyers) == (0, 1)
+    assert report.holdout.revenue_per_user.value == pytest.approx(20.0 / 3)

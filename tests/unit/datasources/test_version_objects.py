@@ -79,14 +79,14 @@ def test_the_lift_reads_a_products_order_lines_from_the_aggregates(world: DataSo
 
     # Then they are exactly that product's orders, by time
     mine = sorted((o for o in SHOP.data.orders if o.product_id == product), key=lambda o: o.timestamp)
-    assert lines.user_ids.tolist() == [o.user_id for o in mine]
+    assert lines.line_user_ids() == [o.user_id for o in mine]
     assert lines.times.tolist() == [int(o.timestamp.timestamp() * 1_000_000) for o in mine]
     np.testing.assert_allclose(lines.amounts, [o.amount for o in mine])
 
 
 def test_an_unknown_product_has_no_order_lines(world: DataSourceWorld) -> None:
     version = synced(world)
-    assert read_product_orders(world.blobs, version, "no-such-product").user_ids.size == 0
+    assert read_product_orders(world.blobs, version, "no-such-product").users.size == 0
 
 
 def test_per_user_aggregates_count_orders_revenue_and_the_last_order(world: DataSourceWorld) -> None:
