@@ -76,7 +76,7 @@ class LocalStack:
     payments_port: int = 0
     payments_config: PaymentsSandboxConfig = field(default_factory=PaymentsSandboxConfig)
     # Each function's AWS calls held to its role from the template (``local.iam``).
-    enforce_iam: bool = False
+    enforce_iam: bool = True
 
     def __post_init__(self) -> None:
         self.moto_port = self.moto_port or free_port()
