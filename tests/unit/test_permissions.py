@@ -40,19 +40,21 @@ def test_every_function_statement_is_a_plain_allow() -> None:
     assert odd == []
 
 
-def test_the_only_conditions_keep_api_key_writes_to_api_key_items() -> None:
+def test_the_only_conditions_keep_dynamodb_writes_to_partition_key_prefixes() -> None:
     # Given the conditions of every function's policy (the local stack treats them as met)
     conditional = [
         (function, statement) for function, statement in function_statements() if "Condition" in statement
     ]
-    # Then each limits DynamoDB writes to partition keys APIKEY#...
+    # Then each limits DynamoDB writes to items whose partition keys start with given prefixes
     assert conditional
     for function, statement in conditional:
-        assert statement["Condition"] == {
-            "ForAllValues:StringLike": {"dynamodb:LeadingKeys": ["APIKEY#*"]}
-        }, function
+        [(operator, keys)] = statement["Condition"].items()
+        assert operator == "ForAllValues:StringLike", function
+        [(key, prefixes)] = keys.items()
+        assert key == "dynamodb:LeadingKeys", function
+        assert all(prefix.endswith("#*") for prefix in prefixes), function
         actions = statement["Action"] if isinstance(statement["Action"], list) else [statement["Action"]]
-        assert set(actions) <= {"dynamodb:PutItem", "dynamodb:UpdateItem"}, function
+        assert set(actions) <= {"dynamodb:PutItem", "dynamodb:UpdateItem", "dynamodb:DeleteItem"}, function
 
 
 def test_the_api_key_store_writes_only_api_key_partition_keys() -> None:
