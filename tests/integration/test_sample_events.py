@@ -357,7 +357,8 @@ def _closed(result: Any) -> None:
 @direct("data_source_sync_job")
 def _synced(result: Any) -> None:
     assert result["state"] == "synced"
-    assert set(result["keys"]) == {"customers", "products", "orders"}
+    # What the training jobs are given: the training arrays, and the good rows of each file.
+    assert set(result["keys"]) == {"customers", "products", "orders", "training"}
 
 
 @direct("send_purchase_events")
