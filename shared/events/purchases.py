@@ -119,8 +119,8 @@ class PurchaseEvents:
         if dataset is None or (record is not None and record.state == "sent"):
             return PurchaseProgress(status="done")
         if record is None:
-            sent_through, _ = self.events.pointers(org_id)
-            if sent_through is not None and sent_through >= version:
+            sent_through, part_sent = self.events.pointers(org_id)
+            if any(later is not None and later > version for later in (sent_through, part_sent)):
                 return PurchaseProgress(status="done")  # a later version went first: its orders include these
             now = self.clock()
             record = PurchaseSend(

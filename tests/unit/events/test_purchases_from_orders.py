@@ -306,3 +306,16 @@ def test_throttling_answers_waiting_with_the_platforms_wait(shop: Shop) -> None:
     assert progress.wait_seconds is not None
     assert progress.wait_seconds >= 60
     assert shop.events.records["v1"].state == "sending"
+
+
+def test_an_older_versions_step_running_after_a_later_one_sends_nothing(shop: Shop) -> None:
+    # Given two syncs whose steps run out of order: the later version's first
+    shop.sync("v1", FIRST)
+    shop.sync("v2", [*FIRST, ("o-4", "c-2", "sku-1", 1, 15.0, ago(minutes=10))])
+    shop.step("v2")
+    # When the earlier version's step runs at last
+    progress = shop.step("v1")
+    # Then it sends nothing: the later version's orders included its own
+    assert progress.status == "done"
+    assert shop.sent_ids() == ["o-1", "o-2", "o-3", "o-4"]
+    assert "v1" not in shop.events.records
