@@ -710,21 +710,30 @@ $("targeting-next").addEventListener("click", () => {
 // ---------------------------------------------------------------------------------------------
 
 async function loadSetup() {
-  const [status, checkout] = await Promise.all([
-    api("/platform-ads/status"),
-    state.destination === "publish" ? api("/platform-ads/checkout-link") : null,
-  ]);
+  const product = state.preview?.productId;
+  const routes = state.destination === "publish"
+    ? `/platform-ads/checkout-routes${product ? `?productId=${encodeURIComponent(product)}` : ""}`
+    : null;
+  const [status, checkout] = await Promise.all([api("/platform-ads/status"), routes ? api(routes) : null]);
   state.currency = status.currency ?? null;
   $("budget-label").textContent = state.currency ? `Daily budget (${state.currency})` : "Daily budget";
   $("budget-hint").textContent = state.currency
     ? `In the ad account's currency, ${state.currency}: for example 20.00.`
     : "In the ad account's currency: for example 20.00.";
   if (checkout) {
-    const offered = new Set(checkout.routes);
-    $("checkout-route").querySelector("option[value=checkout_link]").disabled = !offered.has("checkout_link");
-    $("checkout-route-hint").textContent = offered.has("checkout_link")
-      ? "The quick-pay checkout takes people straight to payment for this product."
-      : `Only the product page is offered: ${checkout.reason ?? "no checkout link is set up."}`;
+    // The hosted checkout is offered once the payments account takes card payments; until then the
+    // hint says how to connect it (docs/service-contract.md §4.7).
+    const hosted = checkout.routes.includes("hosted_checkout");
+    $("checkout-route").querySelector("option[value=hosted_checkout]").disabled = !hosted;
+    $("checkout-route-hint").replaceChildren(
+      ...(hosted
+        ? [`The hosted quick-pay checkout takes shoppers straight to payment for this product, paid into your payments account: ${checkout.checkoutUrl ?? ""}`]
+        : [
+            `Only the product page is offered: ${checkout.reason} To offer the hosted quick-pay checkout, `,
+            el("a", { href: "payments.html" }, "connect a payments account on the Payments page"),
+            " and finish the payment provider's set-up, then come back to this step.",
+          ]),
+    );
   }
   toggleObjective();
 }

@@ -43,7 +43,7 @@ def generate() -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a handler that fails to import must fail generation
         schema: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
-    return document_errors(schema)
+    return document_pages(document_errors(schema))
 
 
 # What the platform's failures become on a route that calls it (shared/platform/errors.py): a token
@@ -118,6 +118,58 @@ ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
 }
 
 
+# The hosted checkout's pages, for shoppers: no credentials (``security: []``), and every answer but an
+# unexpected failure is an HTML page (shared/payments/pages.py), the errors too (a page that says why
+# the product cannot be bought here, never an error body).
+PUBLIC_PAGES: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("get", "/checkout/{orgId}/{productId}"),
+        ("get", "/checkout/{orgId}/{productId}/paid"),
+        ("get", "/checkout/{orgId}/{productId}/cancelled"),
+        ("post", "/checkout/{orgId}/{productId}"),
+    }
+)
+# The product page's form (shared/payments/checkout.py reads it; a quantity out of range is asked again).
+CHECKOUT_FORM = {
+    "required": True,
+    "content": {
+        "application/x-www-form-urlencoded": {
+            "schema": {
+                "type": "object",
+                "properties": {"quantity": {"type": "string", "description": "1 to 99"}},
+            }
+        }
+    },
+}
+
+
+def document_pages(schema: dict[str, Any]) -> dict[str, Any]:
+    """The public pages: no security requirement, the product form's body, HTML answers."""
+    for method, path in PUBLIC_PAGES:
+        operation = schema["paths"][path][method]
+        operation["security"] = []
+        operation.get("responses", {}).pop("422", None)
+        if method == "post":
+            operation["requestBody"] = CHECKOUT_FORM
+        if (method, path) == ("get", "/checkout/{orgId}/{productId}"):
+            operation["parameters"].append(
+                {
+                    "in": "query",
+                    "name": "quantity",
+                    "required": False,
+                    "schema": {"type": "string"},
+                    "description": "The quantity to show (1-99; anything else shows 1).",
+                }
+            )
+        for response in operation["responses"].values():
+            response["content"] = {"text/html": {"schema": {"type": "string"}}}
+        operation["responses"]["500"] = {
+            "description": "Unexpected failure",
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
+        }
+    return schema
+
+
 def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     """Replace Powertools' generic 422 with the error responses the service really sends.
 
@@ -135,6 +187,8 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
     body = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
     for path, operations in schema.get("paths", {}).items():
         for method, operation in operations.items():
+            if (method, path) in PUBLIC_PAGES:
+                continue
             responses = operation.setdefault("responses", {})
             responses.pop("422", None)
             responses["400"] = {"description": "Invalid request: the error names the field", "content": body}

@@ -334,6 +334,19 @@ def _idempotency_response(exc: Exception, error_extra: dict[str, Any] | None) ->
     return None
 
 
+def service_url(app: APIGatewayHttpResolver) -> str:
+    """The address the current request came to, without a path: API Gateway's own domain, or the
+    custom domain mapped to the API (``https``; ``http`` for a loopback host, the local stack).
+    The service cannot be told its own address by the template: a function naming the HTTP API
+    that routes to it would be a circular dependency."""
+    event = app.current_event
+    host = event.request_context.domain_name
+    scheme = event.headers.get("x-forwarded-proto") or (
+        "http" if host.split(":")[0] in {"127.0.0.1", "localhost"} else "https"
+    )
+    return f"{scheme}://{host}"
+
+
 def http_entry_point(
     app: APIGatewayHttpResolver, *, on_start: Callable[[LambdaContext], None] | None = None
 ) -> Callable[[dict[str, Any], LambdaContext], dict[str, Any]]:

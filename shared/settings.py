@@ -74,9 +74,7 @@ class Settings(BaseSettings):
     # (docs/platform-notes.md §8.3).
     platform_usage_pause_seconds: float = 60.0
 
-    # Publish advert: hosts a checkout link template may point at (comma-separated; subdomains
-    # included), and the platform's ads manager for Generate campaign with audience.
-    checkout_allowed_domains: str = "buy.stripe.com,checkout.stripe.com"
+    # Generate campaign with audience: the platform's ads manager.
     platform_ads_manager_url: str = "https://adsmanager.facebook.com"
 
     oauth_state_ttl_seconds: int = 600
@@ -170,12 +168,3 @@ class DashboardSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
     dashboard_url: Name
-
-
-class CheckoutSettings(BaseSettings):
-    """The public address of the hosted checkout's pages (the API's, or a custom domain): read by
-    what builds a checkout link or sends a shopper back to the pages."""
-
-    model_config = SettingsConfigDict(extra="ignore", frozen=True)
-
-    checkout_base_url: Name

@@ -22,7 +22,6 @@ from shared import aws
 from shared.settings import (
     ActivationSettings,
     AudienceSyncSettings,
-    CheckoutSettings,
     ClosureSettings,
     DashboardSettings,
     DataSourceSettings,
@@ -59,11 +58,13 @@ if TYPE_CHECKING:
     from shared.datasources.service import DataSourceService
     from shared.events.purchases import PurchaseEvents
     from shared.ml.freshness import FreshnessRules
+    from shared.payments.catalog import ProductCatalog
+    from shared.payments.checkout import CheckoutService, HostedCheckoutLinks
     from shared.payments.connection import PaymentsConnectionService
     from shared.payments.provider import PaymentsProvider
     from shared.platform.client import GraphClient
     from shared.predictions.predict import BundleCache, Predictor, WholeBundles
-    from shared.publishing.checkout import CheckoutLinks
+    from shared.publishing.checkout import CheckoutRoutes
     from shared.publishing.service import PublishingService
     from shared.readiness.service import ReadinessService
     from shared.repositories.activations import StepFunctionsStarter
@@ -165,12 +166,6 @@ def payments_settings() -> PaymentsSettings:
 def dashboard_settings() -> DashboardSettings:
     """The dashboard's address (payments onboarding comes back to it)."""
     return DashboardSettings()
-
-
-@collaborator
-def checkout_settings() -> CheckoutSettings:
-    """The public address of the hosted checkout's pages."""
-    return CheckoutSettings()
 
 
 @collaborator
@@ -490,29 +485,30 @@ def audience_sync_starter() -> StepFunctionsStarter:
     )
 
 
-def _checkout_domains() -> tuple[str, ...]:
-    domains = settings().checkout_allowed_domains.split(",")
-    return tuple(domain.strip() for domain in domains if domain.strip())
+def hosted_checkout() -> HostedCheckoutLinks:
+    """What publishing asks of payments: whether the hosted checkout takes the organization's payments,
+    and a product's checkout address."""
+    from shared.payments.checkout import HostedCheckoutLinks
+
+    return HostedCheckoutLinks(payments_store())
 
 
-def checkout_links() -> CheckoutLinks:
-    from shared.publishing.checkout import CheckoutLinks
+def checkout_routes() -> CheckoutRoutes:
+    from shared.publishing.checkout import CheckoutRoutes
 
-    return CheckoutLinks(store=organization_store(), allowed_domains=_checkout_domains())
+    return CheckoutRoutes(hosted_checkout())
 
 
 def publishing_service() -> PublishingService:
     from shared.clock import utc_now
     from shared.publishing.service import PublishingPolicy, PublishingService
 
-    policy = PublishingPolicy(
-        checkout_domains=_checkout_domains(), ads_manager_url=settings().platform_ads_manager_url
-    )
+    policy = PublishingPolicy(ads_manager_url=settings().platform_ads_manager_url)
     return PublishingService(
         audiences=audience_store(),
         blobs=data_blobs(),
         connections=connection_service(),
-        checkout=organization_store(),
+        checkout=hosted_checkout(),
         policy=policy,
         clock=utc_now,
     )
@@ -822,3 +818,31 @@ def payments_onboarding_service() -> PaymentsConnectionService:
         state_ttl=timedelta(seconds=payments_settings().payments_onboarding_ttl_seconds),
     )
     return replace(payments_connection_service(), policy=policy)
+
+
+@collaborator
+def product_catalog() -> ProductCatalog:
+    """Products read from the synced products files, each file kept under /tmp by the container."""
+    from shared.payments.catalog import ProductCatalog
+
+    return ProductCatalog(dataset_store(), data_blobs())
+
+
+def checkout_pages() -> CheckoutService:
+    """The hosted checkout's pages: the product, and after paying or cancelling (no secret read)."""
+    from shared.clock import utc_now
+    from shared.payments.checkout import CheckoutService
+
+    return CheckoutService(
+        connections=payments_store(),
+        checkouts=payments_store(),
+        catalog=product_catalog(),
+        clock=utc_now,
+    )
+
+
+def checkout_service() -> CheckoutService:
+    """The hosted checkout that starts payments: the provider, and the cipher for the account id."""
+    from dataclasses import replace
+
+    return replace(checkout_pages(), cipher=envelope_cipher(), provider=payments_provider())

@@ -1,7 +1,7 @@
 """POST /payments/connect: start (or continue) connecting the card-payment account (dashboard, JWT)."""
 
 from shared import wiring
-from shared.api import USER_AUTH, create_app, http_entry_point
+from shared.api import USER_AUTH, create_app, http_entry_point, service_url
 from shared.middleware import require_user, user_principal
 from shared.observability import tracer
 from shared.payments.connection import OnboardingStart
@@ -16,7 +16,7 @@ def connect() -> OnboardingStart:
     as a single-use link. It comes back to the dashboard's payments-callback.html with a state only
     the caller can complete."""
     principal = user_principal(app)
-    return wiring.payments_onboarding_service().start(principal.org_id, principal.user_id)
+    return wiring.payments_onboarding_service().start(principal.org_id, principal.user_id, service_url(app))
 
 
 lambda_handler = http_entry_point(app)

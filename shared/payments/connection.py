@@ -142,9 +142,10 @@ class PaymentsConnectionService:
     provider: PaymentsProvider | None = None
     policy: OnboardingPolicy | None = None
 
-    def start(self, org_id: str, user_id: str) -> OnboardingStart:
+    def start(self, org_id: str, user_id: str, service_url: str | None = None) -> OnboardingStart:
         """A single-use onboarding link for the organization's account, created on first use, which
-        comes back to the dashboard with a state only ``user_id`` can complete.
+        comes back to the dashboard with a state only ``user_id`` can complete. ``service_url`` is the
+        address the request came to (the hosted checkout's pages are under it).
 
         The record is saved before the account is created and names the create's idempotency key,
         so a retry after a lost answer finds the same account instead of making a second one."""
@@ -157,7 +158,11 @@ class PaymentsConnectionService:
                 status="onboarding",
                 started_by=user_id,
                 started_at=now,
+                checkout_base_url=service_url,
             )
+            self.store.put_connection(connection)
+        if service_url and connection.checkout_base_url != service_url:
+            connection.checkout_base_url = service_url
             self.store.put_connection(connection)
         provider, policy = self._provider(), self._policy()
         if connection.account is None:

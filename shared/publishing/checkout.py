@@ -1,6 +1,9 @@
-"""The organization's checkout link template: the second checkout route of Publish advert.
+"""The checkout routes Publish advert offers: the store's product page, and the service's hosted
+quick-pay checkout once the organization's payments account takes card payments.
 
-Without a template only the store's product page is offered, and the settings say why.
+Publishing only asks the payments package (``shared.payments``) whether the hosted checkout is
+available and for a product's checkout address; without it, only the product page is offered, and
+the settings say why and what to do.
 """
 
 from __future__ import annotations
@@ -8,41 +11,33 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from shared.publishing.links import check_checkout_template
-from shared.publishing.models import CheckoutLinkSettings, CheckoutRoute
+from shared.publishing.models import CheckoutRoute, CheckoutRoutesView
 
-NO_TEMPLATE_REASON = (
-    "The service takes no payments itself: set a checkout link template from your payment provider "
-    "(a hosted payment link with {product_id} in it) to offer the checkout route."
+NO_HOSTED_CHECKOUT = "The hosted quick-pay checkout needs a payments account that takes card payments."
+CONNECT_PAYMENTS = (
+    "Connect a payments account on the dashboard's Payments page and finish the payment provider's "
+    "set-up; the hosted checkout is then offered here."
 )
 
 
-class CheckoutTemplateStore(Protocol):
-    def checkout_template(self, org_id: str) -> str | None: ...
-    def set_checkout_template(self, org_id: str, template: str | None) -> None: ...
+class HostedCheckout(Protocol):
+    """``shared.payments.checkout.HostedCheckoutLinks``."""
+
+    def available(self, org_id: str) -> bool: ...
+    def url(self, org_id: str, product_id: str) -> str: ...
 
 
 @dataclass
-class CheckoutLinks:
-    store: CheckoutTemplateStore
-    allowed_domains: tuple[str, ...]
+class CheckoutRoutes:
+    hosted: HostedCheckout
 
-    def settings(self, org_id: str) -> CheckoutLinkSettings:
-        """The template, the allowed domains and the routes Publish advert offers."""
-        return self._settings(self.store.checkout_template(org_id))
-
-    def change(self, org_id: str, template: str | None) -> CheckoutLinkSettings:
-        """Validate and store ``template`` (None removes it); raises ``ValidationFailed`` on a bad one."""
-        if template is not None:
-            template = check_checkout_template(template.strip(), self.allowed_domains)
-        self.store.set_checkout_template(org_id, template)
-        return self._settings(template)
-
-    def _settings(self, template: str | None) -> CheckoutLinkSettings:
-        routes: list[CheckoutRoute] = ["product_page", "checkout_link"] if template else ["product_page"]
-        return CheckoutLinkSettings(
-            template=template,
-            allowed_domains=list(self.allowed_domains),
-            routes=routes,
-            reason=None if template else NO_TEMPLATE_REASON,
-        )
+    def settings(self, org_id: str, product_id: str | None = None) -> CheckoutRoutesView:
+        """The routes Publish advert offers, why the hosted checkout is not among them when it is
+        not, and with ``product_id`` that product's checkout address."""
+        if not self.hosted.available(org_id):
+            return CheckoutRoutesView(
+                routes=["product_page"], reason=NO_HOSTED_CHECKOUT, remedy=CONNECT_PAYMENTS, checkout_url=None
+            )
+        routes: list[CheckoutRoute] = ["product_page", "hosted_checkout"]
+        url = self.hosted.url(org_id, product_id) if product_id else None
+        return CheckoutRoutesView(routes=routes, reason=None, remedy=None, checkout_url=url)

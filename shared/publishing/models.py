@@ -14,7 +14,7 @@ SpecialAdCategory = Literal[
     "CREDIT", "EMPLOYMENT", "FINANCIAL_PRODUCTS_SERVICES", "HOUSING", "ISSUES_ELECTIONS_POLITICS",
     "ONLINE_GAMBLING_AND_GAMING",
 ]  # fmt: skip
-CheckoutRoute = Literal["product_page", "checkout_link"]
+CheckoutRoute = Literal["product_page", "hosted_checkout"]
 CountryCode = Annotated[str, Field(pattern="^[A-Za-z]{2}$")]
 
 
@@ -31,11 +31,14 @@ class PublishAdvertRequest(CamelModel):
     destination_url: HttpUrl = Field(description="The store's product page.")
     checkout_route: CheckoutRoute = Field(
         default="product_page",
-        description="product_page: the destination URL; checkout_link: the organization's checkout link "
-        "for the product (see PUT /platform-ads/checkout-link).",
+        description="product_page: the destination URL; hosted_checkout: the service's hosted quick-pay "
+        "checkout page for the product, paid into the organization's payments account (see "
+        "GET /platform-ads/checkout-routes).",
     )
     product_id: str | None = Field(
-        default=None, max_length=200, description="For the checkout link; defaults to the audience's product."
+        default=None,
+        max_length=200,
+        description="For the hosted checkout: the product it sells; defaults to the audience's product.",
     )
     image_url: HttpUrl | None = None
     call_to_action: CallToAction = "SHOP_NOW"
@@ -96,16 +99,12 @@ class AdsManagerLink(CamelModel):
     message: str
 
 
-class CheckoutLinkSettings(CamelModel):
-    """The organization's checkout link template and which checkout routes Publish advert offers."""
+class CheckoutRoutesView(CamelModel):
+    """``GET /platform-ads/checkout-routes``: the checkout routes Publish advert offers."""
 
-    template: str | None
-    allowed_domains: list[str]
     routes: list[CheckoutRoute]
-    reason: str | None = None
-
-
-class CheckoutLinkChange(CamelModel):
-    template: str | None = Field(
-        max_length=2000, description="An https payment link with {product_id} in it; null removes it."
+    reason: str | None = Field(description="Why the hosted checkout is not offered, when it is not.")
+    remedy: str | None = Field(description="What to do to have it offered.")
+    checkout_url: str | None = Field(
+        description="The product's hosted checkout page (with ?productId=, when offered): the advert's link."
     )

@@ -56,7 +56,8 @@ from shared.platform.client import GraphClient
 from shared.platform.errors import PlatformError, PlatformThrottled
 from shared.platform.retry import may_have_executed
 from shared.publishing.budget import to_minor_units
-from shared.publishing.links import checkout_link, with_utm
+from shared.publishing.checkout import HostedCheckout
+from shared.publishing.links import with_utm
 from shared.publishing.models import AdObjectView, AdsManagerLink, PublicationView, PublishAdvertRequest
 from shared.records.audiences import (
     AdObjectKind,
@@ -92,10 +93,6 @@ class AudienceStore(Protocol):
     def start_publication(self, record: AudienceRecord) -> bool: ...
 
 
-class CheckoutTemplates(Protocol):
-    def checkout_template(self, org_id: str) -> str | None: ...
-
-
 class SourceBlobs(Protocol):
     def get(self, key: str) -> bytes: ...
     def open(self, key: str) -> BinaryIO: ...
@@ -104,9 +101,8 @@ class SourceBlobs(Protocol):
 
 @dataclass(frozen=True)
 class PublishingPolicy:
-    """Operator settings: allowed checkout domains and the ads manager's address."""
+    """Operator settings: the ads manager's address."""
 
-    checkout_domains: tuple[str, ...]
     ads_manager_url: str = "https://adsmanager.facebook.com"
 
 
@@ -126,7 +122,7 @@ class PublishingService:
     audiences: AudienceStore
     blobs: SourceBlobs
     connections: ConnectionService
-    checkout: CheckoutTemplates
+    checkout: HostedCheckout
     policy: PublishingPolicy
     clock: Clock
 
@@ -491,23 +487,14 @@ class PublishingService:
     def _destination(self, record: AudienceRecord, request: PublishAdvertRequest) -> str:
         if request.checkout_route == "product_page":
             return str(request.destination_url)
-        template = self.checkout.checkout_template(record.org_id)
-        if template is None:
-            raise ValidationFailed(
-                "checkoutRoute: your organization has no checkout link, so only the product page route "
-                "is offered.",
-                field="checkoutRoute",
-                remedy="Send people to the store's product page, or ask your administrator to set up the "
-                "hosted checkout link.",
-            )
         product_id = request.product_id or record.product_id
         if not product_id:
             raise ValidationFailed(
-                "productId: the checkout link needs a product and the audience names none.",
+                "productId: the hosted checkout sells one product and the audience names none.",
                 field="productId",
                 remedy="Send productId with the request.",
             )
-        return checkout_link(template, product_id, self.policy.checkout_domains)
+        return self.checkout.url(record.org_id, product_id)
 
     def _targeting(self, record: AudienceRecord, request: PublishAdvertRequest) -> tuple[str, list[str]]:
         """The audience to target (the lookalike for prospecting) and the countries to deliver in."""

@@ -46,6 +46,11 @@ class PaymentsConnection(BaseModel):
     connected_at: datetime | None = Field(default=None, description="When charges were first enabled.")
     checked_at: datetime | None = Field(default=None, description="When the account was last read.")
     disconnected_at: datetime | None = None
+    checkout_base_url: str | None = Field(
+        default=None,
+        description="The service's address as the dashboard reached it when connecting: the hosted "
+        "checkout's pages are under it.",
+    )
 
     def account_context(self) -> dict[str, str]:
         """The encryption context the account id is bound to."""

@@ -55,21 +55,3 @@ class DynamoOrganizationStore:
             "Item"
         )
         return str(item["name"]) if item and "name" in item else None
-
-    def checkout_template(self, org_id: str) -> str | None:
-        """The organization's checkout link template (``{product_id}`` in it), or None."""
-        item = self._table.get_item(Key={"pk": f"ORG#{org_id}", "sk": "META"}).get("Item") or {}
-        template = item.get("checkout_link_template")
-        return str(template) if template else None
-
-    def set_checkout_template(self, org_id: str, template: str | None) -> None:
-        """Store (or with None remove) the organization's checkout link template."""
-        key = {"pk": f"ORG#{org_id}", "sk": "META"}
-        if template is None:
-            self._table.update_item(Key=key, UpdateExpression="REMOVE checkout_link_template")
-        else:
-            self._table.update_item(
-                Key=key,
-                UpdateExpression="SET checkout_link_template = :template",
-                ExpressionAttributeValues={":template": template},
-            )

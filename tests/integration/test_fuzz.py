@@ -121,7 +121,10 @@ def api_key(stack: LocalStack, fuzz_org: ConnectedOrg) -> str:
 
 def credentials(case: Case, fuzz_org: ConnectedOrg, api_key: str) -> dict[str, str]:
     """The header the operation's security scheme asks for."""
-    (requirement,) = case.operation.definition.raw["security"]
+    requirements = case.operation.definition.raw["security"]
+    if not requirements:
+        return {}  # a shopper's page: public
+    (requirement,) = requirements
     if "apiKey" in requirement:
         return {"X-Service-Api-Key": api_key}
     return dict(fuzz_org.headers)
@@ -139,6 +142,8 @@ def test_every_answer_with_credentials_is_documented_and_no_5xx(
 @fuzz_settings(EXAMPLES_WITHOUT_CREDENTIALS)
 def test_every_answer_without_credentials_is_401(case: Case, base_url: str) -> None:
     response = case.call_and_validate(base_url=base_url, checks=CHECKS)
+    if not case.operation.definition.raw["security"]:
+        return  # a shopper's page needs no credentials: the checks above are what it owes
     if response.status_code == 404 and response.json() == GATEWAY_NOT_FOUND:
         return  # API Gateway has no route for this path (say an empty path parameter): nothing ran
     assert response.status_code == 401, response.text

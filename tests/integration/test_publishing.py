@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from local.connected import ConnectedOrg, connected_org
+from local.payments_browser import connect_payments
 from local.stack import LocalStack
 from platform_sandbox.scenarios import BUSINESS_ACCOUNT_ID, PAGE_ID, PIXEL_ID
 from shared import wiring
@@ -409,53 +410,43 @@ def test_an_object_the_rollback_cannot_delete_is_listed_on_the_audience(
 # --- The checkout route ----------------------------------------------------------------------------
 
 
-def test_without_a_checkout_template_only_the_product_page_is_offered_and_why(
+def test_without_payments_only_the_product_page_is_offered_and_why(
     api: httpx.Client, org: ConnectedOrg
 ) -> None:
-    # When the settings are read before any template was set
-    settings = api.get("/platform-ads/checkout-link", headers=org.headers).json()
-    # Then only the product page route is offered, with the reason
+    # When the routes are read by an organization with no payments account
+    settings = api.get("/platform-ads/checkout-routes", headers=org.headers).json()
+    # Then only the product page is offered, with the reason and what to do
     assert settings["routes"] == ["product_page"]
-    assert "takes no payments" in settings["reason"]
-    # And publishing with the checkout route names the field
+    assert "payments account that takes card payments" in settings["reason"]
+    assert "Payments page" in settings["remedy"]
+    # And publishing with the hosted checkout names the field, and what to do
     audience = create_audience(api, org)
-    response = publish(api, org, audience, checkoutRoute="checkout_link", dryRun=True)
-    assert response.status_code == 400
+    response = publish(api, org, audience, checkoutRoute="hosted_checkout", dryRun=True)
+    assert response.status_code == 422, response.text
     assert response.json()["error"]["field"] == "checkoutRoute"
+    assert "Payments page" in response.json()["error"]["remedy"]
 
 
-def test_a_checkout_template_on_another_domain_is_refused(api: httpx.Client, org: ConnectedOrg) -> None:
-    # When the template points at a domain the operator did not allow
-    response = api.put(
-        "/platform-ads/checkout-link",
-        json={"template": "https://pay.evil.example/{product_id}"},
-        headers=org.headers,
-    )
-    # Then it is refused, naming the field and the allowed domains
-    assert response.status_code == 400
-    assert response.json()["error"]["field"] == "template"
-    assert "buy.stripe.com" in response.json()["message"]
-
-
-def test_the_checkout_route_links_the_creative_to_the_products_checkout(
-    api: httpx.Client, org: ConnectedOrg, graph: httpx.Client
+def test_the_hosted_checkout_route_links_the_creative_to_the_products_checkout_page(
+    api: httpx.Client, org: ConnectedOrg, graph: httpx.Client, stack: LocalStack
 ) -> None:
-    # Given a checkout link template from the organization's payment provider
-    template = "https://buy.stripe.com/shop?client_reference_id={product_id}"
-    saved = api.put("/platform-ads/checkout-link", json={"template": template}, headers=org.headers)
-    assert saved.status_code == 200, saved.text
-    assert saved.json()["routes"] == ["product_page", "checkout_link"]
+    # Given the organization's payments account takes card payments
+    connected = connect_payments(stack.api_url, org.headers["Authorization"])
+    assert connected.json()["checkoutAvailable"] is True, connected.text
+    routes = api.get(
+        "/platform-ads/checkout-routes", params={"productId": "sku-1"}, headers=org.headers
+    ).json()
+    page = f"{stack.api_url}/checkout/{org.org_id}/sku-1"
+    assert (routes["routes"], routes["checkoutUrl"]) == (["product_page", "hosted_checkout"], page)
     audience = create_audience(api, org)
-    # When the advert is published with the checkout route
-    response = publish(api, org, audience, checkoutRoute="checkout_link")
-    # Then the creative links to that product's checkout, tagged
+    # When the advert is published with the hosted checkout
+    response = publish(api, org, audience, checkoutRoute="hosted_checkout")
+    # Then the creative links to that product's checkout page on the service, tagged
     assert response.status_code == 201, response.text
     spec = read(graph, ids_of(response.json())["adcreative"], "object_story_spec")["object_story_spec"]
     link = urlsplit(spec["link_data"]["link"])
-    assert (link.netloc, link.path) == ("buy.stripe.com", "/shop")
-    query = parse_qs(link.query)
-    assert query["client_reference_id"] == ["sku-1"]
-    assert query["utm_campaign"] == ["Spring sale"]
+    assert f"{link.scheme}://{link.netloc}{link.path}" == page
+    assert parse_qs(link.query)["utm_campaign"] == ["Spring sale"]
 
 
 # --- Resumable steps (what the activation state machine runs) --------------------------------------

@@ -55,6 +55,7 @@ SAMPLE_ORG_NAME = "Demo Shop"
 SAMPLE_USER_ID = "0c7e5a4e-1f2d-4b8a-9e3c-5d6f7a8b9c0d"
 SAMPLE_CLOSURE_ID = "7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6"
 SAMPLE_RUN_ID = "schedule-20261123T060000"
+SAMPLE_PRODUCT_ID = "p00107"
 
 
 def sample(path: Path) -> dict[str, Any]:
@@ -276,6 +277,15 @@ def with_payments_connected(env: SampleContext, event: dict[str, Any]) -> Settin
     return Setting()
 
 
+def with_a_shop_taking_payments(env: SampleContext, event: dict[str, Any]) -> Setting:
+    """An organization with its payments account connected and its products synced: the sample's
+    organization and product are its own, and its mug is on sale."""
+    from tests.integration.payments_shop import shop_taking_payments
+
+    shop = shop_taking_payments(env.stack)
+    return Setting({SAMPLE_ORG_ID: shop.org.org_id, SAMPLE_PRODUCT_ID: "p-mug"})
+
+
 def with_the_organizations_name(env: SampleContext, event: dict[str, Any]) -> Setting:
     """The connected organization's name, typed to confirm its closure."""
     name = wiring.organization_store().name_of(env.org.org_id)
@@ -323,6 +333,8 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "platform_callback": with_an_authorization_code,
     "payments_callback": with_a_payments_return,
     "disconnect_payments": with_payments_connected,
+    "checkout_page": with_a_shop_taking_payments,
+    "start_checkout": with_a_shop_taking_payments,
     "publish_advert": with_an_audience,
     "refresh_audience": with_an_audience,
     "retrain_models": with_a_trained_data_source,
@@ -411,7 +423,7 @@ def documented_success(route_key: str, sample_name: str) -> tuple[int, dict[str,
     """The success status ``openapi.json`` documents for a route, and its JSON body schema."""
     method, path = route_key.split(" ", 1)
     responses = OPENAPI["paths"][path][method.lower()]["responses"]
-    successes = {int(s): r for s, r in responses.items() if s.startswith("2")}
+    successes = {int(s): r for s, r in responses.items() if s.startswith(("2", "3"))}
     [status] = [SUCCESS_OF_SAMPLE[sample_name]] if sample_name in SUCCESS_OF_SAMPLE else list(successes)
     schema = successes[status].get("content", {}).get("application/json", {}).get("schema")
     return status, schema

@@ -30,7 +30,6 @@ ENVIRONMENT: dict[str, str] = {
     "AUDIENCE_SYNC_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:123456789012:stateMachine:audience-sync",
     "PAYMENTS_SECRETS_ARN": "service/payments",
     "DASHBOARD_URL": "http://localhost:3001",
-    "CHECKOUT_BASE_URL": "http://localhost:3000",
 }
 
 

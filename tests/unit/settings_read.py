@@ -27,7 +27,6 @@ from shared import wiring
 from shared.settings import (
     ActivationSettings,
     AudienceSyncSettings,
-    CheckoutSettings,
     ClosureSettings,
     DashboardSettings,
     DataSourceSettings,
@@ -46,7 +45,6 @@ SETTINGS_FACTORIES: dict[str, type[BaseSettings]] = {
     "user_pool_settings": UserPoolSettings,
     "payments_settings": PaymentsSettings,
     "dashboard_settings": DashboardSettings,
-    "checkout_settings": CheckoutSettings,
 }
 # Field -> environment variable.
 VARIABLES: dict[str, str] = {

@@ -132,7 +132,7 @@ def test_the_data_source_functions_reach_the_coverage() -> None:
 
 # The functions that run the columnar engine (shared/dataplane/; it is imported where it is used, so
 # the import probe above does not see it).
-ENGINE_FUNCTIONS = {"DataSourceSyncJobFunction"}
+ENGINE_FUNCTIONS = {"DataSourceSyncJobFunction", "CheckoutPageFunction", "StartCheckoutFunction"}
 
 
 def test_the_functions_that_run_the_engine_ship_its_layer() -> None:

@@ -1,4 +1,4 @@
-"""Budgets in the ad account's minor units, UTM tagging and the checkout link template."""
+"""Budgets in the ad account's minor units and UTM tagging."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ import pytest
 
 from shared.errors import ValidationFailed
 from shared.publishing.budget import to_minor_units
-from shared.publishing.links import check_checkout_template, checkout_link, with_utm
-
-ALLOWED = ("buy.stripe.com", "checkout.stripe.com")
+from shared.publishing.links import with_utm
 
 
 @pytest.mark.parametrize(
@@ -54,34 +52,3 @@ def test_utm_parameters_name_the_campaign_and_audience_and_keep_other_parameters
         "utm_campaign": ["Spring"],
         "utm_content": ["Buyers"],
     }
-
-
-def test_a_checkout_link_is_built_per_product_with_the_id_encoded() -> None:
-    # Given a payment provider's link template
-    template = check_checkout_template("https://buy.stripe.com/shop?ref={product_id}", ALLOWED)
-    # When the link of a product with reserved characters is built
-    link = checkout_link(template, "sku 1/&x", ALLOWED)
-    # Then the id cannot change the link's structure
-    assert link == "https://buy.stripe.com/shop?ref=sku%201%2F%26x"
-
-
-@pytest.mark.parametrize(
-    ("template", "reason"),
-    [
-        ("https://buy.stripe.com/shop", "must contain {product_id}"),
-        ("http://buy.stripe.com/{product_id}", "https"),
-        ("https://evil.example.com/{product_id}", "not an allowed checkout domain"),
-        ("https://buy.stripe.com.evil.example/{product_id}", "not an allowed checkout domain"),
-        ("https://user:pw@buy.stripe.com/{product_id}", "without credentials"),
-    ],
-)
-def test_a_checkout_template_must_be_https_on_an_allowed_domain(template: str, reason: str) -> None:
-    # When / Then
-    with pytest.raises(ValidationFailed) as raised:
-        check_checkout_template(template, ALLOWED)
-    assert raised.value.field == "template"
-    assert reason in raised.value.message
-
-
-def test_a_subdomain_of_an_allowed_domain_is_allowed() -> None:
-    assert check_checkout_template("https://eu.checkout.stripe.com/{product_id}", ALLOWED)
