@@ -1,24 +1,28 @@
 """Normalise and hash an activation's users in bulk, in the engine (issue 20, item 5).
 
 The rules of docs/platform-notes.md §3.7 run as SQL over the whole users file (lower, trim, regular
-expressions, ``sha256``) for the common cases; the Python normaliser (``shared.audiences.preparation``)
-decides what SQL cannot, once per distinct value: every country cell, names and e-mails that are
-not ASCII, and what the dialing rules do to each phone number's shape. The output is the output of
+expressions, ``sha256``) for the common cases; what repeats is decided once per distinct value (every
+name and country cell, every phone number's shape), and the Python normaliser
+(``shared.audiences.preparation``) decides what SQL cannot: every country cell, names and e-mails that
+are not ASCII, and what the dialing rules do to each phone number's shape. The output is the output of
 ``prepare_columns``, row for row and count for count (``tests/unit/activation/test_hashing.py``
 compares them on every vector the tests hold).
 
-The users stay in the engine, on disk past its memory limit: de-duplication, batch numbering and
-the quality report are queries, and the upload's batches come out as JSON documents a range at a
-time (``batch_documents``), hashed as they are written. No Python object per user.
+The users stay in the engine, on disk past its memory limit: each user's upload row is decided and
+hashed once (``activation_normalised``, as JSON text); de-duplication, batch numbering and the quality
+report are queries, and the upload's batches come out a few at a time (``batch_documents``), their
+rows joined into one JSON document per batch. Only the rows of the batches being written are ever
+Python objects.
 
-Adding a match key: its cell in ``activation_load_users.sql``, its three columns (value, hash or
-not, drop reason) in ``activation_normalised.sql``, and a Python decision here if SQL cannot
+Adding a match key: its cell in ``activation_load_users.sql``, its value and drop reason in
+``activation_normalised.sql`` (and its place in the row), and a Python decision here if SQL cannot
 decide every value; nothing else changes.
 """
 
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -137,7 +141,7 @@ def load_users_columns(engine: QueryRunner, columns: IdentifierColumns) -> Users
     values = columns.values
     engine.run("activation_macros")
     engine.register(
-        "users_input",
+        "users_input_columns",
         {
             "pos": np.arange(1, n + 1, dtype=np.int64),
             "user_id": _texts(columns.user_ids),
@@ -158,17 +162,25 @@ def load_users_columns(engine: QueryRunner, columns: IdentifierColumns) -> Users
 
 
 def hash_users(
-    engine: QueryRunner, users: UsersInEngine, *, default_country: str | None, batch_size: int
+    engine: QueryRunner,
+    users: UsersInEngine,
+    *,
+    default_country: str | None,
+    batch_size: int,
+    first_batch: int = 1,
 ) -> HashedUsers:
     """Decide every identifier of the users table (SQL, then Python for the rest), keep the first
     usable record of each user_id, number the batches and count the report. Raises
     ``ValidationFailed`` for an unknown ``default_country`` or a value that is not a customer value."""
     store = store_country(default_country)
+    engine.run("activation_users")
     engine.run("activation_rule_tables")
     _decide_countries(engine, store)
     _decide_texts(engine)
     _decide_phones(engine)
-    engine.run("activation_normalised")
+    engine.run(
+        "activation_normalised", {"limited_data_use": users.limited_data_use, "with_value": users.values}
+    )
     if users.values:
         problem = engine.rows("activation_first_value_problem")
         if problem:
@@ -177,7 +189,7 @@ def hash_users(
                 field="valueColumn",
                 remedy="Give each customer a value of 0 or more (blank for no value), then retry.",
             )
-    engine.run("activation_keep", {"batch_size": batch_size})
+    engine.run("activation_keep", {"batch_size": batch_size, "first_batch": first_batch})
     report, totals = _report(engine.rows("activation_report"))
     schema = SCHEMA + DATA_PROCESSING_SCHEMA if users.limited_data_use else SCHEMA
     if users.values:
@@ -196,20 +208,16 @@ def hash_users(
 def batch_documents(
     engine: QueryRunner, users: UsersInEngine, first: int, last: int
 ) -> Iterator[tuple[int, bytes]]:
-    """Batches ``first`` to ``last`` (from 1) as ``(batch number, JSON document of its rows)``, the
-    users hashed as their batch is written."""
+    """Batches ``first`` to ``last`` (from 1) as ``(batch number, JSON document of its rows)``: the
+    rows come out of the engine in file order and are joined here, one batch at a time."""
     ((first_pos, last_pos),) = engine.rows("activation_batch_bounds", {"first": first, "last": last})
-    parameters = {
-        "first": first,
-        "last": last,
-        "first_pos": first_pos,
-        "last_pos": last_pos,
-        "limited_data_use": users.limited_data_use,
-        "with_value": users.values,
-    }
-    for batch in engine.batches("activation_batch_rows", parameters, size=1):
-        ((number, document),) = batch
-        yield int(number), document.encode()
+    parameters = {"first": first, "last": last, "first_pos": first_pos, "last_pos": last_pos}
+    rows = engine.columns("activation_batch_rows", parameters)
+    numbers, texts = rows["batch"], rows["row"]
+    starts = [0, *(np.flatnonzero(numbers[1:] != numbers[:-1]) + 1).tolist(), len(numbers)]
+    for start, end in itertools.pairwise(starts):
+        if end > start:
+            yield int(numbers[start]), ("[" + ",".join(texts[start:end].tolist()) + "]").encode()
 
 
 def prepare_in_engine(
@@ -258,6 +266,7 @@ def _decide_countries(engine: QueryRunner, store: str | None) -> None:
         "country_rules",
         {
             "raw": raws,
+            "key": ["" if raw is None else raw for raw in raws],
             "value": [value for value, _, _, _ in decided],
             "reason": [_reason(reason) for _, reason, _, _ in decided],
             "code": [code for _, _, code, _ in decided],
@@ -267,6 +276,7 @@ def _decide_countries(engine: QueryRunner, store: str | None) -> None:
 
 
 def _decide_texts(engine: QueryRunner) -> None:
+    engine.run("activation_name_rules")
     names = [raw for (raw,) in engine.rows("activation_distinct_names")]
     decided = [prepared_name(raw) for raw in names]
     engine.insert(
@@ -283,34 +293,33 @@ def _decide_texts(engine: QueryRunner) -> None:
 
 def _decide_phones(engine: QueryRunner) -> None:
     shapes = engine.rows("activation_phone_digits")
-    decided = [phone_shape(head, length, international, plan) for plan, international, length, head in shapes]
+    decided = [
+        phone_shape(head, length, international, plan) for _, plan, international, length, head in shapes
+    ]
     engine.insert(
         "phone_shapes",
         {
-            "plan": [plan for plan, _, _, _ in shapes],
-            "international": [international for _, international, _, _ in shapes],
-            "length": [length for _, _, length, _ in shapes],
-            "head": [head for _, _, _, head in shapes],
-            "decided": [shape is not None for shape in decided],
-            "cut": [None if shape is None else shape[0] for shape in decided],
-            "prefix": [None if shape is None else shape[1] for shape in decided],
-            "reason": [None if shape is None else _reason(shape[2]) for shape in decided],
+            "shape": [shape for shape, _, _, _, _ in shapes],
+            "decided": [rule is not None for rule in decided],
+            "cut": [None if rule is None else rule[0] for rule in decided],
+            "prefix": [None if rule is None else rule[1] for rule in decided],
+            "reason": [None if rule is None else _reason(rule[2]) for rule in decided],
         },
     )
-    if not all(shape is not None for shape in decided):
+    if not all(rule is not None for rule in decided):
         numbers = engine.rows("activation_undecided_phones")
         whole = [
-            phone_shape(digits, len(digits), international, plan) for plan, international, digits in numbers
+            phone_shape(digits, len(digits), international, plan)
+            for _, plan, international, digits in numbers
         ]
         engine.insert(
             "phone_numbers",
             {
-                "plan": [plan for plan, _, _ in numbers],
-                "international": [international for _, international, _ in numbers],
-                "digits": [digits for _, _, digits in numbers],
-                "cut": [shape[0] if shape else None for shape in whole],
-                "prefix": [shape[1] if shape else None for shape in whole],
-                "reason": [_reason(shape[2]) if shape else None for shape in whole],
+                "shape": [shape for shape, _, _, _ in numbers],
+                "digits": [digits for _, _, _, digits in numbers],
+                "cut": [rule[0] if rule else None for rule in whole],
+                "prefix": [rule[1] if rule else None for rule in whole],
+                "reason": [_reason(rule[2]) if rule else None for rule in whole],
             },
         )
 

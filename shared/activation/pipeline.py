@@ -335,7 +335,7 @@ class ActivationPipeline:
         record of each user_id kept, and the rows stored as the upload session's batches (batch
         ``n`` always holds the same rows, so an upload resumes after the last acknowledged batch).
         The file is copied to the engine's scratch folder as it streams in; the batches are written a
-        few at a time, hashed as they are written, so memory stays bounded whatever the list's size."""
+        few at a time, so memory stays bounded whatever the list's size."""
         # The engine and numpy ship with the functions that run this step (the activation step and
         # the synchronous create), not with every function that reads an audience.
         from shared.activation.hashing import csv_header, hash_users, load_users_file

@@ -46,6 +46,13 @@ class QueryRunner:
         """The named query's result as tuples (a small result: counts, a few distinct values)."""
         return self._execute(name, parameters).fetchall()
 
+    def columns(
+        self, name: str, parameters: Mapping[str, object] | None = None
+    ) -> dict[str, np.ndarray[Any, Any]]:
+        """The named query's result as numpy columns by name (a result of bounded size; text columns
+        hold Python strings)."""
+        return dict(self._execute(name, parameters).fetchnumpy())
+
     def batches(
         self, name: str, parameters: Mapping[str, object] | None = None, size: int = 1
     ) -> Iterator[list[tuple[Any, ...]]]:

@@ -1,35 +1,11 @@
--- An activation's users file (an uploaded list, or the users SelectUsers stored) as the table
--- users: one row per data line, in file order (pos from 1), every cell text, a blank cell (white
--- space only) NULL, as Python's csv module and the Python path read it: "," and '"' (doubled to
--- escape), a UTF-8 byte order mark skipped, blank lines skipped, a short line padded with NULLs, cells
--- past the header ignored. $columns names each column of the file in order (the canonical name of a
--- column the pipeline reads, another name for the rest); the canonical columns the file lacks are
--- added empty.
-CREATE OR REPLACE TABLE users_file AS
-SELECT row_number() OVER () AS pos, *
-FROM read_csv(
-    $csv,
-    header = true,
-    delim = ',',
-    quote = '"',
-    escape = '"',
-    null_padding = true,
-    strict_mode = false,
-    auto_detect = false,
-    parallel = false,
-    columns = $columns
-);
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS user_id VARCHAR;
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS email VARCHAR;
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS phone VARCHAR;
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS first_name VARCHAR;
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS last_name VARCHAR;
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS country VARCHAR;
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS limited_data_use VARCHAR;
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS state VARCHAR;
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS value VARCHAR;
-ALTER TABLE users_file ADD COLUMN IF NOT EXISTS score VARCHAR;
-CREATE OR REPLACE TABLE users AS
+-- An activation's users file (an uploaded list, or the tests' files) as the table users_input: one
+-- row per data line, in file order (pos from 1), every cell text, a blank cell (white space only)
+-- NULL, as Python's csv module and the Python path read it: "," and '"' (doubled to escape), a UTF-8
+-- byte order mark skipped, blank lines skipped, a short line padded with NULLs, cells past the header
+-- ignored. $columns names each column of the file in order (the canonical name of a column the
+-- pipeline reads, another name for the rest); the canonical columns the file lacks are NULL (the
+-- empty select names them all: UNION ALL BY NAME fills what the file has not).
+CREATE OR REPLACE TABLE users_input AS
 SELECT
     pos,
     blank_as_null(user_id) AS user_id,
@@ -42,6 +18,25 @@ SELECT
     blank_as_null(state) AS state,
     blank_as_null(value) AS value,
     blank_as_null(score) AS score
-FROM users_file
-ORDER BY pos;
-DROP TABLE users_file
+FROM (
+    SELECT
+        NULL::BIGINT AS pos, NULL::VARCHAR AS user_id, NULL::VARCHAR AS email, NULL::VARCHAR AS phone,
+        NULL::VARCHAR AS first_name, NULL::VARCHAR AS last_name, NULL::VARCHAR AS country,
+        NULL::VARCHAR AS limited_data_use, NULL::VARCHAR AS state, NULL::VARCHAR AS value,
+        NULL::VARCHAR AS score
+    WHERE false
+    UNION ALL BY NAME
+    SELECT row_number() OVER () AS pos, *
+    FROM read_csv(
+        $csv,
+        header = true,
+        delim = ',',
+        quote = '"',
+        escape = '"',
+        null_padding = true,
+        strict_mode = false,
+        auto_detect = false,
+        parallel = false,
+        columns = $columns
+    )
+) AS file

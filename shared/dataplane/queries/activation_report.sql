@@ -14,7 +14,7 @@ SELECT 'COUNTRY', country_reason, count(*) FROM normalised GROUP BY country_reas
 UNION ALL
 SELECT '*', 'total', count(*) FROM normalised
 UNION ALL
-SELECT '*', 'no_identifier', count(*) FROM normalised WHERE email_value IS NULL AND phone_value IS NULL
+SELECT '*', 'no_identifier', count(*) FROM normalised WHERE NOT usable
 UNION ALL
 SELECT '*', 'kept', count(*) FROM kept
 UNION ALL

@@ -7,5 +7,5 @@ SELECT
     || csv_field(csv_safe(last_name)) || ','
     || csv_field(csv_safe(phone)) || ','
     || coalesce(CAST(CAST(score AS DOUBLE) AS VARCHAR), '') AS line
-FROM users
+FROM users_input
 ORDER BY pos

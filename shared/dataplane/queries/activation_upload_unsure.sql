@@ -3,7 +3,7 @@
 -- value (uploads.customer_value). The Python path checks such a file row by row and names the line of
 -- each bad row.
 SELECT count(*) AS unsure
-FROM users
+FROM users_input
 WHERE user_id IS NULL
     OR (score IS NOT NULL AND NOT regexp_matches(score, '^-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?$'))
     OR (

@@ -1,7 +1,7 @@
--- Users given as columns (users_input, numpy columns registered by the caller, NULL for a missing
--- value, limited_data_use and value as text) as the table users, in the same shape
+-- Users given as columns (users_input_columns, numpy columns registered by the caller, NULL for a
+-- missing value, limited_data_use and value as text) as the table users_input, in the shape
 -- activation_load_users gives a file.
-CREATE OR REPLACE TABLE users AS
+CREATE OR REPLACE TABLE users_input AS
 SELECT
     pos,
     blank_as_null(user_id) AS user_id,
@@ -14,5 +14,4 @@ SELECT
     blank_as_null(state) AS state,
     blank_as_null(value) AS value,
     NULL::VARCHAR AS score
-FROM users_input
-ORDER BY pos
+FROM users_input_columns
