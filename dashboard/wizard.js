@@ -402,6 +402,7 @@ async function followSync() {
   $("sync-failed").hidden = true;
   $("sync-continue").hidden = false;
   $("training").replaceChildren();
+  state.syncSummary = null; // this follow's sync, if any, says what it kept
   $("sync-state").textContent = "Checking the files…";
   for (;;) {
     const source = await api("/platform-ads/data-source");
@@ -457,11 +458,14 @@ function renderSync(sync, inForce) {
     validating: "Checking the files…",
     review: `${sync.rejectedCount.toLocaleString()} ${sync.rejectedCount === 1 ? "row was" : "rows were"} rejected, so nothing is stored yet. Review them below: keep the good rows, or upload corrected files.`,
     synced: sync.rejectedCount
-      ? `Synced, keeping the good rows (${sync.rejectedCount.toLocaleString()} rejected). The models are training on it.`
-      : "Synced: every row was kept. The models are training on it.",
+      ? `Synced, keeping the good rows (${sync.rejectedCount.toLocaleString()} rejected).`
+      : "Synced: every row was kept.",
   };
   const read = Object.entries(sync.recognised ?? {}).map(([kind, what]) => `the ${kind} file as ${what}`);
-  $("sync-state").textContent = (words[sync.state] ?? sync.state) + (read.length ? ` Read ${read.join(", ")}.` : "");
+  // What the sync kept and how it read the files stays on the page once the models are trained
+  // (renderTraining adds the training's outcome to it rather than replacing it).
+  state.syncSummary = (words[sync.state] ?? sync.state) + (read.length ? ` Read ${read.join(", ")}.` : "");
+  $("sync-state").textContent = state.syncSummary + (sync.state === "synced" ? " The models are training on it." : "");
   if (sync.state === "failed") showSyncFailure(sync, inForce);
   $("rejected").hidden = sync.state !== "review";
   if (sync.state === "review") {
@@ -495,9 +499,10 @@ function renderTraining(version) {
   const purchase = version.training.purchase;
   if (done) {
     $("sync-next").disabled = purchase?.state !== "succeeded";
+    const summary = state.syncSummary ? `${state.syncSummary} ` : "";
     $("sync-state").textContent = purchase?.state === "succeeded"
-      ? `Your data is synced (${version.rowCounts.customers.toLocaleString()} customers) and the models are trained.`
-      : "The purchase model could not be trained on this data: see below, then upload the files again.";
+      ? `${summary}Your data is synced (${version.rowCounts.customers.toLocaleString()} customers) and the models are trained.`
+      : `${summary}The purchase model could not be trained on this data: see below, then upload the files again.`;
     announce(purchase?.state === "succeeded" ? "The models are trained: continue to readiness." : $("sync-state").textContent,
       purchase?.state === "succeeded" ? "success" : "error");
   }
