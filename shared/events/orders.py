@@ -24,14 +24,17 @@ from shared.events.building import ActionSource, Content, ServerEvent, customers
 
 @dataclass(frozen=True, slots=True)
 class NewOrders:
-    """How many orders of the version are new, and how many of those are inside the window."""
+    """How many orders of the version are new, how many of those are inside the window and sent, and
+    how many are of customers who refused marketing (never sent)."""
 
     total: int
     in_window: int
+    refused: int = 0
 
     @property
     def too_old(self) -> int:
-        return self.total - self.in_window
+        """New orders of customers who did not refuse, placed before the window."""
+        return self.total - self.in_window - self.refused
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +63,8 @@ def load_new_orders(
 ) -> NewOrders:
     """Read the version's ``orders`` and ``customers_file`` (Parquet) and the ``sent_orders`` of the
     version last sent in full (None: nothing sent yet) into the engine, and number the new orders
-    placed at or after ``cutoff``."""
+    placed at or after ``cutoff`` by customers who did not refuse marketing (``marketing_consent``
+    false): only numbered orders are ever read back and sent."""
     connection = workspace.connection
     queries.run(connection, "read_event_orders", {"path": str(orders)})
     queries.run(connection, "read_event_customers", {"path": str(customers_file)})
@@ -72,7 +76,7 @@ def load_new_orders(
     queries.run(connection, "event_new_lines")
     row = queries.run(connection, "event_order_counts").fetchone()
     assert row is not None
-    return NewOrders(total=int(row[0]), in_window=int(row[1]))
+    return NewOrders(total=int(row[0]), in_window=int(row[1]), refused=int(row[2] or 0))
 
 
 def order_chunks(workspace: Workspace, start: int, stop: int, size: int) -> Iterator[OrderChunk]:

@@ -176,10 +176,11 @@ class PurchaseEvents:
                 cutoff=record.cutoff or record.created_at,
             )
             # The same every time for a version (its data, since_version and cutoff are fixed).
-            record.new_orders, record.in_window, record.outside_window = (
+            record.new_orders, record.in_window, record.outside_window, record.no_consent = (
                 found.total,
                 found.in_window,
                 found.too_old,
+                found.refused,
             )
             for chunk in order_chunks(workspace, record.position, found.in_window, self.batch_size):
                 if seconds_left() < STEP_RESERVE_SECONDS:

@@ -77,6 +77,9 @@ class CustomerRecord(_Record):
     # 1/0, yes/no; blank: not flagged) and their state or region (``CA`` for California).
     limited_data_use: bool | None = None
     state: OptionalText = None
+    # Whether the customer agreed to marketing (same words as limited_data_use; blank: not flagged). A
+    # customer who said no is never sent to the platform as a conversion event (issue 21, item 5).
+    marketing_consent: bool | None = None
 
 
 class ProductRecord(_Record):

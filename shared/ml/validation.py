@@ -85,6 +85,7 @@ _PATTERNS: dict[type[_Record], dict[str, str]] = {
         "country": _COUNTRY,
         "limited_data_use": _FLAG,
         "state": _TEXT,
+        "marketing_consent": _FLAG,
     },
     ProductRecord: {"product_id": _IDENTIFIER, "name": _TEXT, "category": _TEXT, "price": _PRICE},
 }

@@ -46,6 +46,10 @@ class PurchaseSend(BaseModel):
     position: int = 0
     sent: int = Field(default=0, description="Events the platform said it received.")
     outside_window: int = Field(default=0, description="New orders already older than the window: skipped.")
+    no_consent: int = Field(
+        default=0,
+        description="New orders of customers who refused marketing: never sent, whatever their time.",
+    )
     skipped_too_old: int = Field(default=0, description="Orders that left the window before their batch did.")
     rejected: int = 0
     calls: int = 0

@@ -1,7 +1,7 @@
 /* Each customer of `raw` checked against CustomerRecord (shared/ml/datasets.py) where SQL can decide */
 /* it, into `checked` (the scheme of classify_orders.sql). Optional text: empty, or 1-256 characters */
 /* with no white space at either end; country two letters (kept upper case); limited_data_use one of */
-/* the model's true/false words (blank: not flagged). */
+/* the model's true/false words (blank: not flagged), and so is marketing_consent. */
 CREATE OR REPLACE TABLE checked AS
 WITH reasons AS (
   SELECT
@@ -51,6 +51,27 @@ WITH reasons AS (
       THEN NULL
       ELSE '?'
     END AS limited_data_use_reason,
+    CASE
+      WHEN marketing_consent IS NULL
+      OR marketing_consent IN (
+        'true',
+        'True',
+        'TRUE',
+        'false',
+        'False',
+        'FALSE',
+        'yes',
+        'Yes',
+        'YES',
+        'no',
+        'No',
+        'NO',
+        '1',
+        '0'
+      )
+      THEN NULL
+      ELSE '?'
+    END AS marketing_consent_reason,
     CASE WHEN state IS NULL OR REGEXP_LIKE(state, :identifier) THEN NULL ELSE '?' END AS state_reason
   FROM raw
 )
@@ -65,7 +86,8 @@ SELECT
       phone_reason,
       country_reason,
       limited_data_use_reason,
-      state_reason
+      state_reason,
+      marketing_consent_reason
     ) IS NULL
     THEN 'good'
     WHEN COALESCE(user_id_reason, '') = 'is required'
@@ -76,7 +98,8 @@ SELECT
       phone_reason,
       country_reason,
       limited_data_use_reason,
-      state_reason
+      state_reason,
+      marketing_consent_reason
     ) IS NULL
     THEN 'bad'
     ELSE 'undecided'
@@ -94,5 +117,11 @@ SELECT
     THEN FALSE
   END AS limited_data_use,
   state,
+  CASE
+    WHEN LOWER(marketing_consent) IN ('true', 'yes', '1')
+    THEN TRUE
+    WHEN LOWER(marketing_consent) IN ('false', 'no', '0')
+    THEN FALSE
+  END AS marketing_consent,
   user_id_reason
 FROM reasons

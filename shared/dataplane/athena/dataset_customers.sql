@@ -7,7 +7,8 @@ SELECT
   phone,
   country,
   state,
-  limited_data_use
+  limited_data_use,
+  marketing_consent
 FROM customers
 ORDER BY
   user_id

@@ -1,5 +1,7 @@
-/* How many new orders there are, and how many of them are inside the window (numbered). */
+/* How many orders are new, how many of them are inside the window and sent (numbered), and how many */
+/* belong to customers who refused marketing (never sent, whatever their time). */
 SELECT
   COUNT(*) AS new_orders,
-  COUNT(seq) AS in_window
+  COUNT(seq) AS in_window,
+  SUM(CASE WHEN refused THEN 1 ELSE 0 END) AS refused
 FROM event_new_orders

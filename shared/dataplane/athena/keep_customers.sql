@@ -9,7 +9,8 @@ SELECT
   phone,
   country,
   limited_data_use,
-  state
+  state,
+  marketing_consent
 FROM checked
 WHERE
   verdict = 'good'

@@ -11,5 +11,6 @@ SELECT
   CASE WHEN STARTS_WITH(phone, '''') THEN SUBSTR(phone, 2) ELSE phone END AS phone,
   country,
   limited_data_use,
-  state
+  state,
+  marketing_consent
 FROM raw

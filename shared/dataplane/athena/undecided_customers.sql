@@ -8,7 +8,8 @@ SELECT
   r.phone,
   r.country,
   r.limited_data_use,
-  r.state
+  r.state,
+  r.marketing_consent
 FROM raw AS r
 JOIN checked AS c
   ON c.record = r.record

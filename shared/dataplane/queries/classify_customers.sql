@@ -1,7 +1,7 @@
 -- Each customer of `raw` checked against CustomerRecord (shared/ml/datasets.py) where SQL can decide
 -- it, into `checked` (the scheme of classify_orders.sql). Optional text: empty, or 1-256 characters
 -- with no white space at either end; country two letters (kept upper case); limited_data_use one of
--- the model's true/false words (blank: not flagged).
+-- the model's true/false words (blank: not flagged), and so is marketing_consent.
 CREATE OR REPLACE TABLE checked AS
 WITH reasons AS (
     SELECT
@@ -29,6 +29,13 @@ WITH reasons AS (
                 ) THEN NULL
             ELSE '?'
         END AS limited_data_use_reason,
+        CASE
+            WHEN marketing_consent IS NULL
+                OR marketing_consent IN (
+                    'true', 'True', 'TRUE', 'false', 'False', 'FALSE', 'yes', 'Yes', 'YES', 'no', 'No', 'NO', '1', '0'
+                ) THEN NULL
+            ELSE '?'
+        END AS marketing_consent_reason,
         CASE WHEN state IS NULL OR regexp_matches(state, $identifier) THEN NULL ELSE '?' END AS state_reason
     FROM raw
 )
@@ -36,10 +43,11 @@ SELECT
     record,
     CASE
         WHEN coalesce(user_id_reason, email_reason, first_name_reason, last_name_reason, phone_reason,
-            country_reason, limited_data_use_reason, state_reason) IS NULL THEN 'good'
+            country_reason, limited_data_use_reason, state_reason, marketing_consent_reason) IS NULL
+            THEN 'good'
         WHEN coalesce(user_id_reason, '') = 'is required' AND coalesce(email_reason, first_name_reason,
-            last_name_reason, phone_reason, country_reason, limited_data_use_reason, state_reason) IS NULL
-            THEN 'bad'
+            last_name_reason, phone_reason, country_reason, limited_data_use_reason, state_reason,
+            marketing_consent_reason) IS NULL THEN 'bad'
         ELSE 'undecided'
     END AS verdict,
     user_id,
@@ -53,5 +61,9 @@ SELECT
         WHEN lower(limited_data_use) IN ('false', 'no', '0') THEN FALSE
     END AS limited_data_use,
     state,
+    CASE
+        WHEN lower(marketing_consent) IN ('true', 'yes', '1') THEN TRUE
+        WHEN lower(marketing_consent) IN ('false', 'no', '0') THEN FALSE
+    END AS marketing_consent,
     user_id_reason
 FROM reasons

@@ -1,8 +1,10 @@
 -- The orders of `event_orders` not in `event_sent_orders`, one row per order: its customer and their
 -- identifiers, its time (the earliest of its lines) and value (the sum of its lines' amounts). Orders
--- placed at or after $cutoff are numbered `seq` from 0 in time order (ties by order id): the order a
--- send goes in and resumes at; the table is stored in that order, so a range of numbers reads only its
--- own rows. Older orders have no number: they are outside the platform's window and are skipped.
+-- placed at or after $cutoff by a customer who did not refuse marketing are numbered `seq` from 0 in
+-- time order (ties by order id): the order a send goes in and resumes at; the table is stored in that
+-- order, so a range of numbers reads only its own rows. The others have no number and are never sent:
+-- older orders are outside the platform's window; a customer whose marketing_consent is false refused
+-- (`refused`; not flagged is not a refusal).
 CREATE OR REPLACE TABLE event_new_orders AS
 WITH fresh AS (
     SELECT
@@ -15,28 +17,38 @@ WITH fresh AS (
     WHERE s.order_id IS NULL
     GROUP BY o.order_id
 ),
-numbered AS (
+judged AS (
     SELECT
         f.*,
-        CASE
-            WHEN f.ordered_at >= $cutoff
-                THEN row_number() OVER (PARTITION BY f.ordered_at >= $cutoff ORDER BY f.ordered_at, f.order_id) - 1
-        END AS seq
+        c.email,
+        c.phone,
+        c.first_name,
+        c.last_name,
+        c.country,
+        c.state,
+        c.limited_data_use,
+        coalesce(c.marketing_consent = FALSE, FALSE) AS refused
     FROM fresh AS f
+    LEFT JOIN event_customers AS c ON c.user_id = f.user_id
 )
 SELECT
-    n.seq,
-    n.order_id,
-    n.user_id,
-    n.ordered_at,
-    n.order_value,
-    c.email,
-    c.phone,
-    c.first_name,
-    c.last_name,
-    c.country,
-    c.state,
-    c.limited_data_use
-FROM numbered AS n
-LEFT JOIN event_customers AS c ON c.user_id = n.user_id
-ORDER BY n.seq NULLS LAST
+    CASE
+        WHEN j.ordered_at >= $cutoff AND NOT j.refused
+            THEN row_number() OVER (
+                PARTITION BY j.ordered_at >= $cutoff AND NOT j.refused ORDER BY j.ordered_at, j.order_id
+            ) - 1
+    END AS seq,
+    j.order_id,
+    j.user_id,
+    j.ordered_at,
+    j.order_value,
+    j.email,
+    j.phone,
+    j.first_name,
+    j.last_name,
+    j.country,
+    j.state,
+    j.limited_data_use,
+    j.refused
+FROM judged AS j
+ORDER BY seq NULLS LAST

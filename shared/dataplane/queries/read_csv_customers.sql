@@ -15,7 +15,8 @@ SELECT * FROM (
         CAST(NULL AS VARCHAR) AS phone,
         CAST(NULL AS VARCHAR) AS country,
         CAST(NULL AS VARCHAR) AS limited_data_use,
-        CAST(NULL AS VARCHAR) AS state
+        CAST(NULL AS VARCHAR) AS state,
+        CAST(NULL AS VARCHAR) AS marketing_consent
     LIMIT 0
 )
 UNION ALL BY NAME

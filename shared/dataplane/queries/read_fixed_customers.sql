@@ -7,6 +7,6 @@ SELECT * FROM read_csv(
     columns = {
         'record': 'BIGINT', 'user_id': 'VARCHAR', 'email': 'VARCHAR', 'first_name': 'VARCHAR',
         'last_name': 'VARCHAR', 'phone': 'VARCHAR', 'country': 'VARCHAR', 'limited_data_use': 'BOOLEAN',
-        'state': 'VARCHAR'
+        'state': 'VARCHAR', 'marketing_consent': 'BOOLEAN'
     }
 )

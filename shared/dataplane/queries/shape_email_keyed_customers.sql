@@ -11,5 +11,6 @@ SELECT
     CASE WHEN starts_with(phone, '''') THEN substr(phone, 2) ELSE phone END AS phone,
     country,
     limited_data_use,
-    state
+    state,
+    marketing_consent
 FROM raw

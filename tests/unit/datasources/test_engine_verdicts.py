@@ -102,6 +102,30 @@ def test_limited_data_use_and_state_get_the_record_models_verdict(workspace: Wor
     assert check.row_counts["customers"] == good
 
 
+def test_marketing_consent_gets_the_record_models_verdict_and_reaches_the_version(
+    workspace: Workspace,
+) -> None:
+    # Given customers with a marketing consent flag, some written oddly
+    header = [*CUSTOMER_HEADER, "marketing_consent"]
+    rows = [[f"f{i}", "", "", "", "", "US", flag] for i, flag in enumerate(FLAGS)]
+    customers = csv_text(header, rows)
+
+    # When checked
+    check, problems = engine_check(
+        workspace,
+        {"customers": customers, "products": PRODUCTS, "orders": csv_text(ORDER_HEADER, order_lines()[:1])},
+    )
+
+    # Then the rows accepted and rejected are the model's, and the accepted flags are booleans
+    good, errors = model_verdict(customers, "customers.csv", CustomerRecord)
+    assert [e for e in problems if e["file"] == "customers.csv"] == _sorted(errors)
+    assert check.row_counts["customers"] == good
+    kept = dict(workspace.connection.sql("SELECT user_id, marketing_consent FROM customers").fetchall())
+    assert kept[f"f{FLAGS.index('no')}"] is False
+    assert kept[f"f{FLAGS.index('TRUE')}"] is True
+    assert kept[f"f{FLAGS.index('')}"] is None
+
+
 def test_lines_are_counted_across_blank_lines_quoted_breaks_and_a_last_line_without_a_break(
     workspace: Workspace,
 ) -> None:

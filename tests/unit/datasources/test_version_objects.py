@@ -123,6 +123,7 @@ def test_the_tables_are_parquet_with_the_contracts_columns(world: DataSourceWorl
         "country",
         "state",
         "limited_data_use",
+        "marketing_consent",
     ]
     ids = [row[0] for row in table.fetchall()]
     assert ids == sorted(c.user_id for c in SHOP.data.customers)

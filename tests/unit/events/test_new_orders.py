@@ -87,3 +87,45 @@ def test_without_a_version_sent_every_order_is_new_and_a_resumed_range_reads_the
         ]
     assert whole == [f"o{i:02}" for i in range(10)]
     assert resumed == whole[6:]
+
+
+def test_the_orders_of_a_customer_who_refused_marketing_are_never_numbered_and_are_counted_apart() -> None:
+    with session(function_mb=512, threads=1) as workspace:
+        # Given three customers: one who refused marketing, one who agreed, one not flagged
+        flagged = workspace.path("customers.parquet")
+        workspace.connection.execute(
+            "COPY (SELECT * FROM (VALUES ('no', 'n@b.co', false), ('yes', 'y@b.co', true), "
+            "('blank', 'b@b.co', CAST(NULL AS BOOLEAN))) AS t(user_id, email, marketing_consent)) "
+            "TO $path (FORMAT parquet)",
+            {"path": str(flagged)},
+        )
+        workspace.connection.execute(
+            "CREATE OR REPLACE TABLE c AS SELECT *, NULL::VARCHAR AS phone, NULL::VARCHAR AS first_name, "
+            "NULL::VARCHAR AS last_name, 'GB' AS country, NULL::VARCHAR AS state, "
+            "NULL::BOOLEAN AS limited_data_use FROM read_parquet($path)",
+            {"path": str(flagged)},
+        )
+        workspace.connection.execute("COPY c TO $path (FORMAT parquet)", {"path": str(flagged)})
+        # and orders of each, in the window, and one of the refusing customer's before it
+        orders = write(
+            workspace,
+            "orders.parquet",
+            [
+                ("n1", "no", "p", 1, 1.0, datetime(2026, 11, 21)),
+                ("n0", "no", "p", 1, 1.0, datetime(2026, 11, 1)),
+                ("y1", "yes", "p", 1, 2.0, datetime(2026, 11, 22)),
+                ("b1", "blank", "p", 1, 3.0, datetime(2026, 11, 23)),
+                ("b0", "blank", "p", 1, 3.0, datetime(2026, 11, 2)),
+            ],
+        )
+        # When the new orders are numbered
+        found = load_new_orders(
+            workspace, orders=orders, customers_file=flagged, sent_orders=None, cutoff=CUTOFF
+        )
+        sent = [
+            order for chunk in order_chunks(workspace, 0, found.in_window, 10) for order in chunk.order_ids
+        ]
+    # Then only the orders of customers who did not refuse are read back to send; the refusing
+    # customer's are counted apart, whatever their time
+    assert sent == ["y1", "b1"]
+    assert (found.total, found.in_window, found.refused, found.too_old) == (5, 2, 2, 1)

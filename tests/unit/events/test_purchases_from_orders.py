@@ -71,7 +71,9 @@ class Shop:
         self.token = platform.user_token()
         self.connected = True
 
-    def sync(self, version: str, orders: list[Order]) -> None:
+    def sync(self, version: str, orders: list[Order], *, refused: tuple[str, ...] = ()) -> None:
+        """Store a version with ``orders``; the customers of ``refused`` said no to marketing (without
+        any, the customers file has no marketing_consent column, as versions stored before it)."""
         folder = self.tmp / version
         folder.mkdir()
         with session() as workspace:
@@ -96,6 +98,12 @@ class Shop:
                 connection.execute(
                     "INSERT INTO c VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     [user_id, email, first, last, phone, country, state, ldu],
+                )
+            if refused:
+                connection.execute(
+                    "ALTER TABLE c ADD COLUMN marketing_consent BOOLEAN DEFAULT NULL; "
+                    "UPDATE c SET marketing_consent = list_contains($refused, user_id) = FALSE",
+                    {"refused": list(refused)},
                 )
             connection.execute(
                 "COPY c TO $path (FORMAT parquet)", {"path": str(folder / "customers.parquet")}
@@ -319,3 +327,15 @@ def test_an_older_versions_step_running_after_a_later_one_sends_nothing(shop: Sh
     assert progress.status == "done"
     assert shop.sent_ids() == ["o-1", "o-2", "o-3", "o-4"]
     assert "v1" not in shop.events.records
+
+
+def test_a_customer_who_refused_marketing_is_never_sent_and_is_counted_apart(shop: Shop) -> None:
+    # Given a sync whose customers file says c-2 refused marketing
+    shop.sync("v1", FIRST, refused=("c-2",))
+    # When its purchases step runs
+    shop.step("v1")
+    # Then c-2's order never reaches the pixel; the others do, and the record says why one is missing
+    assert shop.sent_ids() == ["o-1", "o-3"]
+    record = shop.events.records["v1"]
+    assert (record.new_orders, record.in_window, record.no_consent, record.outside_window) == (4, 2, 1, 1)
+    assert record.sent == 2
