@@ -175,8 +175,8 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
 
     Validation failures are mapped to 400 with the service's one error body (``shared.api``), so the
     document says that, plus 401 for authenticated routes, 403 for dashboard (JWT) routes, 409 and
-    422 for routes that take an Idempotency-Key, 415 for routes that read a JSON body and 404/500
-    everywhere, and each route's own errors (``ROUTE_ERRORS``).
+    422 for routes that take an Idempotency-Key, 415 for routes that read a JSON body, 404/500/503
+    everywhere (503 and 429 with their Retry-After), and each route's own errors (``ROUTE_ERRORS``).
     """
     schemas = schema.setdefault("components", {}).setdefault("schemas", {})
     error_schema = ErrorBody.model_json_schema(ref_template="#/components/schemas/{model}")
@@ -217,12 +217,27 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
                 }
             responses["404"] = {"description": "Not found", "content": body}
             responses["500"] = {"description": "Unexpected failure", "content": body}
+            # shared.deadline: every outbound call fits the function's time; what does not is answered.
+            responses["503"] = {
+                "description": "A dependency (the advertising platform, AWS) did not answer in the time the "
+                "request had: retry after Retry-After",
+                "content": body,
+                "headers": {"Retry-After": RETRY_AFTER},
+            }
             for status, description in ROUTE_ERRORS.get((method, path), {}).items():
                 known = responses.get(str(status), {}).get("description")
                 if known and known != description and description not in known:
                     description = f"{known}; or: {description}"
                 responses[str(status)] = {"description": description, "content": body}
+            if "429" in responses:
+                responses["429"]["headers"] = {"Retry-After": RETRY_AFTER}
     return schema
+
+
+RETRY_AFTER = {
+    "description": "Seconds to wait before trying again (when known).",
+    "schema": {"type": "integer", "minimum": 1},
+}
 
 
 def _takes_idempotency_key(operation: dict[str, Any]) -> bool:

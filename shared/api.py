@@ -23,6 +23,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
+from shared import deadline
 from shared.errors import ServiceError, UnsupportedMediaType
 from shared.observability import logger, metrics, tracer
 
@@ -72,15 +73,25 @@ def error_response(
     remedy: str | None = None,
     extra: dict[str, Any] | None = None,
     action: str | None = None,
+    retry_after_seconds: float | None = None,
 ) -> Response[str]:
-    """A JSON error response in the service's one error shape (``extra`` adds top-level fields)."""
+    """A JSON error response in the service's one error shape (``extra`` adds top-level fields), with
+    a ``Retry-After`` header (whole seconds, at least 1) when ``retry_after_seconds`` is given."""
     detail = ErrorDetail.model_validate(
         {"code": code, "message": message, "field": field, "remedy": remedy, "action": action}
     )
     body = ErrorBody(message=message, error=detail).model_dump(exclude_none=True)
     if extra:
         body = {**extra, **body}
-    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=json.dumps(body))
+    headers = (
+        {} if retry_after_seconds is None else {"Retry-After": str(max(1, math.ceil(retry_after_seconds)))}
+    )
+    return Response(
+        status_code=status,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps(body),
+        headers=headers,
+    )
 
 
 def _field_of(loc: Sequence[Any]) -> str:
@@ -129,6 +140,7 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
             remedy=exc.remedy,
             extra=error_extra,
             action=exc.action,
+            retry_after_seconds=exc.retry_after_seconds,
         )
 
     @app.exception_handler(RequestValidationError)
@@ -365,6 +377,7 @@ def http_entry_point(
     def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         if on_start is not None:
             on_start(context)
-        return app.resolve(event, context)
+        with deadline.invocation(context):  # every outbound call fits the time left
+            return app.resolve(event, context)
 
     return lambda_handler

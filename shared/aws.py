@@ -7,6 +7,7 @@ functions never load them. ``AWS_ENDPOINT_URL`` points every client at moto loca
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from botocore.client import BaseClient
 from botocore.config import Config
 from botocore.loaders import Loader
 
+from shared import deadline
+from shared.errors import OutOfTime
 from shared.settings import Settings
 
 if TYPE_CHECKING:
@@ -27,7 +30,11 @@ if TYPE_CHECKING:
     from mypy_boto3_secretsmanager import SecretsManagerClient
     from mypy_boto3_stepfunctions import SFNClient
 
+# The read timeout is a ceiling: inside an invocation each attempt gets at most the time it has left
+# (``bound_by_deadline``).
 _CONFIG = Config(retries={"mode": "standard", "max_attempts": 3}, connect_timeout=3, read_timeout=10)
+# An AWS call with less than this left is not sent (DynamoDB, S3 and KMS answer in milliseconds).
+MIN_CALL_SECONDS = 0.25
 # S3 signs with Signature Version 4 in every region, presigned links included: S3 refuses a SigV2 link
 # to an SSE-KMS object (every object of the service), and botocore's default still presigns with SigV2.
 # Links name the bucket's regional host (bucket.s3.<region>.amazonaws.com): the global one answers a
@@ -69,13 +76,34 @@ def client(service: str, settings: Settings, from_session: botocore.session.Sess
     import is a large share of a cold start. Credentials come from the usual chain. S3 clients sign
     with SigV4, presigned links included.
     """
+    config = _config(service, settings)
     built: BaseClient = from_session.create_client(
-        service,
-        region_name=settings.aws_region,
-        endpoint_url=settings.aws_endpoint_url,
-        config=_config(service, settings),
+        service, region_name=settings.aws_region, endpoint_url=settings.aws_endpoint_url, config=config
     )
+    bound_by_deadline(built, config)
     return built
+
+
+def bound_by_deadline(built: BaseClient, config: Config) -> None:
+    """Hold every attempt of ``built``'s calls (retries included) to the invocation's time: its read
+    timeout is ``config``'s or the time left (``shared.deadline``), whichever is shorter, and an
+    attempt with less than ``MIN_CALL_SECONDS`` left is not sent but raised as ``OutOfTime``."""
+    handler = functools.partial(_bound_attempt, ceiling=float(config.read_timeout))
+    # First, so that nothing answers an attempt the budget refuses (moto's in-process stub included).
+    built.meta.events.register_first("before-send", handler, unique_id="deadline-read-timeout")
+
+
+def _bound_attempt(request: Any, ceiling: float, **_: Any) -> None:
+    if deadline.seconds_left() is None:
+        return
+    timeout = deadline.call_timeout(ceiling)
+    if timeout < MIN_CALL_SECONDS:
+        raise OutOfTime(
+            "The request ran out of time before the service's storage answered.",
+            remedy="Retry after the time in Retry-After.",
+        )
+    # botocore reads a per-request read timeout from the request's context (httpsession).
+    request.context["read_timeout"] = timeout
 
 
 def _config(service: str, settings: Settings) -> Config:
@@ -152,6 +180,7 @@ def dynamodb_resource(settings: Settings) -> DynamoDBServiceResource:
     resource: DynamoDBServiceResource = boto3.resource(
         "dynamodb", region_name=settings.aws_region, endpoint_url=settings.aws_endpoint_url, config=_CONFIG
     )
+    bound_by_deadline(resource.meta.client, _CONFIG)
     # The resource builds every call's expressions with one builder; swap in one whose counters are
     # per thread. It must still run before the values are serialized, so it goes first.
     events = resource.meta.client.meta.events

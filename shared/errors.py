@@ -14,6 +14,8 @@ class ServiceError(Exception):
 
     status: ClassVar[int] = 500
     code: ClassVar[str] = "internal_error"
+    # When to try again, in seconds (sent as the Retry-After header); None when it is no use.
+    retry_after_seconds: float | None = None
 
     def __init__(
         self,
@@ -81,6 +83,26 @@ class UpstreamError(ServiceError):
 
     status = 502
     code = "upstream_error"
+
+
+class OutOfTime(ServiceError):
+    """The invocation's time ran out before a dependency answered (``shared.deadline``): answered
+    while the function still can, with when to try again, rather than cut off by Lambda's or API
+    Gateway's limit without a body."""
+
+    status = 503
+    code = "out_of_time"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        remedy: str | None = None,
+        retry_after_seconds: float = 5.0,
+        details: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message, remedy=remedy, details=details)
+        self.retry_after_seconds = retry_after_seconds
 
 
 class UnsupportedMediaType(ServiceError):

@@ -298,12 +298,10 @@ def jwt_verifier() -> JwtVerifier:
     """The verifier for the configured user pool, its JWKS fetched once and kept for
     ``JWKS_CACHE_SECONDS``."""
     # PyJWT pulls in cryptography (~70 ms); API-key functions (predict, models) never verify a JWT.
-    import jwt
-
-    from shared.auth.jwt import JwtVerifier
+    from shared.auth.jwt import BoundedJwkClient, JwtVerifier
 
     config = settings()
-    jwks = jwt.PyJWKClient(config.effective_jwks_url, cache_keys=True, lifespan=config.jwks_cache_seconds)
+    jwks = BoundedJwkClient(config.effective_jwks_url, cache_keys=True, lifespan=config.jwks_cache_seconds)
     return JwtVerifier(
         issuer=config.jwt_issuer,
         audience=config.jwt_audience,

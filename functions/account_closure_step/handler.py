@@ -5,7 +5,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared import wiring
+from shared import deadline, wiring
 from shared.observability import logger, metrics, tracer
 
 # Work per invocation, well inside the function's timeout; the record is saved after every piece.
@@ -15,6 +15,7 @@ STEP_BUDGET = timedelta(seconds=60)
 @logger.inject_lambda_context(clear_state=True)  # no keys from the previous invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
+@deadline.bounded  # every outbound call fits the time left
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     closures = wiring.closure_worker()
     user_id, closure_id = event["user_id"], event["closure_id"]

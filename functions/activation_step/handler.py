@@ -9,7 +9,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared import wiring
+from shared import deadline, wiring
 from shared.activation.steps import Worker
 from shared.observability import logger, metrics, tracer
 
@@ -17,6 +17,7 @@ from shared.observability import logger, metrics, tracer
 @logger.inject_lambda_context(clear_state=True)  # no keys from the previous invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
+@deadline.bounded  # every outbound call fits the time left
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     org_id, audience_id, action = event["org_id"], event["audience_id"], event["action"]
     logger.append_keys(org_id=org_id, audience_id=audience_id, step=action)

@@ -5,7 +5,7 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from shared import wiring
+from shared import deadline, wiring
 from shared.clock import utc_now
 from shared.observability import logger, metrics, tracer
 from shared.predictions.training_job import DriftCheckRequest, check_drift, parse_job, run_training
@@ -14,6 +14,7 @@ from shared.predictions.training_job import DriftCheckRequest, check_drift, pars
 @logger.inject_lambda_context(clear_state=True)  # no keys from the previous invocation
 @tracer.capture_lambda_handler
 @metrics.log_metrics(capture_cold_start_metric=True)
+@deadline.bounded  # every outbound call fits the time left
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     request = parse_job(event)
     if isinstance(request, DriftCheckRequest):

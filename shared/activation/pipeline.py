@@ -38,6 +38,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
 
+from shared import deadline
 from shared.activation.checks import check_usable, check_values
 from shared.activation.steps import (
     LEASE_SECONDS,
@@ -443,7 +444,9 @@ class ActivationPipeline:
             def read(seq: int) -> Future[Any] | None:
                 if seq > progress.batches_total:
                     return None
-                return reader.submit(lambda: json.loads(self.blobs.get(batch_key(prefix, seq))))
+                return reader.submit(
+                    deadline.carry(lambda: json.loads(self.blobs.get(batch_key(prefix, seq))))
+                )
 
             upcoming = read(progress.batches_done + 1)
             try:

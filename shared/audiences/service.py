@@ -54,6 +54,7 @@ from shared.errors import (
     Conflict,
     IdempotencyKeyReused,
     NotFound,
+    OutOfTime,
     PreconditionFailed,
     ServiceError,
     ValidationFailed,
@@ -203,8 +204,20 @@ class AudienceService:
         try:
             finished = _run_inline(pipeline, org_id, record.audience_id, worker)
         except StepFailed as failed:
-            pipeline.record_failure(org_id, record.audience_id, worker, type(failed).__name__, "")
             cause = failed.__cause__
+            if isinstance(cause, OutOfTime) and hand_off is not None:
+                # The platform did not answer in this request's time: the state machine goes on from
+                # where the request stopped (a create whose answer was lost is looked for first).
+                stopped = self._require(org_id, record.audience_id)
+                stopped.failure = None
+                current = self._start_attempt(stopped, hand_off, from_worker=worker)
+                return audience_created(
+                    current,
+                    "The platform was slow to answer; the rest continues in the background. Watch its "
+                    "progress at activationUrl.",
+                    background=True,
+                )
+            pipeline.record_failure(org_id, record.audience_id, worker, type(failed).__name__, "")
             raise (cause if isinstance(cause, ServiceError) else failed) from None
         if finished is not None:
             return audience_created(self._require(org_id, record.audience_id), _created_message(repeated))

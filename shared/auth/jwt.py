@@ -8,7 +8,8 @@ from typing import Any
 
 import jwt
 
-from shared.errors import Unauthorized
+from shared import deadline
+from shared.errors import OutOfTime, Unauthorized
 
 MISSING_TOKEN_MESSAGE = "Authorization token is missing. Send 'Authorization: Bearer <JWT>'."
 LEEWAY_SECONDS = 30
@@ -54,6 +55,28 @@ class JwtVerifier:
                 "Authorization token was issued to another application.", remedy="Sign in again."
             )
         return claims
+
+
+class BoundedJwkClient(jwt.PyJWKClient):
+    """``jwt.PyJWKClient`` whose fetch of the issuer's JWKS fits the invocation's time
+    (``shared.deadline``): its timeout is ``timeout`` or the time left, whichever is shorter, and a
+    fetch with almost nothing left is not made but raised as ``OutOfTime`` (503, Retry-After)."""
+
+    MIN_FETCH_SECONDS = 0.25
+
+    def __init__(self, uri: str, *, timeout: float = 5.0, **options: Any) -> None:
+        super().__init__(uri, timeout=timeout, **options)
+        self._ceiling = timeout
+
+    def fetch_data(self) -> Any:
+        """The JWK Set, fetched within the time left."""
+        self.timeout = deadline.call_timeout(self._ceiling)
+        if self.timeout < self.MIN_FETCH_SECONDS:
+            raise OutOfTime(
+                "The request ran out of time before the sign-in keys could be fetched.",
+                remedy="Retry after the time in Retry-After.",
+            )
+        return super().fetch_data()
 
 
 def bearer_token(headers: dict[str, str]) -> str:

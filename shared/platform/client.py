@@ -21,13 +21,16 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from shared import deadline
 from shared.observability import logger
 from shared.platform.encoding import appsecret_proof, encode_params, redact_url, strip_params
 from shared.platform.errors import (
+    OUT_OF_TIME,
     THROTTLED,
     UNAVAILABLE,
     GraphErrorDetail,
     PlatformError,
+    PlatformOutOfTime,
     PlatformThrottled,
     build_error,
     classify,
@@ -43,6 +46,10 @@ Sleep = Callable[[float], None]
 # Told when the platform refuses the client's access token, before the error is raised.
 TokenRejected = Callable[[GraphErrorDetail], None]
 TRACE_HEADER = "x-fb-trace-id"
+# An attempt with less time than this left is not sent: the platform rarely answers that fast.
+MIN_ATTEMPT_SECONDS = 1.0
+# The Retry-After of an answer the platform did not give in time, when no wait is known.
+OUT_OF_TIME_RETRY_AFTER_SECONDS = 5.0
 
 
 def _utc_now() -> datetime:
@@ -63,6 +70,12 @@ class GraphClient:
     Collaborators are injectable so tests run without network or real sleeps: ``http`` (a shared
     ``httpx.Client``, e.g. one per Lambda container) or ``transport`` (e.g. ``httpx.MockTransport``),
     ``sleep``, ``jitter`` (random numbers in [0, 1)) and ``clock``.
+
+    Inside a Lambda invocation (``shared.deadline``) every attempt, retry and pause fits the time the
+    function has left, less ``deadline.PLATFORM_RESERVE_SECONDS``: an attempt's timeout is
+    ``timeout_seconds`` or less, and a call that cannot be answered in time raises
+    ``PlatformOutOfTime`` (503 with Retry-After), or ``PlatformThrottled`` when the wait that does not
+    fit is the platform's own (throttling, a usage pause).
     """
 
     def __init__(
@@ -86,6 +99,7 @@ class GraphClient:
     ) -> None:
         self.app_id = app_id
         self._app_secret = app_secret
+        self._timeout_seconds = timeout_seconds
         self._root = f"{base_url.rstrip('/')}/{version.strip('/')}/"
         self._policy = RetryPolicy(
             max_retries=max_retries,
@@ -153,6 +167,20 @@ class GraphClient:
     def _max_wait(self) -> float:
         limit = self._policy.max_wait_seconds
         return limit if self._wait_limit is None else max(0.0, min(limit, self._wait_limit()))
+
+    @staticmethod
+    def _deadline_wait() -> float:
+        """The longest wait after which an attempt still fits the invocation's time (inf outside one)."""
+        left = deadline.call_timeout(float("inf"), reserve=deadline.PLATFORM_RESERVE_SECONDS)
+        return left - MIN_ATTEMPT_SECONDS
+
+    def _attempt_timeout(self, detail: GraphErrorDetail | None) -> float:
+        """The next attempt's timeout: ``timeout_seconds``, or the time the invocation has left for
+        it; ``PlatformOutOfTime`` when that is too short to send it at all."""
+        timeout = deadline.call_timeout(self._timeout_seconds, reserve=deadline.PLATFORM_RESERVE_SECONDS)
+        if timeout < MIN_ATTEMPT_SECONDS:
+            raise self._out_of_time(detail)
+        return timeout
 
     @property
     def app_access_token(self) -> str:
@@ -266,18 +294,24 @@ class GraphClient:
             values = {key: value for key, value in (params or {}).items() if value is not None}
             content = json.dumps({**values, **fields}, separators=(",", ":")).encode()
         attempt = 0
+        detail: GraphErrorDetail | None = None
         while True:
             self._pause_before_call()
+            timeout = self._attempt_timeout(detail)
             try:
-                response = self._send(method, url, fields, content)
+                response = self._send(method, url, fields, content, timeout)
             except httpx.TransportError as error:
+                if isinstance(error, httpx.TimeoutException) and timeout < self._timeout_seconds:
+                    # Cut short by the invocation's time, not by the platform's usual slowness.
+                    raise self._out_of_time(detail) from error
                 if attempt >= self._policy.max_retries or not should_retry_transport(
                     error, idempotent=idempotent
                 ):
                     raise build_error(UNAVAILABLE) from error
-                self._schedule_retry(
-                    method, url, attempt, self._policy.backoff_seconds(attempt, self._jitter())
-                )
+                backoff = self._policy.backoff_seconds(attempt, self._jitter())
+                if backoff > self._deadline_wait():
+                    raise self._out_of_time(detail, backoff) from error
+                self._schedule_retry(method, url, attempt, backoff)
                 attempt += 1
                 continue
             body, usage, detail = self._read(response)
@@ -288,18 +322,28 @@ class GraphClient:
             wait = self._policy.error_wait(attempt, self._jitter(), detail, usage)
             if wait > self._max_wait():
                 raise self._throttled(detail, wait)
+            if wait > self._deadline_wait():
+                # No time for the retry: the platform's own wait (throttling) says when to come back.
+                raise (
+                    self._throttled(detail, wait) if detail.is_throttling else self._out_of_time(detail, wait)
+                )
             self._schedule_retry(method, url, attempt, wait, detail)
             attempt += 1
 
-    def _send(self, method: str, url: str, fields: dict[str, str], content: bytes | None) -> httpx.Response:
+    def _send(
+        self, method: str, url: str, fields: dict[str, str], content: bytes | None, timeout: float
+    ) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self._access_token}"} if self._access_token else {}
+        limit = httpx.Timeout(timeout)
         if content is not None:
             headers["Content-Type"] = "application/json"
-            return self._http.request(method, url, content=content, headers=headers)
+            return self._http.request(method, url, content=content, headers=headers, timeout=limit)
         if method == "GET":
             # Merged explicitly: httpx's ``params=`` would replace a paging URL's own query string.
-            return self._http.request(method, httpx.URL(url).copy_merge_params(fields), headers=headers)
-        return self._http.request(method, url, data=fields, headers=headers)
+            return self._http.request(
+                method, httpx.URL(url).copy_merge_params(fields), headers=headers, timeout=limit
+            )
+        return self._http.request(method, url, data=fields, headers=headers, timeout=limit)
 
     def _read(
         self, response: httpx.Response
@@ -321,8 +365,9 @@ class GraphClient:
         pause, self._pending_pause = self._pending_pause, 0.0
         if pause <= 0:
             return
-        if pause > self._max_wait():
-            # Nothing was sent for this call yet, so the caller can safely retry it after the wait.
+        if pause > min(self._max_wait(), self._deadline_wait()):
+            # Refused rather than shortened (the platform asked for it). Nothing was sent for this
+            # call yet, so the caller can safely retry it after the wait.
             raise self._throttled(None, pause)
         self._sleep(pause)
 
@@ -364,6 +409,23 @@ class GraphClient:
             except Exception:  # recording it must not hide what the platform said
                 logger.exception("recording a rejected platform token failed")
         return classify(detail)
+
+    def _out_of_time(self, detail: GraphErrorDetail | None, wait: float = 0.0) -> PlatformOutOfTime:
+        logger.warning(
+            "Platform call out of time",
+            extra={
+                "seconds_left": deadline.seconds_left(),
+                "wait_seconds": round(wait, 3),
+                "platform_code": detail.code if detail else None,
+                "fbtrace_id": detail.fbtrace_id if detail else None,
+            },
+        )
+        return PlatformOutOfTime(
+            OUT_OF_TIME.message,
+            remedy=OUT_OF_TIME.remedy,
+            detail=detail,
+            retry_after_seconds=max(wait, OUT_OF_TIME_RETRY_AFTER_SECONDS),
+        )
 
     def _throttled(self, detail: GraphErrorDetail | None, retry_after_seconds: float) -> PlatformThrottled:
         return PlatformThrottled(

@@ -17,6 +17,7 @@ from shared.errors import (
     Conflict,
     Forbidden,
     NotFound,
+    OutOfTime,
     PreconditionFailed,
     QuotaExceeded,
     ServiceError,
@@ -248,6 +249,28 @@ class PlatformUnavailable(PlatformError, UpstreamError):
     code = "platform_unavailable"
 
 
+class PlatformOutOfTime(PlatformUnavailable, OutOfTime):
+    """The platform did not answer within the time the invocation had left (``shared.deadline``).
+
+    A ``PlatformUnavailable`` with its code, so the state machines retry it and a create whose
+    answer was lost is looked for before it is sent again (``may_have_executed``); answered 503 with
+    ``Retry-After`` rather than 502."""
+
+    status = 503
+    code = "platform_unavailable"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        remedy: str | None = None,
+        detail: GraphErrorDetail | None = None,
+        retry_after_seconds: float = 5.0,
+    ) -> None:
+        super().__init__(message, remedy=remedy, detail=detail)
+        self.retry_after_seconds = retry_after_seconds
+
+
 class PlatformRequestFailed(PlatformError, UpstreamError):
     """Any platform error without a specific rule: the user reports the exact message to support."""
 
@@ -302,6 +325,11 @@ UNAVAILABLE = ErrorRule(
     PlatformUnavailable,
     "The advertising platform could not be reached or kept failing.",
     "Retry in a few minutes; if it keeps failing, report the exact message to support.",
+)
+OUT_OF_TIME = ErrorRule(
+    PlatformOutOfTime,
+    "The advertising platform did not answer in the time this request had.",
+    "Retry after the time in Retry-After; if it keeps happening, the platform is slow: try again later.",
 )
 NO_AD_ACCOUNTS = ErrorRule(
     NoAdAccounts,

@@ -23,6 +23,7 @@ from typing import Protocol
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from shared import deadline
 from shared.auth.api_keys import REVOKED_KEY_MESSAGE, key_id_of, verify_key
 from shared.errors import Conflict, NotFound, ServiceError, Unauthorized, ValidationFailed
 from shared.ml.freshness import FreshnessRules, freshness
@@ -274,7 +275,7 @@ class Predictor:
         record = self._record(principal.org_id, model_name)
         predictions = self._score(record, request.input)
         # The model's count goes out beside the key's: the request waits on one round trip.
-        model_write = self.background.submit(self.models.count, record, now)
+        model_write = self.background.submit(deadline.carry(self.models.count), record, now)
         try:
             usage = self._count_use(principal, model_name, now, just_read=just_read)
         except ServiceError:

@@ -7,8 +7,8 @@ below it, never from a layer above:
     services   audiences, activation, connections, predictions,  the behaviour; collaborators come in
                auth, publishing, datasources, targeting, events  as Protocols
     adapters   aws, repositories, platform, ml, dataplane        AWS, the Graph API, the models, the engine
-    foundation clock, errors, settings, observability,           what everything needs
-               wire_models
+    foundation clock, deadline, errors, settings,                what everything needs
+               observability, wire_models
     records    shared.records                                    plain data; imports nothing of shared
 
 and four rules sharpen it:
@@ -49,7 +49,14 @@ LAYERS: tuple[Layer, ...] = (
     Layer("records", ("shared.records",)),
     Layer(
         "foundation",
-        ("shared.clock", "shared.errors", "shared.settings", "shared.observability", "shared.wire_models"),
+        (
+            "shared.clock",
+            "shared.deadline",
+            "shared.errors",
+            "shared.settings",
+            "shared.observability",
+            "shared.wire_models",
+        ),
     ),
     Layer(
         "adapters",

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 
 import pytest
 
+from shared import deadline
 from shared.activation import users_files
 from shared.activation.steps import StepFailed, StepResult, Worker, batch_key
 from shared.activation.users_files import groups_csv
@@ -716,6 +717,36 @@ def test_the_synchronous_create_never_sleeps_past_its_time_and_hands_the_rest_to
     # And the execution holds the audience: it can carry on where the request stopped
     stored = service.audiences.get(ORG, created.audience_id)
     assert stored is not None
+    assert stored.lease is not None
+    assert stored.lease.owner == f"{created.audience_id}-1"
+
+
+class NearlySpentContext:
+    """A Lambda context with 3.5 s left: after the platform reserve, too little for any platform call."""
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 3500
+
+
+def test_a_synchronous_create_the_platform_cannot_answer_in_time_continues_in_the_state_machine(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given a request whose function has too little time left for the platform to answer
+    executions = Executions()
+
+    # When
+    with deadline.invocation(NearlySpentContext()):
+        created = service.create(ORG, request(25), KEY, seconds_left=lambda: 3.5, hand_off=executions)
+
+    # Then nothing was sent in the request; the state machine goes on from there, no failure shown
+    assert platform.calls() == []
+    assert created.activation_url == f"/platform-ads/activations/{created.audience_id}"
+    assert executions.started == [
+        (f"{created.audience_id}-1", {"org_id": ORG, "audience_id": created.audience_id})
+    ]
+    stored = service.audiences.get(ORG, created.audience_id)
+    assert stored is not None
+    assert stored.failure is None
     assert stored.lease is not None
     assert stored.lease.owner == f"{created.audience_id}-1"
 
