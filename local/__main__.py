@@ -10,9 +10,10 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from local.sam_env import SAM_ENV_FILE, write_sam_env
 from local.seed import as_dict, seed_demo, write_shop_files
 from local.stack import LocalStack
-from local.template import ROOT
+from local.template import ROOT, functions, load_template
 
 CREDENTIALS_FILE = ROOT / ".local" / "credentials.json"
 SHOP_FILES = ROOT / ".local" / "demo-shop"
@@ -65,6 +66,10 @@ def main() -> None:
             **as_dict(credentials),
         }
         write_credentials(CREDENTIALS_FILE, info)
+        # For `sam local invoke --env-vars` (Docker): every function pointed at this stack.
+        write_sam_env(
+            SAM_ENV_FILE, functions(load_template()), {**stack.env, "AWS_ENDPOINT_URL": stack.moto_url}
+        )
         print(banner(info), flush=True)
         schedule(stop, args.validate_every * 60, lambda: run_job(stack, "ValidateTokensFunction"))
         # As deployed (rate(15 minutes)): audiences left mid-upload are resumed or failed.
@@ -118,6 +123,7 @@ def banner(info: dict[str, object]) -> str:
             f"  Credentials    {CREDENTIALS_FILE.relative_to(ROOT)} (git-ignored)",
             f"  Shop files     {SHOP_FILES.relative_to(ROOT)}/customers.csv, products.csv, orders.csv"
             " (upload them in the dashboard's launch wizard)",
+            f"  sam local      {SAM_ENV_FILE.relative_to(ROOT)} (sam local invoke --env-vars, with Docker)",
             "",
             "Try:",
             f"  curl -s {api}/client/models {key_header}",

@@ -11,6 +11,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATE_PATH = ROOT / "template.yaml"
 ACCOUNT_ID = "123456789012"
+# What ``Ref: AWS::NoValue`` resolves to: the property or entry holding it is left out.
+NO_VALUE = object()
 
 
 @dataclass
@@ -109,7 +111,9 @@ class Resolver:
             "AWS::StackName": "local",
         }[name]
 
-    def ref(self, name: str) -> str:
+    def ref(self, name: str) -> Any:
+        if name == "AWS::NoValue":
+            return NO_VALUE
         if name.startswith("AWS::"):
             return self.pseudo(name)
         if name in self.parameters:
@@ -123,9 +127,10 @@ class Resolver:
         return bool(self.resolve(self.template["Conditions"][name]))
 
     def resolve(self, value: Any) -> Any:
-        """``value`` with every intrinsic function evaluated."""
+        """``value`` with every intrinsic function evaluated; an entry that resolves to
+        ``AWS::NoValue`` is left out, as CloudFormation leaves it out."""
         if isinstance(value, list):
-            return [self.resolve(v) for v in value]
+            return [v for v in (self.resolve(v) for v in value) if v is not NO_VALUE]
         if not isinstance(value, dict):
             return value
         if len(value) == 1:
@@ -149,7 +154,8 @@ class Resolver:
             if key == "Fn::Join":
                 sep, parts = arg
                 return sep.join(str(p) for p in self.resolve(parts))
-        return {k: self.resolve(v) for k, v in value.items()}
+        resolved = {k: self.resolve(v) for k, v in value.items()}
+        return {k: v for k, v in resolved.items() if v is not NO_VALUE}
 
     def _sub(self, arg: str | list[Any]) -> str:
         text, variables = (arg, {}) if isinstance(arg, str) else (arg[0], self.resolve(arg[1]))
