@@ -1,4 +1,12 @@
-"""API-key records in DynamoDB."""
+"""API-key records in DynamoDB.
+
+A key is stored at ``APIKEY#<key_id>`` (the one read a prediction makes), and listed in its
+organization's key list, ``APIKEY#ORG#<org_id>`` / ``<key_id>``, written in the same transaction. The
+list is read with a strongly consistent query, and each key then with a strongly consistent read, so
+a key just created, revoked or deleted shows as it is: an index (GSI1) is eventually consistent on
+AWS, and the dashboard lists the keys right after creating or revoking one. The GSI1 attributes stay
+on the key for the keys stored before the list existed (old enough for the index to hold them).
+"""
 
 from __future__ import annotations
 
@@ -7,20 +15,43 @@ from typing import TYPE_CHECKING, Any
 
 from shared.clock import iso
 from shared.records.api_keys import StoredApiKey
-from shared.repositories.items import parse_time, query_all
+from shared.repositories.items import get_many_consistent, parse_time, query_all
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
 
 
+def key_list_item(org_id: str, key_id: str) -> dict[str, str]:
+    """The key of a key's entry in its organization's key list."""
+    return {"pk": f"APIKEY#ORG#{org_id}", "sk": key_id}
+
+
+def org_key_items(table: Table, org_id: str) -> list[dict[str, Any]]:
+    """The stored items of the organization's keys as they are now (revoked ones included): those
+    its key list and, for keys stored before the list, GSI1 name, each read strongly consistent."""
+    # boto3 is imported where a query needs it, not by the predict function (botocore only).
+    from boto3.dynamodb.conditions import Key
+
+    listed = query_all(
+        table, KeyConditionExpression=Key("pk").eq(key_list_item(org_id, "")["pk"]), ConsistentRead=True
+    )
+    indexed = query_all(
+        table, IndexName="gsi1", KeyConditionExpression=Key("gsi1pk").eq(f"ORG#{org_id}#APIKEYS")
+    )
+    ids = dict.fromkeys([str(item["sk"]) for item in listed] + [str(item["key_id"]) for item in indexed])
+    keys = [{"pk": f"APIKEY#{key_id}", "sk": "META"} for key_id in ids]
+    return [item for item in get_many_consistent(table, keys) if item.get("org_id") == org_id]
+
+
 class DynamoApiKeyStore:
-    """Stores keys by ``key_id``; lists an organization's keys through GSI1."""
+    """Stores keys by ``key_id``; lists an organization's keys from its key list (module docstring)."""
 
     def __init__(self, table: Table) -> None:
         self._table = table
 
     def put(self, key: StoredApiKey) -> None:
-        """Store a new key record; never overwrites an existing key id."""
+        """Store a new key record and its entry in the organization's key list, in one transaction;
+        never overwrites an existing key id."""
         item: dict[str, Any] = {
             "pk": f"APIKEY#{key.key_id}",
             "sk": "META",
@@ -35,7 +66,19 @@ class DynamoApiKeyStore:
         }
         if key.daily_quota is not None:
             item["daily_quota"] = key.daily_quota
-        self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
+        listed = {**key_list_item(key.org_id, key.key_id), "created_at": iso(key.created_at)}
+        self._table.meta.client.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": self._table.name,
+                        "Item": item,
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+                {"Put": {"TableName": self._table.name, "Item": listed}},
+            ]
+        )
 
     def get(self, key_id: str) -> StoredApiKey | None:
         """The key record, or None."""
@@ -43,14 +86,10 @@ class DynamoApiKeyStore:
         return _to_key(item) if item else None
 
     def list_for_org(self, org_id: str) -> list[StoredApiKey]:
-        """All keys of an organization, oldest first."""
-        # boto3 is imported where a query needs it, not by the predict function (botocore only).
-        from boto3.dynamodb.conditions import Key
-
-        items = query_all(
-            self._table, IndexName="gsi1", KeyConditionExpression=Key("gsi1pk").eq(f"ORG#{org_id}#APIKEYS")
-        )
-        return [_to_key(i) for i in items]
+        """All keys of an organization as they are now (one just created or revoked included),
+        oldest first."""
+        found = [_to_key(item) for item in org_key_items(self._table, org_id)]
+        return sorted(found, key=lambda key: (key.created_at, key.key_id))
 
     def revoke(self, org_id: str, key_id: str, now: datetime) -> StoredApiKey | None:
         """Mark a key revoked (the first revocation time is kept) and return the updated record;

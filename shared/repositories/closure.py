@@ -6,7 +6,8 @@
 | membership | main | ``USER#<sub>`` | ``META`` | a scan: ``org_id`` |
 | closed marker (left by closure) | main | ``USER#<sub>`` | ``CLOSED`` | the user |
 | pending OAuth state | main | ``OAUTHSTATE#<nonce>`` | ``META`` | a scan: ``org_id`` |
-| API key | main | ``APIKEY#<key_id>`` | ``META`` | GSI1 ``ORG#<org>#APIKEYS`` |
+| API key | main | ``APIKEY#<key_id>`` | ``META`` | the key list (older keys: GSI1 ``ORG#<org>#APIKEYS``) |
+| a key in its organization's key list | main | ``APIKEY#ORG#<org>`` | ``<key_id>`` | a query |
 | everything else of the organization | main | ``ORG#<org>`` | any | a query |
 | a key's usage on a day | usage | ``ORG#<org>#KEY#<key_id>`` | ``DAY#<day>`` | a query per key |
 | a request's stored result | idempotency | ``id``: ``<function>#<md5>`` | | a scan: the hash |
@@ -33,6 +34,7 @@ from boto3.dynamodb.conditions import Attr, Key
 
 from shared.clock import iso
 from shared.records.closure import ClosureRecord
+from shared.repositories.api_keys import key_list_item, org_key_items
 from shared.repositories.items import from_item, query_all, to_item
 
 if TYPE_CHECKING:
@@ -139,11 +141,9 @@ class DynamoOrganizationItems:
         )
 
     def api_key_ids(self, org_id: str) -> list[str]:
-        """The organization's API keys, revoked ones included."""
-        items = query_all(
-            self._main, IndexName="gsi1", KeyConditionExpression=Key("gsi1pk").eq(f"ORG#{org_id}#APIKEYS")
-        )
-        return [str(item["key_id"]) for item in items]
+        """The organization's API keys that exist now, revoked ones included (a key just deleted is
+        not among them, nor missing one just created: ``org_key_items`` reads consistently)."""
+        return sorted(str(item["key_id"]) for item in org_key_items(self._main, org_id))
 
     def delete_key(self, org_id: str, key_id: str) -> int:
         """Delete a key's usage days, then the key (so a closure cut short still finds the key and
@@ -157,6 +157,7 @@ class DynamoOrganizationItems:
             for day in days:
                 batch.delete_item(Key={"pk": day["pk"], "sk": day["sk"]})
         self._main.delete_item(Key={"pk": f"APIKEY#{key_id}", "sk": "META"})
+        self._main.delete_item(Key=key_list_item(org_id, key_id))
         return len(days) + 1
 
     def delete_partition(self, org_id: str, limit: int) -> tuple[int, bool]:

@@ -14,7 +14,7 @@ from boto3.dynamodb.conditions import Key
 
 from shared.clock import iso
 from shared.records.connections import Connection
-from shared.repositories.items import from_item, query_all, to_item
+from shared.repositories.items import from_item, get_many_consistent, query_all, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
@@ -42,11 +42,19 @@ class DynamoConnectionStore:
         return _to_connection(item) if item else None
 
     def active(self) -> list[Connection]:
-        """Every active connection of every organization (for the validation job)."""
+        """Every active connection of every organization, as it is now (the validation job, the
+        audience sync schedule). The index only names them: it is eventually consistent, and a
+        connection it still shows may have been disconnected or reconnected with another token a
+        moment ago, which the token check would otherwise write back over."""
         items = query_all(
-            self._table, IndexName="gsi1", KeyConditionExpression=Key("gsi1pk").eq(ACTIVE_INDEX_KEY)
+            self._table,
+            IndexName="gsi1",
+            KeyConditionExpression=Key("gsi1pk").eq(ACTIVE_INDEX_KEY),
+            ProjectionExpression="pk, sk",
         )
-        return [_to_connection(i) for i in items]
+        keys = [{"pk": item["pk"], "sk": item["sk"]} for item in items]
+        current = [_to_connection(item) for item in get_many_consistent(self._table, keys)]
+        return sorted((c for c in current if c.status == "active"), key=lambda c: c.org_id)
 
     def record_usage(self, org_id: str, usage: dict[str, Any], now: datetime) -> None:
         """Keep the latest usage-header snapshot the platform returned for this connection."""

@@ -59,3 +59,22 @@ def query_all(table: Table, **kwargs: Any) -> list[dict[str, Any]]:
         if "LastEvaluatedKey" not in page:
             return items
         kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+
+
+# BatchGetItem takes at most 100 keys a call.
+BATCH_GET_LIMIT = 100
+
+
+def get_many_consistent(table: Table, keys: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The items at ``keys`` that exist, read with strong consistency (BatchGetItem, 100 at a time,
+    unprocessed keys asked again), in no particular order."""
+    found: list[dict[str, Any]] = []
+    for start in range(0, len(keys), BATCH_GET_LIMIT):
+        pending: dict[str, Any] = {
+            table.name: {"Keys": keys[start : start + BATCH_GET_LIMIT], "ConsistentRead": True}
+        }
+        while pending:
+            answer = table.meta.client.batch_get_item(RequestItems=pending)
+            found.extend(answer.get("Responses", {}).get(table.name, []))
+            pending = dict(answer.get("UnprocessedKeys") or {})
+    return found
