@@ -11,7 +11,7 @@ STAMP := $(VENV)/.installed
 # sam finds the runtime's python3.12 on PATH (the venv has one); no telemetry from CI or laptops.
 SAM := PATH="$(CURDIR)/$(VENV)/bin:$$PATH" SAM_CLI_TELEMETRY=0 AWS_DEFAULT_REGION=eu-west-1 $(SAM_VENV)/bin/sam
 
-.PHONY: help venv dev test browser-deps spreadsheet-deps deploy-dashboard lint typecheck template-check unit integration bench bench-scale openapi layers build size-check clean
+.PHONY: help venv dev test browser-deps spreadsheet-deps smoke deploy-dashboard lint typecheck template-check unit integration bench bench-scale openapi layers build size-check clean
 
 help:
 	@echo "make dev    - run the whole service locally: dashboard :3001, API :3000, moto, platform sandbox, demo data"
@@ -90,6 +90,11 @@ bench: $(STAMP) $(SAM_VENV)/.installed
 
 bench-scale: $(STAMP)
 	$(BIN)/python -m benchmarks scale
+
+# The contract's calls against a deployed stack (README, "Deploy"): STACK=<name> or URL=<ApiUrl>, with
+# SMOKE_API_KEY and SMOKE_USERNAME/SMOKE_PASSWORD (or SMOKE_ID_TOKEN) in the environment.
+smoke: $(STAMP)
+	$(BIN)/python -m scripts.smoke $(if $(URL),--url $(URL),--stack $(or $(STACK),prediction-service-dev))
 
 deploy-dashboard: $(STAMP)
 	$(BIN)/python -m scripts.deploy_dashboard --stack $(or $(STACK),prediction-service-dev)
