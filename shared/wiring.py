@@ -771,8 +771,18 @@ def _payments_provider_for(secret_key: str) -> PaymentsProvider:
     return PaymentsProvider(
         secret_key,
         api_url=config.payments_api_url,
-        timeout=lambda: config.payments_timeout_seconds,
+        timeout=payments_attempt_timeout,
         max_retries=config.payments_max_retries,
+    )
+
+
+def payments_attempt_timeout() -> float:
+    """The longest the next call to the payments provider may take: its configured timeout, or the
+    time the invocation has left less the reserve for what follows (``shared.deadline``)."""
+    from shared import deadline
+
+    return deadline.call_timeout(
+        payments_settings().payments_timeout_seconds, reserve=deadline.PLATFORM_RESERVE_SECONDS
     )
 
 

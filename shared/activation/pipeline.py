@@ -392,7 +392,10 @@ class ActivationPipeline:
                 for number, document in batch_documents(engine, users, first, last):
                     pending.append(
                         writers.submit(
-                            self.blobs.put, batch_key(prefix, number), document, "application/json"
+                            deadline.carry(self.blobs.put),
+                            batch_key(prefix, number),
+                            document,
+                            "application/json",
                         )
                     )
                 # Hold at most one query's documents beyond what is being written.

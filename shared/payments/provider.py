@@ -48,6 +48,8 @@ class PaymentsUnavailable(ServiceError):
 
     status = 503
     code = "payments_unavailable"
+    # Every 503 says when to come back (the service's contract, docs/service-contract.md §7).
+    retry_after_seconds = 5.0
 
 
 class PaymentsAccountRefused(PreconditionFailed):

@@ -25,8 +25,8 @@ import jwt
 import pytest
 from aws_lambda_powertools.event_handler import Response
 
-from local.template import functions, load_template, routes
-from shared import aws, deadline
+from local.template import ROOT, functions, load_template, routes
+from shared import aws, deadline, wiring
 from shared.api import create_app, http_entry_point
 from shared.auth.jwt import BoundedJwkClient
 from shared.errors import OutOfTime
@@ -323,6 +323,26 @@ def test_an_aws_call_without_time_left_is_not_sent(dynamodb: Any) -> None:
     assert "Item" not in item
 
 
+# --- the payments provider ----------------------------------------------------------------------
+
+
+def test_a_payments_call_waits_no_longer_than_the_time_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Given: the payments provider's settings (a 20 s timeout) in an invocation with 12 s left
+    monkeypatch.setenv("PAYMENTS_SECRETS_ARN", "payments")
+    wiring.reset()
+    try:
+        # When: the provider's client asks how long its next attempt may take (it asks before each)
+        with deadline.invocation(FakeContext(remaining=12.0)):
+            inside = wiring.payments_attempt_timeout()
+        outside = wiring.payments_attempt_timeout()
+    finally:
+        wiring.reset()
+
+    # Then: the time left less the platform reserve; outside an invocation, its own 20 s
+    assert inside == pytest.approx(12.0 - deadline.PLATFORM_RESERVE_SECONDS)
+    assert outside == 20.0
+
+
 # --- the user pool's keys (JWKS) ------------------------------------------------------------------
 
 CLOSED_PORT_JWKS = "http://127.0.0.1:9/.well-known/jwks.json"  # refused at once: nothing listens on 9
@@ -435,6 +455,30 @@ def test_every_function_bounds_its_outbound_calls_by_its_context(name: str) -> N
     # Given / When: the function's entry point
     # Then: it opens the invocation's budget from its Lambda context
     assert is_bounded(handler_tree(name)), f"{name}'s lambda_handler is neither http_entry_point nor bounded"
+
+
+def submitted_without_budget() -> list[str]:
+    """``file:line`` of every ``executor.submit(fn, ...)`` in ``shared/`` whose ``fn`` is not
+    ``deadline.carry(...)``: work on another thread that would run unbounded."""
+    found = []
+    for path in sorted((ROOT / "shared").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "submit"
+            ):
+                first = node.args[0] if node.args else None
+                carried = isinstance(first, ast.Call) and ast.unparse(first.func) == "deadline.carry"
+                if not carried:
+                    found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_work_handed_to_another_thread_carries_the_invocations_budget() -> None:
+    # Given / When: every submission to a thread pool in the library
+    # Then: each carries the budget (a pool's threads do not inherit the invocation's context)
+    assert submitted_without_budget() == []
 
 
 def test_every_function_behind_the_api_stops_before_api_gateway_gives_up() -> None:
