@@ -4,9 +4,9 @@ stack, for developers who have Docker (README, "SAM local invoke").
 SAM CLI gives a function only the variables it declares in ``template.yaml``, overridden by this
 file (the function's own entry, by logical id). So each entry holds every variable the function
 declares, with the local stack's value: its tables, buckets, key, secret and state machines as moto
-has them, moto's endpoint (``AWS_ENDPOINT_URL``), the platform sandbox and the user pool's keys. The
-last four are declared in the template's Globals for this only (``SamLocalOnly``: absent when
-deployed).
+has them, moto's endpoint (``AWS_ENDPOINT_URL``), the platform and payments sandboxes and the user
+pool's keys. The local-only ones are declared in the template's Globals for this (``SamLocalOnly``:
+absent when deployed).
 """
 
 from __future__ import annotations

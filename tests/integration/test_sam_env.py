@@ -13,9 +13,9 @@ from tests.unit.settings_read import VARIABLES
 from tests.unit.test_sam_env import LOCAL_ONLY_VARIABLES
 
 FUNCTIONS = functions(load_template())
-# Set by the local stack for its own process only: sam local has no X-Ray daemon (tracing is off under
-# AWS_SAM_LOCAL) and prints the metrics it would send.
-IN_PROCESS_ONLY = {"POWERTOOLS_TRACE_DISABLED", "POWERTOOLS_METRICS_DISABLED"}
+# Set by the local stack for its own processes only: sam local has no X-Ray daemon (tracing is off
+# under AWS_SAM_LOCAL) and prints the metrics it would send; SAM CLI sets the region itself (--region).
+IN_PROCESS_ONLY = {"POWERTOOLS_TRACE_DISABLED", "POWERTOOLS_METRICS_DISABLED", "AWS_REGION"}
 
 
 def test_the_file_points_every_function_at_this_stack(stack: LocalStack, tmp_path: Path) -> None:
@@ -29,6 +29,7 @@ def test_the_file_points_every_function_at_this_stack(stack: LocalStack, tmp_pat
     assert {entry["AWS_ENDPOINT_URL"] for entry in entries.values()} == {stack.moto_url}
     assert {entry["PLATFORM_GRAPH_URL"] for entry in entries.values()} == {stack.sandbox.url}
     assert {entry["JWKS_URL"] for entry in entries.values()} == {stack.env["JWKS_URL"]}
+    assert {entry["PAYMENTS_API_URL"] for entry in entries.values()} == {stack.payments.url}
     assert {entry["MAIN_TABLE"] for entry in entries.values()} == {stack.physical["MainTable"].ref}
     assert entries["StartActivationFunction"]["ACTIVATION_STATE_MACHINE_ARN"].startswith("arn:aws:states:")
 

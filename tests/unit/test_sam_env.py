@@ -25,7 +25,7 @@ FUNCTIONS = functions(load_template())
 # What the local stack sets beyond the template's own variables (local/stack.py; the integration
 # test tests/integration/test_local_stack.py holds the running stack to this list).
 LOCAL_ONLY_VARIABLES = frozenset(
-    {"AWS_ENDPOINT_URL", "PLATFORM_GRAPH_URL", "PLATFORM_DIALOG_URL", "JWKS_URL"}
+    {"AWS_ENDPOINT_URL", "PLATFORM_GRAPH_URL", "PLATFORM_DIALOG_URL", "JWKS_URL", "PAYMENTS_API_URL"}
 )
 # A distinct value for each variable the local stack sets.
 LOCAL_VALUES = {
