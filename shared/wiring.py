@@ -602,6 +602,8 @@ def purchase_events() -> PurchaseEvents:
         connections=connection_service(),
         session=session,
         clock=utc_now,
+        models=model_store(),
+        bundles=whole_bundles(),
     )
 
 

@@ -20,6 +20,7 @@ from shared.audiences.preparation import IdentifierColumns
 from shared.dataplane import queries
 from shared.dataplane.engine import Workspace
 from shared.events.building import ActionSource, Content, ServerEvent, customers, purchase_event
+from shared.events.values import PurchaseValues
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,14 +124,21 @@ def purchase_events(
     currency: str,
     action_source: ActionSource = ActionSource.OTHER,
     default_country: str | None = None,
+    values: PurchaseValues | None = None,
 ) -> list[ServerEvent]:
     """One ``Purchase`` per order of ``chunk``: the order id as event id, the customer through the
-    audiences' normaliser, the order's value in ``currency`` and its products.
+    audiences' normaliser, the order's value in ``currency`` and its products, and with ``values`` (a
+    purchase model in force) the customer's predicted value (``shared.events.values``).
 
     ``action_source``: an order file says nothing of where the sale happened, nor carries the page
     and browser a website event needs (docs/platform-notes.md §11.2), so purchases from the shop's
     orders are ``other`` unless the data says they were in store."""
     matched = customers(chunk.identifiers, default_country=default_country)
+    predicted: list[float | None] = (
+        values.of_orders(chunk.user_ids, [[item.product_id for item in items] for items in chunk.contents])
+        if values is not None
+        else [None] * len(chunk)
+    )
     return [
         purchase_event(
             order_id=order_id,
@@ -140,8 +148,15 @@ def purchase_events(
             value=value,
             currency=currency,
             contents=contents,
+            predicted_ltv=ltv,
         )
-        for order_id, user_id, ordered_at, value, contents in zip(
-            chunk.order_ids, chunk.user_ids, chunk.ordered_at, chunk.values, chunk.contents, strict=True
+        for order_id, user_id, ordered_at, value, contents, ltv in zip(
+            chunk.order_ids,
+            chunk.user_ids,
+            chunk.ordered_at,
+            chunk.values,
+            chunk.contents,
+            predicted,
+            strict=True,
         )
     ]

@@ -26,6 +26,8 @@ from shared.errors import NotFound, ServiceError
 from shared.events.checks import AGE_MARGIN_SECONDS, MAX_AGE_DAYS
 from shared.events.orders import load_new_orders, order_chunks, purchase_events
 from shared.events.sending import SendReport, send_checked
+from shared.events.values import PurchaseValues
+from shared.ml.scoring import ScoringBundle
 from shared.observability import logger
 from shared.platform.accounts import list_pixels, read_ad_account, require_pixel
 from shared.platform.client import GraphClient
@@ -35,9 +37,12 @@ from shared.platform.retry import may_have_executed
 from shared.records.connections import Connection
 from shared.records.datasources import DatasetVersion
 from shared.records.events import EventRejection, PurchaseSend
+from shared.records.models import ModelRecord
 
 # A batch (build, send, save) must fit in what the invocation has left, with room to answer.
 STEP_RESERVE_SECONDS = 30.0
+# The model whose predicted values purchases carry (the one the value-based seeds use).
+PURCHASE_MODEL = "shop-purchase"
 
 
 class EventStore(Protocol):
@@ -61,6 +66,14 @@ class Connections(Protocol):
     def record_usage(self, org_id: str, graph: GraphClient) -> None: ...
 
 
+class ModelReader(Protocol):
+    def get(self, org_id: str, name: str) -> ModelRecord | None: ...
+
+
+class BundleSource(Protocol):
+    def bundle_for(self, record: ModelRecord) -> ScoringBundle: ...
+
+
 class PurchaseProgress(BaseModel):
     """What the state machine does next: ``done``; ``sending`` (call the step again at once); or
     ``waiting`` ``wait_seconds`` (the platform throttles)."""
@@ -82,6 +95,9 @@ class PurchaseEvents:
     session: Callable[[], AbstractContextManager[Workspace]]
     clock: Callable[[], datetime]
     batch_size: int = MAX_EVENTS_PER_CALL
+    # The purchase model in force gives each purchase its customer's predicted value (None: no values).
+    models: ModelReader | None = None
+    bundles: BundleSource | None = None
 
     def step(self, org_id: str, version: str, seconds_left: Callable[[], float]) -> PurchaseProgress:
         """Send what ``version``'s purchases (and an earlier version's left part-sent) still need, for
@@ -167,6 +183,8 @@ class PurchaseEvents:
             record.pixel_id = require_pixel(list_pixels(graph, str(connection.ad_account_id))).id
         currency = connection.currency or read_ad_account(graph, str(connection.ad_account_id)).currency
         pixel_id = record.pixel_id
+        values = self._values(record.org_id)
+        record.predicted_value_model = values.model if values is not None else None
         with self.session() as workspace:
             found = load_new_orders(
                 workspace,
@@ -188,9 +206,13 @@ class PurchaseEvents:
                     return PurchaseProgress(
                         status="sending", position=record.position, in_window=found.in_window
                     )
+                events = purchase_events(chunk, currency=currency, values=values)
+                record.with_predicted_value += sum(
+                    1 for event in events if "predicted_ltv" in event.get("custom_data", {})
+                )
                 report = send_checked(
                     lambda batch: send_events(graph, pixel_id, batch),
-                    iter(purchase_events(chunk, currency=currency)),
+                    iter(events),
                     now=lambda: self.clock().timestamp(),
                     batch_size=self.batch_size,
                 )
@@ -207,6 +229,20 @@ class PurchaseEvents:
             extra={"sent": record.sent, "skipped": record.skipped_too_old, "rejected": record.rejected},
         )
         return PurchaseProgress(status="done", position=record.position, in_window=record.in_window)
+
+    def _values(self, org_id: str) -> PurchaseValues | None:
+        """The purchase model in force's values, or None (no purchase model yet, or its bundle cannot
+        be read: the purchases still go, without a predicted value)."""
+        if self.models is None or self.bundles is None:
+            return None
+        model = self.models.get(org_id, PURCHASE_MODEL)
+        if model is None or model.type != "purchase":
+            return None
+        try:
+            return PurchaseValues(self.bundles.bundle_for(model), f"{model.name} {model.version}")
+        except Exception:  # a value is an extra: never a reason to hold purchases back
+            logger.exception("The purchase model's bundle could not be read; purchases go without values")
+            return None
 
     def _download(self, workspace: Workspace, dataset: DatasetVersion, kind: str) -> Path:
         path = workspace.path(f"{dataset.version}-{kind}.parquet")

@@ -32,7 +32,7 @@ import io
 import json
 import math
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -357,6 +357,29 @@ class ScoringBundle:
         scores = np.empty(self.user_count)
         for first, chunk in self.iter_user_scores(product_id):
             scores[first : first + chunk.size] = chunk
+        return scores
+
+    def user_positions(self, user_ids: Sequence[str]) -> NDArray[np.int64]:
+        """Each user's position in :meth:`user_ids_at` order (the order of :meth:`spend_and_orders`),
+        -1 for a user the model was not trained on."""
+        return np.array([_position(self._user_ids, user) for user in user_ids], dtype=np.int64)
+
+    def score_pairs(self, user_ids: Sequence[str], product_ids: Sequence[str]) -> NDArray[np.float64]:
+        """Purchase probability of each pair ``(user_ids[i], product_ids[i])`` in the model's horizon, as
+        :meth:`score_purchase` gives it, the pairs scored together (one feature matrix, not one per
+        pair: a batch of orders' customers and products); NaN for a user the model was not trained on.
+        An unknown product is scored as a new product. Raises ``ServiceError`` for a recommendation
+        model."""
+        state = self._purchase_state()
+        users = self.user_positions(user_ids)
+        products = np.array(
+            [_position(self._product_ids, product) for product in product_ids], dtype=np.int64
+        )
+        scores = np.full(users.size, np.nan)
+        known = users >= 0
+        if known.any():
+            features = pair_features(state, users[known], products[known], self.feature_names)
+            scores[known] = self.predict_matrix(features)
         return scores
 
     def iter_user_scores(

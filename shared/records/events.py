@@ -53,6 +53,8 @@ class PurchaseSend(BaseModel):
     skipped_too_old: int = Field(default=0, description="Orders that left the window before their batch did.")
     rejected: int = 0
     calls: int = 0
+    with_predicted_value: int = Field(default=0, description="Purchases that carried predicted_ltv.")
+    predicted_value_model: str | None = Field(default=None, description="The model that gave the values.")
     reasons: dict[str, int] = Field(default_factory=dict)
     rejections: list[EventRejection] = Field(default_factory=list, description="The first rejections.")
     cutoff: datetime | None = Field(default=None, description="Orders before it were outside the window.")

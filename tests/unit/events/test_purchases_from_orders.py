@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from shared.dataplane.engine import session
@@ -21,6 +22,7 @@ from shared.platform.retry import may_have_executed
 from shared.records.connections import Connection
 from shared.records.datasources import DatasetVersion
 from shared.records.events import PurchaseSend
+from shared.records.models import ModelRecord
 from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
 
 NOW = datetime.now(UTC).replace(microsecond=0)
@@ -139,7 +141,13 @@ class Shop:
         pass
 
     def step(
-        self, version: str, *, batch_size: int = 1000, seconds_left: Callable[[], float] = lambda: 600.0
+        self,
+        version: str,
+        *,
+        batch_size: int = 1000,
+        seconds_left: Callable[[], float] = lambda: 600.0,
+        model: ModelRecord | None = None,
+        bundle: object | None = None,
     ) -> Any:
         service = PurchaseEvents(
             events=self.events,
@@ -149,6 +157,8 @@ class Shop:
             session=session,
             clock=lambda: NOW,
             batch_size=batch_size,
+            models=One(model),
+            bundles=One(bundle),
         )
         return service.step("org-1", version, seconds_left)
 
@@ -158,6 +168,48 @@ class Shop:
 
     def sent_ids(self) -> list[str]:
         return [entry["event"]["event_id"] for entry in self.pixel()["events"]]
+
+
+class One:
+    """A model store or bundle source that holds one thing (or nothing)."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+    def get(self, org_id: str, name: str) -> Any:
+        return self.value if name == "shop-purchase" else None
+
+    def bundle_for(self, record: ModelRecord) -> Any:
+        if self.value is None:
+            raise FileNotFoundError(record.bundle_key)
+        return self.value
+
+
+class KnownBundle:
+    """A purchase model's bundle whose probabilities are set by the test: ``(user, product) ->
+    probability``, each user's spend and orders as of training."""
+
+    def __init__(self, probabilities: dict[tuple[str, str], float], history: dict[str, tuple[float, int]]):
+        self.probabilities = probabilities
+        self.users = sorted(history)
+        self.history = history
+
+    def user_positions(self, user_ids: list[str]) -> np.ndarray:
+        return np.array([self.users.index(u) if u in self.users else -1 for u in user_ids], dtype=np.int64)
+
+    def score_pairs(self, user_ids: list[str], product_ids: list[str]) -> np.ndarray:
+        return np.array(
+            [
+                self.probabilities.get((u, p), 0.0) if u in self.users else np.nan
+                for u, p in zip(user_ids, product_ids, strict=True)
+            ]
+        )
+
+    def spend_and_orders(self) -> tuple[np.ndarray, np.ndarray]:
+        return (
+            np.array([float(self.history[u][0]) for u in self.users]),
+            np.array([float(self.history[u][1]) for u in self.users]),
+        )
 
 
 @pytest.fixture
@@ -339,3 +391,59 @@ def test_a_customer_who_refused_marketing_is_never_sent_and_is_counted_apart(sho
     record = shop.events.records["v1"]
     assert (record.new_orders, record.in_window, record.no_consent, record.outside_window) == (4, 2, 1, 1)
     assert record.sent == 2
+
+
+def test_with_a_purchase_model_each_purchase_carries_its_customers_predicted_value(shop: Shop) -> None:
+    # Given a purchase model in force that knows c-1 (3 orders, 90 spent: 30 an order) and c-2 (no
+    # order: the shop's average, 90 / 3), but not c-3 (a customer since its training)
+    bundle = KnownBundle(
+        {("c-1", "sku-1"): 0.5, ("c-1", "sku-2"): 0.25, ("c-2", "sku-2"): 0.1},
+        {"c-1": (90.0, 3), "c-2": (0.0, 0)},
+    )
+    model = ModelRecord.model_validate(
+        {
+            "org_id": "org-1",
+            "name": "shop-purchase",
+            "type": "purchase",
+            "version": "v7",
+            "trained_at": NOW,
+            "training_cutoff": NOW,
+            "training_user_count": 2,
+            "bundle_key": "b",
+            "bundle_sha256": "0" * 64,
+        }
+    )
+    shop.sync("v1", FIRST)
+    # When the purchases step runs
+    shop.step("v1", model=model, bundle=bundle)
+    # Then each known customer's purchase carries probability x average order, summed over the
+    # order's products, as the value-based seeds compute it; the unknown customer's carries none
+    events = {entry["event"]["event_id"]: entry["event"]["custom_data"] for entry in shop.pixel()["events"]}
+    assert events["o-1"]["predicted_ltv"] == round(0.5 * 30 + 0.25 * 30, 2)
+    assert events["o-2"]["predicted_ltv"] == round(0.1 * 30, 2)
+    assert "predicted_ltv" not in events["o-3"]
+    record = shop.events.records["v1"]
+    assert (record.with_predicted_value, record.predicted_value_model) == (2, "shop-purchase v7")
+
+
+def test_a_purchase_models_bundle_that_cannot_be_read_holds_no_purchase_back(shop: Shop) -> None:
+    # Given a purchase model whose bundle is gone
+    model = ModelRecord.model_validate(
+        {
+            "org_id": "org-1",
+            "name": "shop-purchase",
+            "type": "purchase",
+            "version": "v7",
+            "trained_at": NOW,
+            "training_cutoff": NOW,
+            "training_user_count": 2,
+            "bundle_key": "gone",
+            "bundle_sha256": "0" * 64,
+        }
+    )
+    shop.sync("v1", FIRST)
+    # When the purchases step runs
+    shop.step("v1", model=model, bundle=None)
+    # Then the purchases go, without predicted values
+    assert shop.sent_ids() == ["o-1", "o-2", "o-3"]
+    assert shop.events.records["v1"].with_predicted_value == 0
