@@ -117,6 +117,12 @@ class DiskBlobs:
     def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
         return UploadForm(f"file://{self._path(key)}", {"key": key})
 
+    def keys(self, prefix: str) -> list[str]:
+        """The keys under ``prefix``, in key order, as S3's listing gives them."""
+        self.calls += 1
+        found = self.root.glob(prefix + "**/*") if prefix.endswith("/") else self.root.glob(prefix + "*")
+        return sorted(str(path.relative_to(self.root)) for path in found if path.is_file())
+
 
 def _copy(source: Path, target: Path) -> None:
     with source.open("rb") as reader, target.open("wb") as writer:

@@ -44,6 +44,9 @@ class MemoryBlobs:
     def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
         return UploadForm(f"memory://{key}", {"key": key})
 
+    def keys(self, prefix: str) -> list[str]:
+        return sorted(key for key in self.objects if key.startswith(prefix))
+
 
 class MemoryDatasets:
     def __init__(self) -> None:

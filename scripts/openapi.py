@@ -105,6 +105,9 @@ ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
         **_PLATFORM,
         422: "No business-owned ad account can be used (the error says what to do)",
     },
+    ("post", "/payments/webhook"): {
+        409: "Another delivery of this event is being handled: the provider delivers it again",
+    },
     ("post", "/platform-ads/data-source/sync"): {
         409: "A sync or training is already under way",
     },

@@ -40,10 +40,13 @@ SECURITY_SCHEMES = cast(
     {
         "apiKey": {"type": "apiKey", "name": "X-Service-Api-Key", "in": "header"},
         "bearerJwt": {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"},
+        # The card-payment provider's webhook deliveries, signed with the endpoint's secret.
+        "paymentsSignature": {"type": "apiKey", "name": "Stripe-Signature", "in": "header"},
     },
 )
 API_KEY_AUTH: list[dict[str, list[str]]] = [{"apiKey": []}]
 USER_AUTH: list[dict[str, list[str]]] = [{"bearerJwt": []}]
+PAYMENTS_SIGNATURE: list[dict[str, list[str]]] = [{"paymentsSignature": []}]
 
 
 class ErrorDetail(BaseModel):

@@ -61,7 +61,9 @@ if TYPE_CHECKING:
     from shared.payments.catalog import ProductCatalog
     from shared.payments.checkout import CheckoutService, HostedCheckoutLinks
     from shared.payments.connection import PaymentsConnectionService
+    from shared.payments.orders import Orders
     from shared.payments.provider import PaymentsProvider
+    from shared.payments.webhooks import WebhookHandler
     from shared.platform.client import GraphClient
     from shared.predictions.predict import BundleCache, Predictor, WholeBundles
     from shared.publishing.checkout import CheckoutRoutes
@@ -856,3 +858,26 @@ def checkout_service() -> CheckoutService:
     from dataclasses import replace
 
     return replace(checkout_pages(), cipher=envelope_cipher(), provider=payments_provider())
+
+
+def payments_webhook() -> WebhookHandler:
+    """The provider's webhook deliveries: verified with the endpoint's signing secret, turned into
+    orders, and paid orders sent to the ad account's pixel."""
+    from shared.clock import utc_now
+    from shared.payments.pixel import PixelPurchases
+    from shared.payments.webhooks import WebhookHandler
+
+    return WebhookHandler(
+        store=payments_store(),
+        accounts=payments_connection_status(),
+        buyers=data_blobs(),
+        purchases=PixelPurchases(connection_service(), utc_now),
+        secret=payments_secrets().webhook_secret,
+        clock=utc_now,
+    )
+
+
+def payments_orders() -> Orders:
+    from shared.payments.orders import Orders
+
+    return Orders(payments_store())

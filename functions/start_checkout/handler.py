@@ -30,7 +30,13 @@ def start(orgId: str, productId: str) -> Response[str]:  # noqa: N803 (the route
     for the catalogue's name and price times the quantity, and send the shopper to its hosted page
     (303). No card data ever reaches the service."""
     page_url = service_url(app) + checkout_path(orgId, productId)
-    answer = wiring.checkout_service().start(orgId, productId, app.current_event.decoded_body or "", page_url)
+    answer = wiring.checkout_service().start(
+        orgId,
+        productId,
+        app.current_event.decoded_body or "",
+        page_url,
+        user_agent=app.current_event.headers.get("user-agent"),
+    )
     headers = dict(SECURITY_HEADERS)
     if answer.location is not None:
         headers["Location"] = answer.location

@@ -192,7 +192,8 @@ def organization_prefixes(org_id: str) -> list[tuple[str, str]]:
     audience snapshots and sources (``shared.audiences.service``), audience list uploads
     (``shared.audiences.uploads``), activation users and batches (``shared.activation``),
     data source uploads and dataset versions
-    (``shared.datasources.service``), model artifacts (``shared.predictions.registry``)."""
+    (``shared.datasources.service``), model artifacts (``shared.predictions.registry``), the buyers of
+    the hosted checkout's orders (``shared.payments.webhooks``)."""
     return [
         ("data", f"snapshots/{org_id}/"),
         ("data", f"sources/{org_id}/"),
@@ -200,6 +201,7 @@ def organization_prefixes(org_id: str) -> list[tuple[str, str]]:
         ("data", f"activations/{org_id}/"),
         ("data", f"data-sources/{org_id}/"),
         ("data", f"datasets/{org_id}/"),
+        ("data", f"checkout-orders/{org_id}/"),
         ("artifacts", f"orgs/{org_id}/"),
     ]
 

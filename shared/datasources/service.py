@@ -42,6 +42,7 @@ from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, columns_of
 from shared.observability import logger
 from shared.records.datasources import FILE_KINDS, DatasetVersion, ModelTraining, SyncRecord
+from shared.records.payments import checkout_orders_prefix
 from shared.records.uploads import UploadForm
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ class DataBlobs(Protocol):
     def put(self, key: str, data: bytes, content_type: str = ...) -> None: ...
     def get(self, key: str) -> bytes: ...
     def download(self, key: str, path: Path) -> None: ...
+    def keys(self, prefix: str) -> list[str]: ...
     def upload(self, key: str, path: Path, content_type: str = ...) -> None: ...
     def size(self, key: str) -> int | None: ...
     def upload_form(
@@ -230,6 +232,12 @@ class DataSourceService:
                     "remedy": "Fix the rejected rows and sync again.",
                 }
                 return self._save(record, state="failed", error=error, **report)
+            # The hosted checkout's orders join every version (the files are a whole export each time).
+            directory = workspace.path("checkout-orders")
+            directory.mkdir()
+            for key in self.blobs.keys(checkout_orders_prefix(org_id)):
+                self.blobs.download(key, directory / key.rsplit("/", 1)[-1])
+            check, checkout_orders = engine_sync.add_checkout_orders(workspace, directory, check)
             version = self._store_version(record, check, engine_sync.write_version(workspace, files, check))
         logger.info(
             "dataset synced",
@@ -237,6 +245,7 @@ class DataSourceService:
                 "version": version.version,
                 "rows": version.row_counts,
                 "rejected": version.rejected_count,
+                "checkout_orders": checkout_orders,
             },
         )
         return self._save(record, state="synced", dataset_version=version.version, **report)

@@ -372,6 +372,31 @@ def _unreadable(name: str, exc: Unreadable) -> ValidationFailed:
     )
 
 
+# --- the hosted checkout's orders ------------------------------------------------------------------
+
+
+def add_checkout_orders(workspace: Workspace, directory: Path, check: ShopCheck) -> tuple[ShopCheck, int]:
+    """The hosted checkout's paid orders (the JSON files in ``directory``, one per order) joined to the
+    checked files' tables: each buyer is the customers file's customer with the same e-mail, or a new
+    customer; an order already in the orders file or for a product not in the products file is left
+    out. Returns ``check`` with the tables' new counts and latest order, and the orders added."""
+    connection = workspace.connection
+    if not any(directory.glob("*.json")):
+        return check, 0
+    queries.run(connection, "read_checkout_orders", {"glob": str(directory / "*.json")})
+    queries.run(connection, "checkout_buyers")
+    queries.run(connection, "add_checkout_customers")
+    queries.run(connection, "add_checkout_orders")
+    [(customers, products, orders, orders_end)] = queries.run(connection, "good_counts").fetchall()
+    counts = {"customers": int(customers), "products": int(products), "orders": int(orders)}
+    # The files' rows read stay as read: the version's counts say what it holds.
+    latest = orders_end.replace(tzinfo=UTC) if orders_end is not None else None
+    return (
+        replace(check, row_counts=counts, orders_end=latest),
+        counts["orders"] - check.row_counts["orders"],
+    )
+
+
 # --- the dataset version's objects ------------------------------------------------------------------
 
 

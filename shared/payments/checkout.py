@@ -108,7 +108,9 @@ class CheckoutService:
         chosen = _quantity(quantity) or 1
         return PageAnswer(200, self._product_html(connection, product, unit_amount, chosen, None))
 
-    def start(self, org_id: str, product_id: str, form: str, page_url: str) -> PageAnswer:
+    def start(
+        self, org_id: str, product_id: str, form: str, page_url: str, user_agent: str | None = None
+    ) -> PageAnswer:
         """Start paying: the quantity from the posted ``form`` (``quantity=<1..99>``), a checkout
         record saved first, then the provider's Checkout Session on the organization's account for
         the catalogue's name and price, coming back to ``page_url`` (the product page's address, as
@@ -135,6 +137,7 @@ class CheckoutService:
             currency=connection.default_currency,
             created_at=now,
             updated_at=now,
+            client_user_agent=(user_agent or "")[:512] or None,
         )
         self.checkouts.put_checkout(record)
         try:

@@ -265,9 +265,12 @@ def verify_delivery(
 ) -> dict[str, Any]:
     """The event a webhook delivery carries, once its ``Stripe-Signature`` verifies against the raw
     ``payload`` with the endpoint's ``secret`` and is no older than ``tolerance`` seconds (a time in
-    the future is accepted, as the SDK accepts it). Raises ``SignatureRefused`` otherwise."""
+    the future is accepted, as the SDK accepts it). Raises ``SignatureRefused`` otherwise, and
+    always while no signing secret is configured: an HMAC under an empty key is anyone's to forge."""
     import stripe
 
+    if not secret:
+        raise SignatureRefused("no webhook signing secret is configured")
     try:
         stripe.WebhookSignature.verify_header(payload, header, secret, tolerance)
     except stripe.SignatureVerificationError as error:

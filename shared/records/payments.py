@@ -78,6 +78,10 @@ class CheckoutRecord(BaseModel):
     session_expires_at: datetime | None = Field(
         default=None, description="When the provider expires the session."
     )
+    client_user_agent: str | None = Field(
+        default=None,
+        description="The shopper's browser (never their address), for the pixel's website purchase.",
+    )
 
 
 class OrderRecord(BaseModel):
@@ -97,3 +101,9 @@ class OrderRecord(BaseModel):
     buyer_key: str | None = Field(
         default=None, description="The data-bucket object holding the buyer's details for the sync."
     )
+
+
+def checkout_orders_prefix(org_id: str) -> str:
+    """Where the hosted checkout keeps each paid order's line and buyer in the data bucket, one JSON
+    object per order (``shared.payments.webhooks`` writes them, each sync reads them all)."""
+    return f"checkout-orders/{org_id}/"

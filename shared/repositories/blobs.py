@@ -121,6 +121,11 @@ class S3BlobStore:
     def delete(self, key: str) -> None:
         self._s3.delete_object(Bucket=self._bucket, Key=key)
 
+    def keys(self, prefix: str) -> list[str]:
+        """The keys of the objects under ``prefix``, in key order (a page of 1,000 per call)."""
+        pages = self._s3.get_paginator("list_objects_v2").paginate(Bucket=self._bucket, Prefix=prefix)
+        return [item["Key"] for page in pages for item in page.get("Contents", [])]
+
     def download_url(self, key: str, filename: str, expires_seconds: int) -> str:
         """A presigned GET URL that downloads the object as ``filename``."""
         url: str = self._s3.generate_presigned_url(

@@ -101,7 +101,18 @@ class DynamoPaymentsStore:
         )
         return [CheckoutRecord.model_validate(_fields(item)) for item in items]
 
-    def end_checkout(self, org_id: str, checkout_id: str, state: Literal["expired"], now: datetime) -> bool:
+    def unpaid_checkouts(self, org_id: str) -> list[CheckoutRecord]:
+        """The checkouts that ended unpaid (expired, or a delayed payment failed), of the last 30 days."""
+        items = query_all(
+            self._table,
+            KeyConditionExpression=Key("pk").eq(_pk(org_id)) & Key("sk").begins_with("CHECKOUT#"),
+            FilterExpression=Attr("state").is_in(["expired", "failed"]),
+        )
+        return [CheckoutRecord.model_validate(_fields(item)) for item in items]
+
+    def end_checkout(
+        self, org_id: str, checkout_id: str, state: Literal["expired", "failed"], now: datetime
+    ) -> bool:
         """Mark an unpaid checkout ``state``; False when it was paid (or unknown)."""
         return self._update_checkout(
             org_id,

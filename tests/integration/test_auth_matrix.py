@@ -95,9 +95,8 @@ def test_every_route_of_the_template_declares_how_it_is_authenticated() -> None:
     assert ROUTES
     for route in ROUTES:
         public = (route.method.lower(), route.path) in PUBLIC_PAGES
-        assert scheme_of(route) == "public" if public else scheme_of(route) in {"apiKey", "bearerJwt"}, (
-            route_id(route)
-        )
+        schemes = {"apiKey", "bearerJwt", "paymentsSignature"}
+        assert scheme_of(route) == "public" if public else scheme_of(route) in schemes, route_id(route)
 
 
 # Every route but the shoppers' pages (tests/integration/test_payments_checkout.py covers those).

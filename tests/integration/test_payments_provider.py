@@ -132,3 +132,12 @@ def test_a_delivery_is_verified_on_its_raw_body_and_a_changed_or_stale_one_refus
         verify_delivery(body, old, secret)
     with pytest.raises(SignatureRefused):
         verify_delivery(body, None, secret)
+
+
+def test_no_delivery_verifies_while_the_endpoint_secret_is_not_configured() -> None:
+    # Given: a delivery signed with an empty secret (the template's value until the operator sets it)
+    body = b'{"id": "evt_1", "type": "checkout.session.completed"}'
+    header = stripe.WebhookSignature.generate_signature_header(body.decode(), "")
+    # When / Then: it is refused, though its HMAC is what an empty key gives
+    with pytest.raises(SignatureRefused, match="no webhook signing secret"):
+        verify_delivery(body, header, "")

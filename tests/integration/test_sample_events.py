@@ -286,6 +286,19 @@ def with_a_shop_taking_payments(env: SampleContext, event: dict[str, Any]) -> Se
     return Setting({SAMPLE_ORG_ID: shop.org.org_id, SAMPLE_PRODUCT_ID: "p-mug"})
 
 
+def with_a_signed_delivery(env: SampleContext, event: dict[str, Any]) -> Setting:
+    """The sample's body signed now with the webhook endpoint's secret, as the provider signs it."""
+    import stripe
+
+    secret = json.loads(
+        env.stack.client("secretsmanager").get_secret_value(
+            SecretId=env.stack.physical["PaymentsSecrets"].ref
+        )["SecretString"]
+    )["webhook_secret"]
+    header = stripe.WebhookSignature.generate_signature_header(event["body"], secret)
+    return Setting({event["headers"]["stripe-signature"]: header})
+
+
 def with_the_organizations_name(env: SampleContext, event: dict[str, Any]) -> Setting:
     """The connected organization's name, typed to confirm its closure."""
     name = wiring.organization_store().name_of(env.org.org_id)
@@ -335,6 +348,7 @@ SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
     "disconnect_payments": with_payments_connected,
     "checkout_page": with_a_shop_taking_payments,
     "start_checkout": with_a_shop_taking_payments,
+    "payments_webhook": with_a_signed_delivery,
     "publish_advert": with_an_audience,
     "refresh_audience": with_an_audience,
     "retrain_models": with_a_trained_data_source,

@@ -142,8 +142,8 @@ def test_the_functions_that_run_the_engine_ship_its_layer() -> None:
 
 # The payment provider's SDK is imported by shared/payments/provider.py when a client is built or a
 # delivery verified (not when the module is imported, so a probe cannot see it): a function needs the
-# payments layer exactly when a wiring factory it uses builds the provider.
-PROVIDER_FACTORY = "_payments_provider_for"
+# payments layer exactly when a wiring factory it uses builds the provider or the webhook's verifier.
+PROVIDER_FACTORIES = ("_payments_provider_for", "payments_webhook")
 
 
 def _factories_calling(target: str) -> set[str]:
@@ -178,7 +178,7 @@ def _factories_used(props: dict[str, Any]) -> set[str]:
 
 def test_exactly_the_functions_that_build_the_payment_provider_carry_its_sdk() -> None:
     # Given the factories that build the provider's client
-    building = _factories_calling(PROVIDER_FACTORY)
+    building = set().union(*(_factories_calling(factory) for factory in PROVIDER_FACTORIES))
     assert "payments_connection_service" in building
 
     # When each function's factories and layers are compared

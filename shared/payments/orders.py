@@ -1,0 +1,102 @@
+"""The orders the hosted checkout took, and the checkouts that ended unpaid, for the dashboard.
+
+Orders come from the provider's webhook (``shared.payments.webhooks``), newest first; a checkout
+whose session expired or whose delayed payment failed is listed too, with the cards refused on it,
+so nothing a shopper started is lost from view.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from pydantic import Field
+
+from shared.payments.money import format_amount
+from shared.records.payments import CheckoutRecord, CheckoutState, OrderRecord
+from shared.wire_models import CamelModel
+
+ORDERS_SHOWN = 100
+UNPAID_SHOWN = 50
+
+
+class OrderStore(Protocol):
+    def list_orders(self, org_id: str, limit: int) -> list[OrderRecord]: ...
+    def unpaid_checkouts(self, org_id: str) -> list[CheckoutRecord]: ...
+
+
+class OrderView(CamelModel):
+    order_id: str = Field(description="The provider's Checkout Session id (one order per session).")
+    product_id: str
+    product_name: str
+    quantity: int
+    amount_total: int = Field(description="In the currency's smallest unit.")
+    currency: str
+    amount: str = Field(description="The amount as a shopper reads it, e.g. $25.00.")
+    paid_at: datetime
+
+
+class UnpaidCheckoutView(CamelModel):
+    checkout_id: str
+    product_id: str
+    product_name: str
+    quantity: int
+    amount: str
+    state: CheckoutState = Field(
+        description="expired (nobody paid in time) or failed (a delayed payment failed)."
+    )
+    failed_attempts: int = Field(description="Cards the provider refused on it.")
+    last_failure: str | None = Field(
+        description="The provider's code for the last refusal, e.g. card_declined."
+    )
+    created_at: datetime
+    updated_at: datetime
+
+
+class OrdersView(CamelModel):
+    """``GET /payments/orders``."""
+
+    orders: list[OrderView] = Field(description=f"The newest {ORDERS_SHOWN} orders, newest first.")
+    unpaid: list[UnpaidCheckoutView] = Field(
+        description=f"The latest {UNPAID_SHOWN} checkouts that ended unpaid (kept 30 days)."
+    )
+
+
+@dataclass
+class Orders:
+    store: OrderStore
+
+    def view(self, org_id: str) -> OrdersView:
+        orders = self.store.list_orders(org_id, ORDERS_SHOWN)
+        unpaid = sorted(self.store.unpaid_checkouts(org_id), key=lambda c: c.updated_at, reverse=True)
+        return OrdersView(
+            orders=[
+                OrderView(
+                    order_id=order.order_id,
+                    product_id=order.product_id,
+                    product_name=order.product_name,
+                    quantity=order.quantity,
+                    amount_total=order.amount_total,
+                    currency=order.currency,
+                    amount=format_amount(order.amount_total, order.currency),
+                    paid_at=order.paid_at,
+                )
+                for order in orders
+            ],
+            unpaid=[
+                UnpaidCheckoutView(
+                    checkout_id=checkout.checkout_id,
+                    product_id=checkout.product_id,
+                    product_name=checkout.product_name,
+                    quantity=checkout.quantity,
+                    amount=format_amount(checkout.amount_total, checkout.currency),
+                    state=checkout.state,
+                    failed_attempts=checkout.failed_attempts,
+                    last_failure=checkout.last_failure,
+                    created_at=checkout.created_at,
+                    updated_at=checkout.updated_at,
+                )
+                for checkout in unpaid[:UNPAID_SHOWN]
+            ],
+        )

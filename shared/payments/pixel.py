@@ -1,0 +1,117 @@
+"""A paid hosted-checkout order sent to the ad account's pixel as a ``Purchase`` (issue 21's events).
+
+Built once by the conversion-events package (``shared.events.building``: the buyer through the
+audiences' normaliser and hasher, the value in the order's currency, the product as its content) with
+the provider's session id as ``event_id``, so a webhook delivered again, or a retried sending, is kept
+once by the platform. The hosted page is the website the purchase happened on: the event is a
+``website`` one, with the checkout page as its URL and the shopper's browser (its user agent, taken
+when the checkout started) as the platform requires; without it, ``other``.
+
+An organization without a connected ad account, or an ad account without a pixel, sends nothing (the
+order stands; logged). A platform that fails or throttles raises, so the webhook answers 500 and the
+provider delivers the event again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Protocol
+
+from shared.audiences.preparation import IdentifierColumns
+from shared.clock import Clock
+from shared.errors import ServiceError
+from shared.events.building import ActionSource, Content, customers, purchase_event
+from shared.events.sending import send_checked
+from shared.observability import logger
+from shared.payments.money import minor_unit_factor
+from shared.platform.accounts import list_pixels, require_pixel
+from shared.platform.client import GraphClient
+from shared.platform.errors import PlatformThrottled, PlatformUnavailable
+from shared.platform.events import send_events
+from shared.records.connections import Connection
+from shared.records.payments import CheckoutRecord, OrderRecord
+
+
+class PlatformConnections(Protocol):
+    """``shared.connections.lifecycle.ConnectionService``."""
+
+    def client_for(self, org_id: str) -> tuple[Connection, GraphClient]: ...
+    def record_usage(self, org_id: str, graph: GraphClient) -> None: ...
+
+
+def buyer_id(email: str | None, session_id: str) -> str:
+    """The buyer's id in the service's data: one per e-mail address (so a repeat buyer is one
+    customer), else the session's."""
+    if email and email.strip():
+        return "checkout-" + hashlib.sha256(email.strip().lower().encode()).hexdigest()[:24]
+    return f"checkout-{session_id}"
+
+
+@dataclass
+class PixelPurchases:
+    connections: PlatformConnections
+    clock: Clock
+
+    def send(
+        self, order: OrderRecord, email: str | None, name: str | None, checkout: CheckoutRecord, page: str
+    ) -> bool:
+        """Send ``order`` to the pixel of the organization's ad account; False when there is nowhere
+        to send it (no connected ad account, no pixel). Raises the platform's transient failures."""
+        try:
+            connection, graph = self.connections.client_for(order.org_id)
+        except (PlatformUnavailable, PlatformThrottled):
+            raise
+        except ServiceError as exc:
+            logger.info("checkout purchase not sent: no usable ad account", extra={"code": exc.code})
+            return False
+        try:
+            pixel_id = require_pixel(list_pixels(graph, str(connection.ad_account_id))).id
+            first, _, last = (name or "").strip().partition(" ")
+            user_id = buyer_id(email, order.order_id)
+            columns = IdentifierColumns(
+                user_ids=[user_id],
+                emails=[email],
+                phones=[None],
+                first_names=[first or None],
+                last_names=[last or None],
+                countries=[None],
+            )
+            customer = customers(columns)[user_id]
+            source = ActionSource.OTHER
+            if checkout.client_user_agent:
+                customer = type(customer)(
+                    {**customer.user_data, "client_user_agent": checkout.client_user_agent},
+                    customer.data_processing,
+                )
+                source = ActionSource.WEBSITE
+            event = purchase_event(
+                order_id=order.order_id,
+                event_time=int(order.paid_at.timestamp()),
+                action_source=source,
+                customer=customer,
+                value=order.amount_total / minor_unit_factor(order.currency),
+                currency=order.currency,
+                contents=[
+                    Content(
+                        order.product_id,
+                        order.quantity,
+                        checkout.unit_amount / minor_unit_factor(order.currency),
+                    )
+                ],
+                event_source_url=page if source is ActionSource.WEBSITE else None,
+            )
+            report = send_checked(
+                lambda batch: send_events(graph, pixel_id, batch),
+                [event],
+                now=lambda: self.clock().timestamp(),
+            )
+        except (PlatformUnavailable, PlatformThrottled):
+            raise
+        except ServiceError as exc:
+            logger.warning("checkout purchase not sent to the pixel", extra={"code": exc.code})
+            return False
+        finally:
+            self.connections.record_usage(order.org_id, graph)
+        logger.info("checkout purchase sent", extra={"sent": report.sent, "rejected": report.rejected})
+        return report.sent == 1

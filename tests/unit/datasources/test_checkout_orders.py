@@ -1,0 +1,139 @@
+"""The hosted checkout's paid orders join each sync's data (issue 22, item 4): the webhook keeps one
+JSON object per order under ``checkout-orders/<org>/``; every sync adds them to the version's tables,
+the buyer as the customers file's customer with the same e-mail or a customer of their own, with the
+order id the provider's session id (so the purchase the sync sends later has the event id the webhook
+already sent, and the pixel keeps one)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from shared.datasources.models import SyncRequest
+from shared.records.datasources import DatasetVersion
+from tests.unit.datasources.conftest import ORG, DataSourceWorld
+from tests.unit.datasources.test_sync import CUSTOMERS, ORDERS, PRODUCTS
+
+
+def paid_order(world: DataSourceWorld, session_id: str, **fields: Any) -> None:
+    """A paid order's file as the webhook writes it (``shared.payments.webhooks._buyer_file``)."""
+    paid_at = datetime(2026, 11, 20, 15, 30, tzinfo=UTC)
+    order = {
+        "order_id": session_id,
+        "product_id": "p1",
+        "quantity": 2,
+        "amount_total": 1900,
+        "amount": 19.0,
+        "currency": "usd",
+        "paid_at": paid_at.isoformat(),
+        "paid_at_epoch": int(paid_at.timestamp()),
+        "email": "ada@example.com",
+        "name": "Ada Lovelace",
+    } | fields
+    world.blobs.put(f"checkout-orders/{ORG}/{session_id}.json", json.dumps(order).encode())
+
+
+def synced(world: DataSourceWorld) -> DatasetVersion:
+    request = SyncRequest.model_validate({"files": world.put_files(CUSTOMERS, PRODUCTS, ORDERS)})
+    started = world.service.start_sync(ORG, request, world.start)
+    world.service.run_sync(ORG, started.sync_id)
+    version = world.datasets.current(ORG)
+    assert version is not None
+    return version
+
+
+def rows(world: DataSourceWorld, version: DatasetVersion, table: str, tmp_path: Path) -> list[dict[str, Any]]:
+    path = tmp_path / f"{table}.parquet"
+    path.write_bytes(world.blobs.get(version.keys[table]))
+    found = duckdb.connect().execute("SELECT * FROM read_parquet($path)", {"path": str(path)})
+    names = [column[0] for column in found.description]
+    return [dict(zip(names, row, strict=True)) for row in found.fetchall()]
+
+
+def test_a_paid_order_of_a_new_buyer_joins_the_version_with_a_customer_of_its_own(
+    world: DataSourceWorld, tmp_path: Path
+) -> None:
+    # Given: the shop's files and an order paid through the hosted checkout by someone not in them
+    paid_order(world, "cs_test_new", email=" Ada@Example.com ")
+
+    # When: the shop syncs
+    version = synced(world)
+
+    # Then: the order is the version's, under the session id, at its time and amount
+    orders = rows(world, version, "orders", tmp_path)
+    [order] = [o for o in orders if o["order_id"] == "cs_test_new"]
+    buyer = "checkout-" + hashlib.sha256(b"ada@example.com").hexdigest()[:24]
+    assert (order["user_id"], order["product_id"], order["quantity"], order["amount"]) == (
+        buyer,
+        "p1",
+        2,
+        19.0,
+    )
+    assert order["timestamp"] == datetime(2026, 11, 20, 15, 30)
+    # And the buyer is a customer, by e-mail and name, as the pixel keys them
+    customers = {c["user_id"]: c for c in rows(world, version, "customers", tmp_path)}
+    assert (customers[buyer]["email"], customers[buyer]["first_name"], customers[buyer]["last_name"]) == (
+        "ada@example.com",
+        "Ada",
+        "Lovelace",
+    )
+    # And the version counts them beside the files' rows
+    assert version.row_counts == {"customers": 4, "products": 2, "orders": 4}
+    assert version.orders_end == datetime(2026, 11, 20, 15, 30, tzinfo=UTC)
+
+
+def test_a_buyer_in_the_customers_file_is_that_customer(world: DataSourceWorld, tmp_path: Path) -> None:
+    # Given: an order paid by the customers file's u3 (bob@example.com), with the e-mail in capitals
+    paid_order(world, "cs_test_bob", email="BOB@example.com", name="Robert Ray")
+
+    # When: the shop syncs
+    version = synced(world)
+
+    # Then: the order is u3's, and no customer is added
+    [order] = [o for o in rows(world, version, "orders", tmp_path) if o["order_id"] == "cs_test_bob"]
+    assert order["user_id"] == "u3"
+    assert version.row_counts["customers"] == 3
+
+
+def test_orders_the_files_have_or_whose_product_is_gone_are_not_added(
+    world: DataSourceWorld, tmp_path: Path
+) -> None:
+    # Given: a checkout order whose id the orders file has, and one for a product no longer sold
+    paid_order(world, "o1")
+    paid_order(world, "cs_test_gone", product_id="p-discontinued")
+
+    # When: the shop syncs
+    version = synced(world)
+
+    # Then: the version holds the files' orders only, o1 once and the file's
+    orders = rows(world, version, "orders", tmp_path)
+    assert sorted(o["order_id"] for o in orders) == ["o1", "o2", "o3"]
+    assert [o["user_id"] for o in orders if o["order_id"] == "o1"] == ["u1"]
+
+
+def test_every_sync_holds_every_paid_order(world: DataSourceWorld, tmp_path: Path) -> None:
+    # Given: a sync with one checkout order, then one more paid
+    paid_order(world, "cs_test_first", email=None, name=None)
+    synced(world)
+    paid_order(world, "cs_test_second", email="grace@example.com", name="Grace")
+
+    # When: the shop syncs again
+    version = synced(world)
+
+    # Then: both are in the new version (a buyer without an e-mail keyed by the order)
+    orders = {o["order_id"]: o for o in rows(world, version, "orders", tmp_path)}
+    assert orders["cs_test_first"]["user_id"] == "checkout-cs_test_first"
+    assert orders["cs_test_second"]["user_id"].startswith("checkout-")
+    customers = {c["user_id"]: c for c in rows(world, version, "customers", tmp_path)}
+    assert (
+        customers["checkout-cs_test_first"]["email"],
+        customers[orders["cs_test_second"]["user_id"]]["last_name"],
+    ) == (
+        None,
+        None,
+    )
