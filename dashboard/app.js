@@ -230,6 +230,9 @@ export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {
     if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    // Through the CSS object model: a style attribute is inline style, which the page's
+    // Content-Security-Policy (style-src 'self') refuses.
+    else if (key === "style") node.style.cssText = value;
     else if (value !== undefined && value !== null && value !== false) node.setAttribute(key, value);
   }
   node.append(...children.filter((c) => c !== null && c !== undefined));

@@ -152,7 +152,9 @@ class LocalStack:
                 "userPoolClientId": self.physical["UserPoolClient"].ref,
                 # moto answers Cognito's JSON protocol at its root, as cognito-idp.<region>.amazonaws.com
                 "cognitoEndpoint": f"{self.moto_url}/",
-            }
+            },
+            # The API, and moto as the user pool and the upload bucket's presigned forms.
+            connect_to=[self.api_url, self.moto_url],
         )
         self.dashboard.start(self.host, self.dashboard_port)
         self._store_payments_secret()
