@@ -357,6 +357,7 @@ def _audience_summary(audience: CustomAudience) -> dict[str, Any]:
         "id": audience.audience_id,
         "account_id": audience.account_id,
         "name": audience.name,
+        "description": audience.description,
         "subtype": audience.subtype,
         "member_count": audience.member_count,
         "is_value_based": audience.is_value_based,

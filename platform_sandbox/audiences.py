@@ -233,6 +233,7 @@ def _new_lookalike(call: GraphCall, account: AdAccount, name: str) -> CustomAudi
         name=name,
         subtype="LOOKALIKE",
         time_created=int(call.now),
+        description=call.params.text("description", "") or "",
         origin_audience_id=origin_id,
         lookalike_spec=spec,
         ever_uploaded=True,

@@ -284,9 +284,60 @@ def project(node: Payload, params: GraphParams, *, default: tuple[str, ...], nod
 
 
 def edge_page(nodes: list[Payload], params: GraphParams, *, node_type: str) -> Payload:
-    """One page of an edge (a list): each node reduced to the requested ``fields``, and to ``id``
-    alone when none are asked for, as the platform answers (docs/platform-notes.md §2.4, §5)."""
-    return paged([project(node, params, default=(), node_type=node_type) for node in nodes], params)
+    """One page of an edge (a list): the nodes that pass ``filtering``, each reduced to the requested
+    ``fields``, and to ``id`` alone when none are asked for, as the platform answers
+    (docs/platform-notes.md §2.4, §5)."""
+    filters = filtering(params)
+    kept = [node for node in nodes if passes(node, filters)]
+    return paged([project(node, params, default=(), node_type=node_type) for node in kept], params)
+
+
+# The ``filtering`` operators the sandbox evaluates (docs/platform-notes.md §2.4); on text fields.
+FILTER_OPERATORS: dict[str, Callable[[str, Any], bool]] = {
+    "EQUAL": lambda field, value: field == str(value),
+    "NOT_EQUAL": lambda field, value: field != str(value),
+    "CONTAIN": lambda field, value: str(value) in field,
+    "NOT_CONTAIN": lambda field, value: str(value) not in field,
+    "IN": lambda field, value: isinstance(value, list) and field in [str(v) for v in value],
+    "NOT_IN": lambda field, value: isinstance(value, list) and field not in [str(v) for v in value],
+}
+
+
+@dataclass(frozen=True)
+class EdgeFilter:
+    field: str
+    operator: str
+    value: Any
+
+
+def filtering(params: GraphParams) -> list[EdgeFilter]:
+    """The edge's ``filtering`` parameter: a JSON list of ``{field, operator, value}``; malformed -> 100."""
+    raw = params.json("filtering")
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(item, dict) for item in raw):
+        raise errors.invalid_parameter(
+            "filtering must be a list of {field, operator, value}", blame="filtering"
+        )
+    found = []
+    for item in raw:
+        field, operator = item.get("field"), str(item.get("operator", "")).upper()
+        if not isinstance(field, str) or operator not in FILTER_OPERATORS or "value" not in item:
+            raise errors.invalid_parameter(
+                f"Invalid filter {item}: operator must be one of {', '.join(FILTER_OPERATORS)}",
+                blame="filtering",
+            )
+        found.append(EdgeFilter(field, operator, item["value"]))
+    return found
+
+
+def passes(node: Payload, filters: list[EdgeFilter]) -> bool:
+    """Whether ``node`` satisfies every filter; a field the node does not have never matches."""
+    for edge_filter in filters:
+        value = node.get(edge_filter.field)
+        if value is None or not FILTER_OPERATORS[edge_filter.operator](str(value), edge_filter.value):
+            return False
+    return True
 
 
 def paged(items: list[Payload], params: GraphParams) -> Payload:

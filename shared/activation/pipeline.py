@@ -411,20 +411,40 @@ class ActivationPipeline:
         record = self._begin(org_id, audience_id, worker, "create_custom_audience")
         if record.platform_custom_audience_id is None:
             graph = self._graph(org_id, worker)
-            description = (
-                f"Predicted buyers of {record.product_id}" if record.product_id else "Predicted buyers"
-            )
-            created = platform.create_custom_audience(
-                graph,
-                record.ad_account_id,
-                record.name,
-                description,
-                value_based=record.value_seed is not None,
-            )
-            record.platform_custom_audience_id = created.id
+            marker = platform_marker(record.audience_id, "audience")
+            found = self._created_before(graph, record, record.platform_create_sent, marker)
+            if found is None:
+                # Saved before sending: if the answer is lost, the next attempt looks for the marker.
+                record.platform_create_sent = True
+                self._save(record, worker)
+                description = (
+                    f"Predicted buyers of {record.product_id}" if record.product_id else "Predicted buyers"
+                )
+                found = platform.create_custom_audience(
+                    graph,
+                    record.ad_account_id,
+                    record.name,
+                    description,
+                    value_based=record.value_seed is not None,
+                    marker=marker,
+                ).id
+            record.platform_custom_audience_id = found
             record.status = "uploading"
             self._save(record, worker)
         return StepResult(outcome="done")
+
+    def _created_before(
+        self, graph: GraphClient, record: AudienceRecord, sent: bool, marker: str
+    ) -> str | None:
+        """The id of the audience an earlier attempt created with ``marker`` (its answer lost), when a
+        create was ``sent`` and the platform lists one; else None (nothing to adopt: create it)."""
+        if not sent:
+            return None
+        found = platform.find_marked(graph, record.ad_account_id, marker)
+        if not found:
+            return None
+        logger.info("adopted a platform audience whose create answer was lost", extra={"marker": marker})
+        return found[0].id
 
     def upload_batches(self, org_id: str, audience_id: str, worker: Worker) -> StepResult:
         """``UploadBatches``: send the batches after the last acknowledged one, at most
@@ -510,19 +530,25 @@ class ActivationPipeline:
             assert record.platform_custom_audience_id is not None
             seed = record.platform_custom_audience_id
             graph = self._graph(org_id, worker)
-            try:
-                created = platform.create_lookalike(
-                    graph,
-                    record.ad_account_id,
-                    f"{record.name} - lookalike {lookalike.size_percent}% {lookalike.country}",
-                    seed,
-                    lookalike.size_percent / 100,
-                    lookalike.country,
-                    value_based=record.value_seed is not None,
-                )
-            except LookalikeRejected as exc:
-                raise _value_seed_refusal(record, exc) from exc
-            lookalike.platform_audience_id = created.id
+            marker = platform_marker(record.audience_id, "lookalike")
+            found = self._created_before(graph, record, lookalike.create_sent, marker)
+            if found is None:
+                lookalike.create_sent = True
+                self._save(record, worker)
+                try:
+                    found = platform.create_lookalike(
+                        graph,
+                        record.ad_account_id,
+                        f"{record.name} - lookalike {lookalike.size_percent}% {lookalike.country}",
+                        seed,
+                        lookalike.size_percent / 100,
+                        lookalike.country,
+                        value_based=record.value_seed is not None,
+                        marker=marker,
+                    ).id
+                except LookalikeRejected as exc:
+                    raise _value_seed_refusal(record, exc) from exc
+            lookalike.platform_audience_id = found
             lookalike.status = "active"
             self._save(record, worker)
         return StepResult(outcome="done", next=self._after("create_lookalike", record))
@@ -703,6 +729,13 @@ class ActivationPipeline:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
+
+
+def platform_marker(audience_id: str, kind: str) -> str:
+    """What a create of ``kind`` (``audience``, ``lookalike``) for the audience carries in its
+    description, chosen before it is sent: unique to the audience and the kind, so that after a lost
+    answer the object is found by it (``platform.find_marked``) and not created twice."""
+    return f"sam-{kind}-{audience_id}"
 
 
 def _value_seed_refusal(record: AudienceRecord, exc: LookalikeRejected) -> LookalikeRejected:

@@ -107,17 +107,42 @@ class UploadResult(BaseModel):
         )
 
 
+def marked(description: str, marker: str) -> str:
+    """``description`` ending with the service's ``marker`` (``[ref <marker>]``): what a create sends,
+    so that the object can be found again when the create's answer is lost."""
+    return f"{description} [ref {marker}]"
+
+
+def find_marked(client: GraphClient, ad_account_id: str, marker: str) -> list[CreatedObject]:
+    """The audiences (custom or lookalike) on the ad account whose description carries ``marker``
+    (the edge's ``filtering``, docs/platform-notes.md §2.4): what a create whose answer was lost may
+    have made. Deleted audiences are not listed by the platform."""
+    path = f"{ad_account_node(ad_account_id)}/customaudiences"
+    query = {
+        "fields": "id,description",
+        "filtering": [{"field": "description", "operator": "CONTAIN", "value": f"[ref {marker}]"}],
+    }
+    return [CreatedObject.model_validate(node) for node in client.iterate(path, query)]
+
+
 def create_custom_audience(
-    client: GraphClient, ad_account_id: str, name: str, description: str, *, value_based: bool = False
+    client: GraphClient,
+    ad_account_id: str,
+    name: str,
+    description: str,
+    *,
+    value_based: bool = False,
+    marker: str | None = None,
 ) -> CreatedObject:
-    """Create an empty customer-list audience (``subtype=CUSTOM``, user-provided data).
+    """Create an empty customer-list audience (``subtype=CUSTOM``, user-provided data); ``marker``
+    (chosen by the caller before sending) goes at the end of the description (:func:`marked`).
 
     ``value_based`` makes it a customer-value seed (``is_value_based``, docs/platform-notes.md §4.1):
     every row uploaded to it must then carry ``LOOKALIKE_VALUE`` (:func:`add_users` with that schema
     column), and a lookalike made from it is value-based."""
     fields: dict[str, Any] = {
         "name": name,
-        "description": description,
+        "description": marked(description, marker) if marker else description,
         "subtype": "CUSTOM",
         "customer_file_source": "USER_PROVIDED_ONLY",
     }
@@ -174,8 +199,10 @@ def create_lookalike(
     country: str,
     *,
     value_based: bool = False,
+    marker: str | None = None,
 ) -> CreatedObject:
-    """Create a lookalike of ``origin_audience_id`` in ``country`` (ISO-2) at ``ratio`` (0.01 = 1 %).
+    """Create a lookalike of ``origin_audience_id`` in ``country`` (ISO-2) at ``ratio`` (0.01 = 1 %);
+    ``marker`` goes in its description (:func:`marked`).
 
     A lookalike of a value-based seed is value-based; the platform has no other flag for it. With
     ``value_based`` the spec is written as the SDK's value-based example writes it (``type``
@@ -193,6 +220,7 @@ def create_lookalike(
             "name": name,
             "subtype": "LOOKALIKE",
             "origin_audience_id": origin_audience_id,
+            "description": marked("Lookalike", marker) if marker else None,
             "lookalike_spec": (
                 {"type": "custom_ratio", "ratio": ratio, "country": country.upper()}
                 if value_based

@@ -139,13 +139,16 @@ class AdObjectSummary(BaseModel):
     created_time: datetime | None = None
 
 
-def list_objects(client: GraphClient, ad_account_id: str, edge: Edge) -> list[AdObjectSummary]:
-    """Every object on the ad account's ``edge`` with its name, status and creation time."""
+def list_objects(
+    client: GraphClient, ad_account_id: str, edge: Edge, *, name: str | None = None
+) -> list[AdObjectSummary]:
+    """Every object on the ad account's ``edge`` (only those called ``name`` when given, filtered by
+    the platform: docs/platform-notes.md §2.4) with its name, status and creation time."""
     path = f"{ad_account_node(ad_account_id)}/{edge}"
-    return [
-        AdObjectSummary.model_validate(node)
-        for node in client.iterate(path, {"fields": "name,status,created_time"})
-    ]
+    query: dict[str, Any] = {"fields": "name,status,created_time"}
+    if name is not None:
+        query["filtering"] = [{"field": "name", "operator": "EQUAL", "value": name}]
+    return [AdObjectSummary.model_validate(node) for node in client.iterate(path, query)]
 
 
 def set_status(client: GraphClient, object_id: str, status: str) -> None:

@@ -11,9 +11,11 @@ Publishing is a plan followed by resumable steps, all recorded on the audience:
    create is marked ``attempted`` before it is sent: when its answer is lost (it may have run), the
    object is looked up by name and creation time before creating again or rolling back.
 3. **Activate** ad, ad set, then campaign, only when the user asked for it.
-4. On a failure in 2 or 3, **roll back**: delete what exists, newest first. An object whose deletion
+4. On a refusal in 2 or 3, **roll back**: delete what exists, newest first. An object whose deletion
    fails stays listed on the audience (``delete_failed``) with its id, so nothing on the platform is
-   left unreported.
+   left unreported. A failure that may not be one (a lost answer, a transient error) is not rolled
+   back: the run stops, and the repeat resumes it, adopting the object if it was made, so the
+   account ends with one object of each kind.
 
 ``advance`` does one step and is what a Step Functions task calls; ``publish`` runs the steps to the
 end for the API route. Throttling stops a run without rolling back: the record says where it stands
@@ -53,7 +55,7 @@ from shared.platform.accounts import (
     require_pixel,
 )
 from shared.platform.client import GraphClient
-from shared.platform.errors import PlatformError, PlatformThrottled
+from shared.platform.errors import PlatformError, PlatformThrottled, PlatformUnavailable
 from shared.platform.retry import may_have_executed
 from shared.publishing.budget import to_minor_units
 from shared.publishing.checkout import HostedCheckout
@@ -294,6 +296,19 @@ class PublishingService:
         except ServiceError as exc:
             if publication.state != "creating":
                 raise
+            if isinstance(exc, PlatformError) and may_have_executed(exc):
+                # Not a refusal: the platform may have made the object (its answer lost) or may make
+                # it on a second try. Nothing is rolled back; a repeat of the request (or the state
+                # machine's retry) resumes here and adopts the object by its name if it exists, so
+                # the account ends with one of each kind.
+                self._save(record)
+                raise PlatformUnavailable(
+                    "The platform did not confirm a step of the advert; what exists is listed with the "
+                    "audience.",
+                    remedy="Repeat the request with the same Idempotency-Key: it continues where this "
+                    "one stopped and creates nothing twice.",
+                    detail=exc.detail,
+                ) from exc
             publication.state = "rolling_back"
             publication.failure = FailureRecord(code=exc.code, message=exc.message, remedy=exc.remedy)
             self._save(record)
@@ -615,9 +630,12 @@ def _adopt(publication: PublicationRecord, pending: AdObjectRecord, graph: Graph
     known = {o.platform_id for o in publication.objects if o.platform_id}
     since = publication.started_at - ADOPTION_SKEW
     name = pending.params.get("name")
+    listed = campaigns.list_objects(
+        graph, publication.ad_account_id, EDGE_OF_KIND[pending.kind], name=str(name) if name else None
+    )
     candidates = [
         found
-        for found in campaigns.list_objects(graph, publication.ad_account_id, EDGE_OF_KIND[pending.kind])
+        for found in listed
         if found.name == name
         and found.id not in known
         and found.status != "DELETED"

@@ -16,6 +16,9 @@ class LookalikeRecord(BaseModel):
     size_percent: int
     country: str
     status: Literal["pending", "active", "failed"] = "pending"
+    # Saved before the create is sent: without an id, the lookalike may exist (its answer lost) and is
+    # looked for by its marker before it is created again.
+    create_sent: bool = False
 
 
 class UploadProgress(BaseModel):
@@ -236,6 +239,9 @@ class AudienceRecord(BaseModel):
     status: AudienceState
     ad_account_id: str
     platform_custom_audience_id: str | None = None
+    # Saved before the create is sent: without an id, the platform audience may exist (its answer
+    # lost) and is looked for by its marker (``platform_marker``) before it is created again.
+    platform_create_sent: bool = False
     user_count: int = 0
     quality: dict[str, Any] = Field(default_factory=dict)
     upload: UploadProgress | None = None

@@ -506,26 +506,37 @@ def test_the_budget_is_sent_in_the_minor_units_of_the_accounts_currency(
         assert reason in refused.json()["message"]
 
 
-def test_an_ad_set_whose_answer_was_lost_is_found_and_deleted_by_the_rollback(
-    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client
+@pytest.mark.parametrize(
+    "fault",
+    [
+        pytest.param("lost_answer", id="made-but-answer-lost"),
+        pytest.param("transient", id="transient-not-made"),
+    ],
+)
+def test_an_ad_set_whose_outcome_is_unknown_is_resumed_by_the_retry_one_object_of_each_kind(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client, fault: str
 ) -> None:
-    # Given the platform creates the ad set but its answer is lost (HTTP 500, transient)
+    # Given the platform fails the ad set's create with HTTP 500 (code 2, transient): having made
+    # it (its answer lost), or not
     org = scenario_org("default")
     audience = create_audience(api, org)
-    sandbox.post(
-        "/faults", json={"kind": "lost_answer", "method": "POST", "path": "/adsets$"}
-    ).raise_for_status()
-    # When the advert is published
-    response = publish(api, org, audience)
-    # Then the failure is reported, and the ad set nobody was told about was found and deleted too
-    assert response.status_code == 502, response.text
-    assert "Nothing was left on the platform" in response.json()["error"]["message"]
+    sandbox.post("/faults", json={"kind": fault, "method": "POST", "path": "/adsets$"}).raise_for_status()
+    headers = {**org.headers, "Idempotency-Key": f"publish-{uuid.uuid4()}"}
+    path = f"/platform-ads/audiences/{audience['audienceId']}/advert"
+    # When the advert is published, and the request repeated
+    failed = api.post(path, json=advert(), headers=headers)
+    listed_between = advert_listed(api, org, audience)
+    retried = api.post(path, json=advert(), headers=headers)
+    # Then the first says to repeat it, nothing was rolled back meanwhile, and the repeat finishes
+    assert failed.status_code == 502, failed.text
+    assert "same Idempotency-Key" in failed.json()["error"]["remedy"]
+    assert listed_between["state"] == "creating"
+    assert retried.status_code == 201, retried.text
+    # And the account holds exactly one object of each kind, all of them the advert's
     objects = ad_objects(sandbox)
-    assert sorted(o["kind"] for o in objects) == ["adset", "campaign"]
-    assert live_objects(sandbox) == []
-    shown = {o["kind"]: o for o in advert_listed(api, org, audience)["objects"]}
-    ad_set_id = next(o["id"] for o in objects if o["kind"] == "adset")
-    assert (shown["adset"]["platformId"], shown["adset"]["state"]) == (ad_set_id, "deleted")
+    assert sorted(o["kind"] for o in objects) == ["ad", "adcreative", "adset", "campaign"]
+    assert not [o for o in objects if o["status"] == "DELETED"]
+    assert {o["id"] for o in objects} == set(ids_of(retried.json()).values())
 
 
 def test_a_step_after_a_crash_adopts_the_object_instead_of_creating_it_twice(

@@ -93,6 +93,27 @@ class TestCreate:
         # Then only the live one is there
         assert data == [{"id": kept, "name": "Kept"}]
 
+    def test_listing_filters_on_the_description(self, graph: Graph) -> None:
+        # Given two audiences whose descriptions carry different markers
+        for marker in ("one", "two"):
+            graph(
+                "POST",
+                f"/{ACCOUNT}/customaudiences",
+                data={**CUSTOM, "description": f"Buyers [ref {marker}]"},
+            )
+        # When the account's audiences are listed with a filter on the description
+        query = json.dumps([{"field": "description", "operator": "CONTAIN", "value": "[ref two]"}])
+        data = graph(
+            "GET", f"/{ACCOUNT}/customaudiences", query_string={"fields": "description", "filtering": query}
+        )
+        # Then only the matching one is listed
+        assert [a["description"] for a in data.get_json()["data"]] == ["Buyers [ref two]"]
+
+    def test_an_unknown_filter_operator_is_refused(self, graph: Graph) -> None:
+        query = json.dumps([{"field": "name", "operator": "LIKE", "value": "x"}])
+        response = graph("GET", f"/{ACCOUNT}/customaudiences", query_string={"filtering": query})
+        assert error_of(response)["code"] == 100
+
 
 class TestUsers:
     def test_upload_counts_received_and_invalid_entries(
