@@ -2,7 +2,7 @@ import { announce, api, el, formatDate, page } from "./app.js";
 
 const tbody = document.getElementById("audiences");
 // Text says the state; the badge colour only repeats it.
-const KINDS = { active: "ok", ready: "ok", failed: "bad", deleted: "info" };
+const KINDS = { active: "ok", ready: "ok", failed: "bad", deleted: "info", deleted_on_platform: "bad" };
 
 async function load() {
   const { audiences } = await api("/platform-ads/audiences");
@@ -29,7 +29,8 @@ function row(audience) {
     cell("Status", el("span", {},
       el("span", { class: `badge ${KINDS[audience.status] ?? "info"}` }, audience.status.replaceAll("_", " ")),
       progress,
-      audience.status === "failed" && audience.failure
+      // Failed, or deleted on the platform (in its ads manager): what happened and what to do.
+      ["failed", "deleted_on_platform"].includes(audience.status) && audience.failure
         ? el("span", { class: "remedy" }, ` ${audience.failure.message}${audience.failure.remedy ? ` What to do: ${audience.failure.remedy}` : ""}`)
         : null)),
     cell("Size", audience.holdout

@@ -322,7 +322,9 @@ class ActivationStatus(CamelModel):
 
     audience_id: str
     name: str
-    status: str = Field(description="The audience: creating, uploading, active or failed.")
+    status: str = Field(
+        description="The audience: creating, uploading, active, failed or deleted_on_platform."
+    )
     state: str = Field(description="The attempt: running, waiting, succeeded or failed.")
     step: str = Field(description="The current (or last) step: one of steps, queued or done.")
     steps: list[str] = Field(description="This activation's steps in order.")

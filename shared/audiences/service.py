@@ -10,7 +10,6 @@ lost and nobody is uploaded twice.
 
 from __future__ import annotations
 
-import contextlib
 import csv
 import hashlib
 import io
@@ -34,6 +33,12 @@ from shared.activation.steps import (
     planned_steps,
 )
 from shared.audiences.batching import iter_batches, new_upload_session
+from shared.audiences.drift import (
+    DELETED_ON_PLATFORM,
+    deleted_on_platform,
+    gone_on_platform,
+    mark_deleted_on_platform,
+)
 from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED
 from shared.audiences.models import (
     ActivationRequest,
@@ -464,6 +469,8 @@ class AudienceService:
         failed refresh is reported and can be repeated once the platform's session has ended.
         """
         record = self._require(org_id, audience_id)
+        if record.status == DELETED_ON_PLATFORM:
+            raise deleted_on_platform(record)
         if record.status != "active" or record.platform_custom_audience_id is None:
             raise PreconditionFailed(
                 f"Audience {audience_id} is {record.status}; only an active audience can be refreshed.",
@@ -494,6 +501,12 @@ class AudienceService:
                 platform.replace_users, graph, record.platform_custom_audience_id, prepared, progress
             ):
                 pass
+        except ServiceError as exc:
+            if not gone_on_platform(exc):
+                raise
+            mark_deleted_on_platform(record)
+            self._save(record)
+            raise deleted_on_platform(record) from exc
         finally:
             self.connections.record_usage(org_id, graph)
         if record.snapshot_key and record.holdout is not None:
@@ -668,6 +681,11 @@ def _send_batches(
 
 
 def _delete_on_platform(graph: GraphClient, platform_id: str) -> None:
-    # Already gone on the platform: the goal is reached.
-    with contextlib.suppress(AudienceUnavailable):
+    # Already gone on the platform (deleted in its ads manager, say): the goal is reached.
+    try:
         platform.delete_custom_audience(graph, platform_id)
+    except AudienceUnavailable:
+        pass
+    except ServiceError as exc:
+        if not gone_on_platform(exc):
+            raise

@@ -35,6 +35,12 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel
 
 from shared.audiences.batching import iter_batches, new_upload_session
+from shared.audiences.drift import (
+    DELETED_ON_PLATFORM,
+    deleted_on_platform,
+    gone_on_platform,
+    mark_deleted_on_platform,
+)
 from shared.audiences.holdout import GROUP_HOLDOUT
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import (
@@ -172,6 +178,8 @@ class AudienceSyncService:
         """Start a sync now (refresh now); it runs in the background and shows as ``sync.current``."""
         record = self._require(org_id, audience_id)
         sync = _syncable(record)
+        if record.status == DELETED_ON_PLATFORM:
+            raise deleted_on_platform(record)
         if record.status != "active":
             raise PreconditionFailed(
                 f"Audience {audience_id} is {record.status}; only an active audience can be synced.",
@@ -268,13 +276,13 @@ class AudienceSyncService:
         except PlatformUnavailable:
             raise
         except ServiceError as exc:
-            self._close(
-                record,
-                sync,
-                run,
-                "failed",
-                FailureRecord(code=exc.code, message=exc.message, remedy=exc.remedy),
-            )
+            failure = FailureRecord(code=exc.code, message=exc.message, remedy=exc.remedy)
+            if gone_on_platform(exc):
+                # Deleted in the platform's ads manager: listed as such, and no sync is scheduled.
+                mark_deleted_on_platform(record)
+                failure = record.failure or failure
+                sync.frequency = "off"
+            self._close(record, sync, run, "failed", failure)
             return AudienceSyncProgress(status="done")
         finally:
             self.connections.record_usage(org_id, graph)

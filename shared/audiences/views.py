@@ -130,7 +130,9 @@ def activation_status(record: AudienceRecord) -> ActivationStatus:
     state = (
         activation.state
         if activation
-        else {"active": "succeeded", "failed": "failed"}.get(record.status, "running")
+        else {"active": "succeeded", "failed": "failed", "deleted_on_platform": "succeeded"}.get(
+            record.status, "running"
+        )
     )
     rows_total = upload.total_rows if upload else (activation.rows_total if activation else 0)
     uploaded = min(rows_total, upload.batches_done * upload.batch_size) if upload else 0

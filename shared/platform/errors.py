@@ -118,6 +118,13 @@ def _as_str(value: Any) -> str | None:
     return str(value) if value is not None else None
 
 
+def object_gone(error: PlatformError) -> bool:
+    """Whether the platform says the object no longer exists: 100/33 (it does not exist or cannot be
+    seen, docs/platform-notes.md §3.5) or 1487366 (the Custom Audience has been deleted)."""
+    detail = error.detail
+    return detail is not None and ((detail.code, detail.subcode) == (100, 33) or detail.code == 1487366)
+
+
 # --- Typed errors -------------------------------------------------------------------------------
 # Each class adds the platform context to one ``shared.errors`` class. ``PlatformError`` defines
 # no ``status`` so the domain base class decides it (MRO: leaf -> PlatformError -> domain class).

@@ -8,7 +8,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 Objective = Literal["retargeting", "prospecting"]
-AudienceState = Literal["creating", "uploading", "active", "failed"]
+# deleted_on_platform: the platform no longer has it (deleted in its ads manager); the service keeps
+# it listed until it is deleted here.
+AudienceState = Literal["creating", "uploading", "active", "failed", "deleted_on_platform"]
 
 
 class LookalikeRecord(BaseModel):
