@@ -13,7 +13,13 @@ from pydantic import ValidationError
 
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.snapshot import csv_safe_text, score_cell, snapshot_row
-from shared.audiences.uploads import customer_value, invalid_rows, plainly_valid, row_problems
+from shared.audiences.uploads import (
+    bounded_lines,
+    customer_value,
+    invalid_rows,
+    plainly_valid,
+    row_problems,
+)
 from shared.errors import ValidationFailed
 
 if TYPE_CHECKING:
@@ -66,7 +72,8 @@ def users_csv(users: list[AudienceUser], values: Mapping[str, float] | None = No
 
 def _csv_rows(data: BinaryIO) -> tuple[list[str], _CsvReader]:
     # Read through a wrapper over the S3 stream: a million-user file is never held whole.
-    reader = csv.reader(io.TextIOWrapper(data, encoding="utf-8-sig", newline=""))
+    # Lines are bounded (uploads.bounded_lines): a file of one enormous line is refused, not read.
+    reader = csv.reader(bounded_lines(io.TextIOWrapper(data, encoding="utf-8-sig", newline="")))
     header = next(reader, [])
     return header, reader
 

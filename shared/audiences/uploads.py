@@ -22,6 +22,10 @@ from shared.wire_models import CamelModel
 UPLOAD_LINK_SECONDS = 900
 CSV_COLUMNS = "user_id,email,firstName,lastName,phone,score,country"
 _PROBLEMS_SHOWN = 5
+# The longest line a users CSV may have: a row of seven columns (and a value) fits in a few hundred
+# characters. A file of one enormous line (no line ends, or a header of millions of columns) is
+# refused at this length, before Python's csv module builds a cell per field of it.
+MAX_LINE_CHARS = 65_536
 
 
 class UploadLink(CamelModel):
@@ -67,6 +71,43 @@ def read_users(lines: Iterator[str] | TextIO) -> list[AudienceUser]:
     return users
 
 
+def bounded_lines(text: TextIO, what: str = "The uploaded CSV", limit: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """The lines of ``text`` for ``csv.reader``, each read at most ``limit`` characters at a time, so a
+    line with no end is never read whole. Raises ``ValidationFailed`` naming ``what``, the line and
+    the limit for a longer line."""
+    number = 0
+    while line := text.readline(limit + 1):
+        number += 1
+        if len(line) > limit:
+            raise ValidationFailed(
+                f"{what} has a line longer than {limit:,} characters (line {number}): it is not a list "
+                "of users, one per line.",
+                field="uploadId",
+                remedy=f"Export the list again as CSV with a header row ({CSV_COLUMNS}) and one user per "
+                "line, then upload it and use its new uploadId.",
+            )
+        yield line
+
+
+def csv_rows(text: TextIO, what: str = "The uploaded CSV") -> Iterator[list[str]]:
+    """``csv.reader`` over :func:`bounded_lines`; a malformed record (a field over the csv module's
+    own limit, a NUL) is a ``ValidationFailed`` naming ``what`` and the line, never a crash."""
+    reader = csv.reader(bounded_lines(text, what))
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise ValidationFailed(
+                f"{what} cannot be read as CSV at line {reader.line_num}: {exc}.",
+                field="uploadId",
+                remedy=f"Export the list again as CSV ({CSV_COLUMNS}), then upload it and use its new "
+                "uploadId.",
+            ) from exc
+        yield row
+
+
 class UploadBlobs(Protocol):
     def open(self, key: str) -> BinaryIO: ...
     def size(self, key: str) -> int | None: ...
@@ -99,7 +140,7 @@ def check_upload(
     header without ``user_id``, no rows, or a start that is not UTF-8."""
     with open_upload(org_id, upload_id, blobs, max_bytes) as text:
         try:
-            reader = csv.reader(text)
+            reader = csv_rows(text, f"The uploaded CSV (upload {upload_id})")
             header = next(reader, None)
             if header is None or "user_id" not in header:
                 _refuse(["the header row must include a user_id column"])
@@ -196,7 +237,7 @@ def users_from_upload(org_id: str, upload_id: str, blobs: UploadBlobs, max_bytes
     never by value."""
     try:
         with open_upload(org_id, upload_id, blobs, max_bytes) as text:
-            users = read_users(text)
+            users = read_users(bounded_lines(text, f"The uploaded CSV (upload {upload_id})"))
     except UnicodeDecodeError as exc:
         raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
     except InvalidFile as exc:

@@ -120,3 +120,25 @@ def test_a_file_that_is_not_utf8_is_refused_naming_the_upload(blobs: WatchedBlob
 def test_a_missing_upload_is_not_found(blobs: WatchedBlobs) -> None:
     with pytest.raises(NotFound):
         check_upload(ORG, UPLOAD, blobs, max_bytes=1_000)
+
+
+def test_a_file_of_one_enormous_line_is_refused_naming_the_upload_and_the_limit(blobs: WatchedBlobs) -> None:
+    # Given: 8 MB with no line end (a header of four million columns)
+    data = b"user_id,email," + b"a," * 4_000_000
+    blobs.put(upload_key(ORG, UPLOAD), data, "text/csv")
+    # When
+    with pytest.raises(ValidationFailed) as refused:
+        check_upload(ORG, UPLOAD, blobs, max_bytes=len(data))
+    # Then: refused after reading about the limit, never the whole line
+    assert refused.value.field == "uploadId"
+    assert f"The uploaded CSV (upload {UPLOAD}) has a line longer than 65,536 characters (line 1)" in (
+        refused.value.message
+    )
+    assert blobs.total_read <= 4 * 64 * 1024 < len(data)
+
+
+def test_a_row_longer_than_the_limit_is_refused_naming_its_line(blobs: WatchedBlobs) -> None:
+    data = b"user_id,email\n" + b"u1," + b"x" * 200_000 + b"\n"
+    blobs.put(upload_key(ORG, UPLOAD), data, "text/csv")
+    with pytest.raises(ValidationFailed, match=r"longer than 65,536 characters \(line 2\)"):
+        check_upload(ORG, UPLOAD, blobs, max_bytes=len(data))
