@@ -27,6 +27,13 @@ from shared.dataplane.engine import Workspace
 
 FileFormat = Literal["csv", "jsonl", "parquet"]
 _LINE_CHUNK = 64 << 20
+# A CSV file's lines: at most this many bytes each (the engine's own max_line_size), and a header of
+# at most this many columns (a shop's exports have a few dozen). A file of one enormous line, or a
+# header of a million columns, is refused at once rather than handed to the sniffer, which took 77 s
+# over a 100 MB line (at load 20) before failing with the whole line in its message.
+MAX_LINE_BYTES = 2 << 20
+MAX_COLUMNS = 1_000
+_DELIMITERS = (b",", b";", b"\t", b"|")
 
 
 @dataclass(frozen=True)
@@ -74,12 +81,15 @@ def format_of(name: str, head: bytes, options: FileOptions) -> FileFormat:
 
 
 def detect(workspace: Workspace, path: Path, name: str, options: FileOptions) -> Dialect:
-    """The file's dialect: what ``options`` give, the engine's sniffer for the rest (CSV)."""
+    """The file's dialect: what ``options`` give, the engine's sniffer for the rest (CSV). Raises
+    :class:`Unreadable` for a CSV header over ``MAX_HEADER_BYTES`` or ``MAX_COLUMNS``."""
     with path.open("rb") as file:
         head = file.read(4096)
     fmt = format_of(name, head, options)
     if fmt != "csv" or not head.strip():
         return Dialect(format=fmt)  # (an empty file has no header: the caller says so)
+    check_header_size(path, options.delimiter)
+    check_line_lengths(path)
     try:
         [sniffed] = queries.run(workspace.connection, "read_sniff_csv", {"path": str(path)}).fetchall()
     except duckdb.Error as exc:
@@ -92,6 +102,41 @@ def detect(workspace: Workspace, path: Path, name: str, options: FileOptions) ->
         escape=options.escape if options.escape is not None else escape or quote or '"',
         encoding=options.encoding or "utf-8",
     )
+
+
+def check_header_size(path: Path, delimiter: str | None = None) -> None:
+    """Refuse (:class:`Unreadable`, line 1) a CSV whose first line is longer than ``MAX_LINE_BYTES``
+    or holds more than ``MAX_COLUMNS`` cells, reading at most the limit. Cells are counted by the
+    delimiter given, else the likeliest of the usual ones (a quoted delimiter counts too: a header
+    has none)."""
+    with path.open("rb") as file:
+        first = file.readline(MAX_LINE_BYTES + 1)
+    if len(first) > MAX_LINE_BYTES:
+        raise Unreadable(f"line 1 is longer than {MAX_LINE_BYTES:,} bytes, the limit for one line", 1)
+    candidates = (delimiter.encode(),) if delimiter else _DELIMITERS
+    columns = max(first.count(candidate) for candidate in candidates) + 1
+    if columns > MAX_COLUMNS:
+        raise Unreadable(f"its header has {columns:,} columns; the limit is {MAX_COLUMNS:,}", 1)
+
+
+def check_line_lengths(path: Path, limit: int = MAX_LINE_BYTES) -> None:
+    """Refuse (:class:`Unreadable`, naming the line) a file with a line longer than ``limit`` bytes.
+    Read in chunks, the line breaks found by numpy: no line is ever held whole."""
+    line, run = 1, 0  # the current line's number, and its bytes seen so far
+    with path.open("rb") as file:
+        while chunk := file.read(_LINE_CHUNK):
+            breaks = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 10)
+            starts = np.concatenate(([0], breaks + 1))
+            ends = np.concatenate((breaks, [len(chunk)]))
+            lengths = ends - starts
+            lengths[0] += run
+            longest = int(np.argmax(lengths))
+            if lengths[longest] > limit:
+                raise Unreadable(
+                    f"line {line + longest:,} is longer than {limit:,} bytes, the limit for one line",
+                    line + longest,
+                )
+            line, run = line + len(breaks), int(lengths[-1])
 
 
 def read_header(path: Path, dialect: Dialect) -> list[str]:

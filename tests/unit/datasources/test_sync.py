@@ -174,6 +174,35 @@ def test_a_file_level_problem_fails_the_sync_and_the_previous_dataset_stays(
     assert view.current.version == first
 
 
+@pytest.mark.parametrize(
+    ("orders", "words"),
+    [
+        (
+            b"order_id,user_id,product_id,quantity,amount,timestamp" + b",c" * 1_000_000 + b"\n",
+            "at line 1 (its header has 1,000,006 columns; the limit is 1,000)",
+        ),
+        (b"x" * 3_000_000, "at line 1 (line 1 is longer than 2,097,152 bytes, the limit for one line)"),
+        (
+            ORDERS + b"o9," + b"x" * 3_000_000 + b",p1,1,1.0,2024-01-01T00:00:00Z\n",
+            "(line 5 is longer than 2,097,152 bytes, the limit for one line)",
+        ),
+    ],
+    ids=["a million columns", "one enormous line", "an enormous record"],
+)
+def test_a_hostile_orders_file_fails_the_sync_naming_the_file_and_the_limit(
+    world: DataSourceWorld, orders: bytes, words: str
+) -> None:
+    # When an orders file with a header of a million columns, or a line over the limit, is synced
+    sync(world, world.put_files(CUSTOMERS, PRODUCTS, orders))
+    # Then the sync fails at once naming the file, the line and the limit
+    latest = world.service.view(ORG).syncs[0]
+    assert latest.state == "failed"
+    assert latest.error is not None
+    assert latest.error["field"] == "file"
+    assert "orders.csv is not readable CSV" in latest.error["message"]
+    assert words in latest.error["message"]
+
+
 def test_duplicate_customers_are_rejected_rows(world: DataSourceWorld) -> None:
     # Given a customers file naming u1 twice
     customers = CUSTOMERS + b"u1,other@example.com,,,,GB\n"
