@@ -35,14 +35,11 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
         "dataset_version": sync.dataset_version,
         # The training steps pass it on as the job's horizon_days (null: the training default).
         "horizon_days": sync.horizon_days,
-        # What the training jobs read: the good rows as CSV (a version synced before the engine has
-        # them under the kind itself), and training.npz.
+        # What the training jobs are given: training.npz, which they read, and the version's tables
+        # (read only by a job without training arrays; a sync always writes them).
         "keys": (
             {
-                **{
-                    kind: keys.keys.get(f"{kind}_csv", keys.keys[kind])
-                    for kind in ("customers", "products", "orders")
-                },
+                **{kind: keys.keys[kind] for kind in ("customers", "products", "orders")},
                 "training": keys.keys.get("training"),
             }
             if keys

@@ -403,8 +403,6 @@ def add_checkout_orders(workspace: Workspace, directory: Path, check: ShopCheck)
 def write_version(workspace: Workspace, files: Mapping[str, SyncFile], check: ShopCheck) -> dict[str, Path]:
     """Every object of a dataset version, by its key in ``DatasetVersion.keys`` (docs/data-plane.md)."""
     objects: dict[str, Path] = dict(write_tables(workspace))
-    # Until training reads training.npz and the activation customers.parquet, they read these.
-    objects.update({f"{kind}_csv": path for kind, path in write_csv_tables(workspace).items()})
     objects["training"] = write_training(workspace)
     objects["aggregates"], objects["order_lines"] = write_aggregates(workspace, check.orders_end)
     objects["identifiers"] = write_coverage(workspace)
@@ -429,20 +427,6 @@ def write_tables(workspace: Workspace) -> dict[str, Path]:
     for kind in KINDS:
         path = workspace.path(f"{kind}.parquet")
         workspace.connection.sql(queries.text(f"dataset_{kind}")).write_parquet(str(path))
-        written[kind] = path
-    return written
-
-
-def write_csv_tables(workspace: Workspace) -> dict[str, Path]:
-    """The good rows as CSV files the record-model loader reads (``shared.ml.datasets``): the
-    readers that have not moved to the columnar objects yet (docs/data-plane.md, "Moving over")."""
-    written = {}
-    for kind in KINDS:
-        path = workspace.path(f"{kind}.csv")
-        query = queries.text(f"dataset_{kind}")
-        workspace.connection.execute(
-            f"COPY ({query}) TO $path (FORMAT csv, HEADER true)", {"path": str(path)}
-        )
         written[kind] = path
     return written
 

@@ -201,24 +201,7 @@ class TargetingService:
                 shop_average_order_value(spend, orders),  # every training user, not only the kept
             )
             predicted = dict(zip(ids, kept.tolist(), strict=True))
-        # The good rows as CSV while this reads records (docs/data-plane.md, "Moving over").
-        key = dataset.keys.get("customers_csv", dataset.keys["customers"])
-        customers = load_records(self.blobs.get(key), CustomerRecord, file_name=key.rsplit("/", 1)[-1])
-        users = [
-            AudienceUser(
-                user_id=c.user_id,
-                email=c.email,
-                first_name=c.first_name,
-                last_name=c.last_name,
-                phone=c.phone,
-                country=c.country,
-                limited_data_use=c.limited_data_use,
-                state=c.state,
-                score=chosen[c.user_id],
-            )
-            for c in customers
-            if c.user_id in chosen
-        ]
+        users = self._customers(dataset, ids, chosen)
         users.sort(key=lambda user: -(user.score or 0.0))
         if not users:
             raise PreconditionFailed(
@@ -262,6 +245,38 @@ class TargetingService:
                 "first step.",
             )
         return model, self.bundles.bundle_for(model), dataset
+
+    def _customers(
+        self, dataset: DatasetVersion, ids: list[str], chosen: dict[str, float]
+    ) -> list[AudienceUser]:
+        """The chosen users that have a customer row, with their identifiers and scores, by user_id:
+        from ``customers.parquet`` through the engine (only the segment's rows leave it), or, for a
+        version synced before the engine, from its customers CSV file."""
+        key = dataset.keys["customers"]
+        if key.endswith(".parquet"):
+            from shared.dataplane.customers import segment_customers  # the engine: its own layer
+
+            found = segment_customers(self.blobs.get(key), np.array(ids, dtype=np.str_))
+            return [
+                AudienceUser(**dict(zip(found, row, strict=True)), score=chosen[row[0]])
+                for row in zip(*found.values(), strict=True)
+            ]
+        customers = load_records(self.blobs.get(key), CustomerRecord, file_name=key.rsplit("/", 1)[-1])
+        return [
+            AudienceUser(
+                user_id=c.user_id,
+                email=c.email,
+                first_name=c.first_name,
+                last_name=c.last_name,
+                phone=c.phone,
+                country=c.country,
+                limited_data_use=c.limited_data_use,
+                state=c.state,
+                score=chosen[c.user_id],
+            )
+            for c in customers
+            if c.user_id in chosen
+        ]
 
     def _warnings(
         self,
