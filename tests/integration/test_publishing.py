@@ -506,6 +506,17 @@ def test_the_budget_is_sent_in_the_minor_units_of_the_accounts_currency(
         assert reason in refused.json()["message"]
 
 
+# The campaign and the creative are first validated (execution_options=validate_only) by a POST to
+# the same edge: the fault lets that one through.
+EDGES = [
+    pytest.param("/campaigns$", 1, id="campaign"),
+    pytest.param("/adsets$", 0, id="adset"),
+    pytest.param("/adcreatives$", 1, id="adcreative"),
+    pytest.param("/ads$", 0, id="ad"),
+]
+
+
+@pytest.mark.parametrize(("edge", "after"), EDGES)
 @pytest.mark.parametrize(
     "fault",
     [
@@ -513,14 +524,15 @@ def test_the_budget_is_sent_in_the_minor_units_of_the_accounts_currency(
         pytest.param("transient", id="transient-not-made"),
     ],
 )
-def test_an_ad_set_whose_outcome_is_unknown_is_resumed_by_the_retry_one_object_of_each_kind(
-    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client, fault: str
+def test_a_create_whose_outcome_is_unknown_is_resumed_by_the_retry_one_object_of_each_kind(
+    api: httpx.Client, scenario_org: Any, sandbox: httpx.Client, fault: str, edge: str, after: int
 ) -> None:
-    # Given the platform fails the ad set's create with HTTP 500 (code 2, transient): having made
-    # it (its answer lost), or not
+    # Given the platform fails one object's create with HTTP 500 (code 2, transient): having made it
+    # (its answer lost), or not
     org = scenario_org("default")
     audience = create_audience(api, org)
-    sandbox.post("/faults", json={"kind": fault, "method": "POST", "path": "/adsets$"}).raise_for_status()
+    fault_spec = {"kind": fault, "method": "POST", "path": edge, "after": after}
+    sandbox.post("/faults", json=fault_spec).raise_for_status()
     headers = {**org.headers, "Idempotency-Key": f"publish-{uuid.uuid4()}"}
     path = f"/platform-ads/audiences/{audience['audienceId']}/advert"
     # When the advert is published, and the request repeated
