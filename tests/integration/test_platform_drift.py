@@ -14,7 +14,7 @@ import pytest
 from local.connected import ConnectedOrg
 from local.stack import LocalStack
 from tests.integration.test_audiences import body, users
-from tests.integration.test_publishing import MarketerToken
+from tests.integration.test_publishing import MarketerToken, create_audience, ids_of, publish
 
 
 @pytest.fixture
@@ -73,3 +73,22 @@ def test_an_audience_deleted_in_ads_manager_is_deleted_in_the_service(
     assert deleted.status_code == 204, deleted.text
     audiences = api.get("/platform-ads/audiences", headers=org.headers).json()["audiences"]
     assert audience["audienceId"] not in [a["audienceId"] for a in audiences]
+
+
+def test_an_advert_whose_campaign_was_deleted_in_ads_manager_is_deleted_in_the_service(
+    api: httpx.Client, org: ConnectedOrg, ads_manager: httpx.Client
+) -> None:
+    # Given a published advert whose campaign and ad the marketer deleted by hand
+    audience = create_audience(api, org)
+    published = publish(api, org, audience)
+    assert published.status_code == 201, published.text
+    ids = ids_of(published.json())
+    for kind in ("ad", "campaign"):
+        assert ads_manager.delete(f"/{ids[kind]}").json() == {"success": True}
+    path = f"/platform-ads/audiences/{audience['audienceId']}"
+    # When the advert, then the audience, are deleted in the service
+    advert_deleted = api.delete(f"{path}/advert", params={"confirm": "true"}, headers=org.headers)
+    audience_deleted = api.delete(path, params={"confirm": "true"}, headers=org.headers)
+    # Then both succeed
+    assert advert_deleted.status_code == 204, advert_deleted.text
+    assert audience_deleted.status_code == 204, audience_deleted.text
