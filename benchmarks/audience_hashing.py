@@ -20,6 +20,11 @@ same users, as NormaliseAndHash meets them: a users CSV on disk, read by the eng
 hashed, de-duplicated, counted and written out as the upload's JSON batches. Its target is 5x the plain
 Python pass (``prepare_reference`` from the records, no CSV to read) in wall time, in the same run; the
 engine uses the machine's cores, the Python passes one.
+
+The bulk path is also timed against the code before phones were read with libphonenumber's plans
+(commit ``BULK_BEFORE_COMMIT``, hand-written dialing rules for ten countries decided per number shape),
+each in a fresh child process on the same users CSV, alternating: the ratio is what reading every
+country's numbers costs.
 """
 
 from __future__ import annotations
@@ -28,9 +33,14 @@ import cProfile
 import csv
 import gc
 import hashlib
+import io
 import json
 import os
 import pstats
+import shutil
+import subprocess
+import sys
+import tarfile
 import tempfile
 import time
 from collections import Counter
@@ -45,6 +55,27 @@ from tests.audience_reference import CORPUS_SIZE, generate_corpus, prepare_refer
 TARGET_USERS_PER_SECOND = 300_000
 TARGET_BULK_RATIO = 5.0
 BULK_BATCH_SIZE = 10_000
+BULK_BEFORE_COMMIT = "042a345"
+ROOT = Path(__file__).resolve().parents[1]
+# One bulk pass in a child process (this checkout's code, or the one before): warm once, then time one
+# pass; CPU time is the whole process's (the engine's threads included).
+_BULK_CHILD = """
+import json, sys, time
+from pathlib import Path
+from shared.activation.hashing import batch_documents, csv_header, hash_users, load_users_file
+from shared.dataplane.runner import query_runner
+path = Path(sys.argv[1])
+def once():
+    with query_runner(function_mb=2048) as engine:
+        users = load_users_file(engine, path, csv_header(path), None)
+        hashed = hash_users(engine, users, default_country=None, batch_size=10_000)
+        sum(len(document) for _, document in batch_documents(engine, users, 1, hashed.batches))
+        return hashed.rows
+once()
+cpu, wall = time.process_time(), time.perf_counter()
+rows = once()
+print(json.dumps({"cpu": time.process_time() - cpu, "wall": time.perf_counter() - wall, "rows": rows}))
+"""
 _NON_DIGIT_BYTES = bytes(byte for byte in range(256) if not 0x30 <= byte <= 0x39)
 
 
@@ -117,6 +148,31 @@ def bulk_pass(path: Path) -> int:
         return hashed.rows
 
 
+def _before_code(folder: Path) -> Path:
+    """The ``shared`` package of ``BULK_BEFORE_COMMIT``, unpacked under ``folder``."""
+    code = folder / f"code-{BULK_BEFORE_COMMIT}"
+    archive = subprocess.run(
+        ["git", "archive", BULK_BEFORE_COMMIT, "shared"], cwd=ROOT, check=True, capture_output=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(code, filter="data")
+    return code
+
+
+def bulk_child(code: Path, users_csv: Path) -> dict[str, float]:
+    """One timed bulk pass of the code under ``code`` in a fresh process: cpu, wall seconds, rows."""
+    result = subprocess.run(
+        [sys.executable, "-c", _BULK_CHILD, str(users_csv)],
+        cwd=code,
+        env={**os.environ, "PYTHONPATH": str(code)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    measured: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
+    return measured
+
+
 def _profile(corpus: Sequence[dict[str, str | None]]) -> str:
     """Share of the fast path's time per step (Python functions, builtins counted in their caller)."""
     profiler = cProfile.Profile(builtins=False)
@@ -137,7 +193,7 @@ def _profile(corpus: Sequence[dict[str, str | None]]) -> str:
     return ", ".join(f"{step} {seconds / total:.0%}" for step, seconds in steps.items())
 
 
-def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchRow]:
+def run(size: int = CORPUS_SIZE, repeats: int = 5, *, before: bool = True) -> list[BenchRow]:
     """Time both implementations on one corpus of ``size`` users; users/s per CPU-second (= per core).
 
     The implementations and the minimal pass alternate within each repeat, so all see the same machine;
@@ -160,8 +216,14 @@ def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchRow]:
         reference_runs.append(_seconds(lambda: prepare_reference(corpus)))
         minimal_runs.append(_seconds(lambda: minimal_python(corpus)))
         bulk_runs.append(_seconds(lambda: bulk_pass(users_csv)))
-    users_csv.unlink()
-    folder.rmdir()
+    now_children: list[dict[str, float]] = []
+    before_children: list[dict[str, float]] = []
+    if before:
+        before_code = _before_code(folder)
+        for _ in range(repeats):
+            now_children.append(bulk_child(ROOT, users_csv))
+            before_children.append(bulk_child(before_code, users_csv))
+    shutil.rmtree(folder)
     load = max(load_before, os.getloadavg()[0])
     reference_wall = min(wall for _, wall in reference_runs)
     bulk_cpu, bulk_wall = (min(run[index] for run in bulk_runs) for index in (0, 1))
@@ -186,7 +248,7 @@ def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchRow]:
         f"{size} synthetic users ({distinct}), best of {repeats} alternating runs, CPU time of 1 thread, "
         f"load average {load:.1f} on os.cpu_count()={os.cpu_count()}"
     )
-    return [
+    rows = [
         BenchRow(
             name="audience_hashing.fast_path",
             value=round(fast),
@@ -249,6 +311,31 @@ def run(size: int = CORPUS_SIZE, repeats: int = 5) -> list[BenchRow]:
                 f"ratio per run {bulk_ratios[0]:.2f}-{bulk_ratios[-1]:.2f}; "
                 f"bulk CPU {size / bulk_cpu:,.0f} users/CPU-s; the tuned Python path (prepare_columns) "
                 f"{size / fast_wall:,.0f} users/s wall; {shared_notes}"
+            ),
+        ),
+    ]
+    if not before:
+        return rows
+    now_cpu, before_cpu = (min(run["cpu"] for run in runs) for runs in (now_children, before_children))
+    now_wall, before_wall = (min(run["wall"] for run in runs) for runs in (now_children, before_children))
+    before_rows = int(before_children[0]["rows"])
+    return [
+        *rows,
+        BenchRow(
+            name="audience_hashing.bulk_vs_before",
+            value=round(size / now_cpu),
+            unit="users/CPU-s",
+            baseline=round(size / before_cpu),
+            ratio=round(before_cpu / now_cpu, 2),
+            target=None,
+            passed=None,
+            notes=(
+                f"bulk path (users CSV -> every JSON batch), each pass in a fresh child process, "
+                f"alternating, best of {repeats}: phones read with libphonenumber's plans against the "
+                f"code of {BULK_BEFORE_COMMIT} (ten hand-written dialing rules, decided per number shape); "
+                f"CPU of the whole process (engine threads included); wall {size / now_wall:,.0f} against "
+                f"{size / before_wall:,.0f} users/s; rows kept {expected_rows:,} against {before_rows:,} "
+                f"(numbers of countries the old rules did not know are read now); {shared_notes}"
             ),
         ),
     ]

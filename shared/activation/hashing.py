@@ -2,9 +2,10 @@
 
 The rules of docs/platform-notes.md §3.7 run as SQL over the whole users file (lower, trim, regular
 expressions, ``sha256``) for the common cases; what repeats is decided once per distinct value (every
-name and country cell, every phone number's shape), and the Python normaliser
-(``shared.audiences.preparation``) decides what SQL cannot: every country cell, names and e-mails that
-are not ASCII, and what the dialing rules do to each phone number's shape. The output is the output of
+name, country cell and phone number), and the Python normaliser (``shared.audiences.preparation``)
+decides what SQL cannot: every country cell, names and e-mails that are not ASCII, and every distinct
+phone number with the country whose numbering plan reads it (libphonenumber's plans, through
+``shared.audiences.phones``). The output is the output of
 ``prepare_columns``, row for row and count for count (``tests/unit/activation/test_hashing.py``
 compares them on every vector the tests hold).
 
@@ -22,6 +23,7 @@ decide every value; nothing else changes.
 from __future__ import annotations
 
 import csv
+import hashlib
 import itertools
 import json
 from collections import Counter
@@ -36,10 +38,10 @@ from shared.audiences.identifiers import DATA_PROCESSING_SCHEMA, SCHEMA, VALUE_S
 from shared.audiences.preparation import (
     IdentifierColumns,
     PreparedAudience,
-    phone_shape,
     prepared_country,
     prepared_email,
     prepared_name,
+    prepared_phone,
     store_country,
 )
 from shared.audiences.quality import IdentifierQuality, QualityReport
@@ -292,36 +294,19 @@ def _decide_texts(engine: QueryRunner) -> None:
 
 
 def _decide_phones(engine: QueryRunner) -> None:
-    shapes = engine.rows("activation_phone_digits")
-    decided = [
-        phone_shape(head, length, international, plan) for _, plan, international, length, head in shapes
-    ]
+    # A number's international form depends on more of its digits than a fixed head (the plans'
+    # patterns reach the whole national number), so each distinct (country, number) is read once.
+    numbers = engine.rows("activation_distinct_phones")
+    decided = [prepared_phone(text, plan) for _, plan, text in numbers]
     engine.insert(
-        "phone_shapes",
+        "phone_rules",
         {
-            "shape": [shape for shape, _, _, _, _ in shapes],
-            "decided": [rule is not None for rule in decided],
-            "cut": [None if rule is None else rule[0] for rule in decided],
-            "prefix": [None if rule is None else rule[1] for rule in decided],
-            "reason": [None if rule is None else _reason(rule[2]) for rule in decided],
+            "country_key": [key for key, _, _ in numbers],
+            "text": [text for _, _, text in numbers],
+            "value": [hashlib.sha256(value.encode()).hexdigest() if value else "" for value, _ in decided],
+            "reason": [_reason(reason) for _, reason in decided],
         },
     )
-    if not all(rule is not None for rule in decided):
-        numbers = engine.rows("activation_undecided_phones")
-        whole = [
-            phone_shape(digits, len(digits), international, plan)
-            for _, plan, international, digits in numbers
-        ]
-        engine.insert(
-            "phone_numbers",
-            {
-                "shape": [shape for shape, _, _, _ in numbers],
-                "digits": [digits for _, _, _, digits in numbers],
-                "cut": [rule[0] if rule else None for rule in whole],
-                "prefix": [rule[1] if rule else None for rule in whole],
-                "reason": [_reason(rule[2]) if rule else None for rule in whole],
-            },
-        )
 
 
 def _report(counted: list[tuple[str, str | None, int]]) -> tuple[QualityReport, dict[str, int]]:

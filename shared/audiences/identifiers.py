@@ -15,7 +15,6 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -51,6 +50,7 @@ class DropReason(Enum):
     PHONE_TOO_SHORT = "phone_too_short"
     PHONE_TOO_LONG = "phone_too_long"
     UNKNOWN_COUNTRY_CODE = "unknown_country_code"
+    INVALID_PHONE = "invalid_phone"
     INVALID_NAME = "invalid_name"
     INVALID_COUNTRY = "invalid_country"
 
@@ -152,11 +152,20 @@ COUNTRY_ALIASES: Mapping[str, str] = {"uk": "gb"}
 
 
 def normalise_country(value: str | None) -> str | DropReason:
-    """Lower-case ISO 3166-1 alpha-2 code (``"GB "`` -> ``"gb"``), or ``EMPTY`` / ``INVALID_COUNTRY``."""
+    """Lower-case ISO 3166-1 alpha-2 code (``"GB "`` -> ``"gb"``), or ``EMPTY`` / ``INVALID_COUNTRY``.
+
+    A value that is not a code is read as a country's English name, alpha-3 code or common form
+    (``"United States"``, ``"USA"``, ``"U.K."``) by ``shared.audiences.countries``, loaded on the first
+    such value; names in other languages (``"Deutschland"``) are not read.
+    """
     if value is None or not (code := value.strip().lower()):
         return DropReason.EMPTY
     code = COUNTRY_ALIASES.get(code, code)
-    return code if code in ISO_COUNTRIES else DropReason.INVALID_COUNTRY
+    if code in ISO_COUNTRIES:
+        return code
+    from shared.audiences.countries import country_code
+
+    return country_code(code) or DropReason.INVALID_COUNTRY
 
 
 def data_processing_options(
@@ -175,169 +184,21 @@ def data_processing_options(
 # --- phone --------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class DialingRule:
-    """How a country writes phone numbers, enough to turn a national number into an international one."""
-
-    calling_code: str
-    # Dialled before a national number at home ("0" in the UK), never part of the international form.
-    trunk_prefix: str
-    # Dialled at home to call abroad ("00", "011" in North America); the digits after it are international.
-    international_prefix: str
-    # Shortest and longest national significant number (the digits after the calling code).
-    min_national_length: int
-    max_national_length: int
-
-
-DIALING_RULES: Mapping[str, DialingRule] = {
-    "gb": DialingRule("44", "0", "00", 9, 10),
-    "us": DialingRule("1", "1", "011", 10, 10),
-    "ca": DialingRule("1", "1", "011", 10, 10),
-    "au": DialingRule("61", "0", "0011", 9, 9),
-    "nz": DialingRule("64", "0", "00", 8, 10),
-    "ie": DialingRule("353", "0", "00", 7, 9),
-    "fr": DialingRule("33", "0", "00", 9, 9),
-    "de": DialingRule("49", "0", "00", 6, 11),
-    "nl": DialingRule("31", "0", "00", 9, 9),
-    "es": DialingRule("34", "", "00", 9, 9),
-}
-# Calling codes are prefix-free (ITU E.164), so at most one of a number's first 1-3 digits matches.
-RULES_BY_CALLING_CODE: Mapping[str, DialingRule] = {
-    rule.calling_code: rule for rule in DIALING_RULES.values()
-}
-# E.164: at most 15 digits including the calling code; shorter than 8 is not a reachable number anywhere
-# we can check, so it is treated as a typo.
-E164_MAX_LENGTH = 15
-E164_MIN_LENGTH = 8
-GENERIC_INTERNATIONAL_PREFIX = "00"
-
-
-class _KeepDigits(dict[int, int | None]):
-    """``str.translate`` table deleting every character except ASCII 0-9, filled lazily per code point.
-
-    Only ASCII digits are kept on purpose: other scripts' digits would hash as different bytes.
-    """
-
-    def __missing__(self, codepoint: int) -> int | None:
-        kept = codepoint if 0x30 <= codepoint <= 0x39 else None
-        self[codepoint] = kept
-        return kept
-
-
-_KEEP_DIGITS = _KeepDigits()
-_NON_DIGIT_BYTES = bytes(byte for byte in range(128) if not 0x30 <= byte <= 0x39)
-
-
-def phone_digits(value: str) -> str:
-    """The ASCII digits of ``value`` in order (``"+44 (0)7700"`` -> ``"4407700"``)."""
-    if value.isascii():
-        # bytes.translate deletes in C without a per-character dictionary lookup: twice as fast.
-        return value.encode().translate(None, _NON_DIGIT_BYTES).decode()
-    return value.translate(_KEEP_DIGITS)
-
-
 def normalise_phone(value: str | None, country: str | None = None) -> str | DropReason:
     """International phone number, digits only: ``"+1 (555) 987-6543"`` -> ``"15559876543"``.
 
-    ``country`` is the customer's (or else the store's) lower-case alpha-2 country; it decides the
-    calling code of a national number (UK ``"07700 900123"`` -> ``"447700900123"``). Returns
-    ``EMPTY``, ``PHONE_TOO_SHORT``, ``PHONE_TOO_LONG`` or ``UNKNOWN_COUNTRY_CODE`` when unusable.
+    ``country`` is the customer's (or else the store's) alpha-2 country; its numbering plan reads a
+    national number (UK ``"07700 900123"`` -> ``"447700900123"``, Japan ``"090-1234-5678"`` ->
+    ``"819012345678"``). Every country's plan comes from libphonenumber (``shared.audiences.phones``,
+    loaded on the first phone). Returns ``EMPTY``, ``PHONE_TOO_SHORT``, ``PHONE_TOO_LONG``,
+    ``UNKNOWN_COUNTRY_CODE`` or ``INVALID_PHONE`` when unusable.
     """
     if value is None or not (stripped := value.strip()):
         return DropReason.EMPTY
-    rule = DIALING_RULES.get(country) if country else None
-    return phone_from_digits(phone_digits(stripped), stripped[0] == "+", rule)
+    from shared.audiences.phones import read_phone
 
-
-def phone_from_digits(
-    digits: str, explicit_international: bool, rule: DialingRule | None
-) -> str | DropReason:
-    """International number from the digits of a phone value.
-
-    The readable rule; ``shared.audiences.preparation`` has a table-driven copy on bytes, kept identical
-    by the equivalence tests.
-
-    ``explicit_international`` means the value started with ``+``; ``rule`` is the country to assume
-    for a national number, or None when unknown.
-    """
-    if not digits:
-        return DropReason.PHONE_TOO_SHORT
-    if not explicit_international:
-        for prefix in _international_prefixes(rule):
-            if digits.startswith(prefix):
-                digits = digits[len(prefix) :]
-                explicit_international = True
-                break
-    if explicit_international:
-        number = digits.lstrip("0")
-        number_rule = _rule_for_calling_code(number)
-        if number_rule is not None:
-            number = number_rule.calling_code + _national_significant(number, number_rule)
-    elif rule is not None:
-        number_rule = rule
-        if not _is_international_for(digits, rule):
-            number = rule.calling_code + _national_significant(digits, rule, has_calling_code=False)
-        else:
-            number = digits  # written without "+" but already starting with the calling code
-    else:
-        number_rule = _rule_for_calling_code(digits)
-        if number_rule is None or not _is_international_for(digits, number_rule):
-            return DropReason.UNKNOWN_COUNTRY_CODE
-        number = digits
-    return _checked_length(number, number_rule)
-
-
-def _international_prefixes(rule: DialingRule | None) -> tuple[str, ...]:
-    """Prefixes meaning "an international number follows": the country's own, then the ITU "00".
-
-    "00" is safe to accept everywhere we know: no national number of those countries starts with it.
-    """
-    if rule is None or rule.international_prefix == GENERIC_INTERNATIONAL_PREFIX:
-        return (GENERIC_INTERNATIONAL_PREFIX,)
-    return (rule.international_prefix, GENERIC_INTERNATIONAL_PREFIX)
-
-
-def _rule_for_calling_code(number: str) -> DialingRule | None:
-    """The known country whose calling code starts ``number`` (codes are 1-3 digits, prefix-free)."""
-    rules = RULES_BY_CALLING_CODE
-    return rules.get(number[:1]) or rules.get(number[:2]) or rules.get(number[:3])
-
-
-def _national_significant(number: str, rule: DialingRule, *, has_calling_code: bool = True) -> str:
-    """The national number without leading zeros or trunk prefix (Meta: "remove any leading zeroes").
-
-    With ``has_calling_code`` it also drops a trunk "0" written after the code, as in the common UK
-    "+44 (0)7700 900123".
-    """
-    national = number[len(rule.calling_code) :] if has_calling_code else number
-    national = national.lstrip("0")
-    if not has_calling_code and rule.trunk_prefix and national.startswith(rule.trunk_prefix):
-        national = national[len(rule.trunk_prefix) :]
-    return national
-
-
-def _is_international_for(digits: str, rule: DialingRule) -> bool:
-    """True when ``digits`` already start with ``rule``'s calling code followed by a national number."""
-    national = digits[len(rule.calling_code) :]
-    return (
-        digits.startswith(rule.calling_code)
-        and rule.min_national_length <= len(national) <= rule.max_national_length
-        and not (rule.trunk_prefix and national.startswith(rule.trunk_prefix))
-    )
-
-
-def _checked_length(number: str, rule: DialingRule | None) -> str | DropReason:
-    """``number`` if its length is possible for its country (or for E.164 when the country is unknown)."""
-    if rule is not None:
-        national_length = len(number) - len(rule.calling_code)
-        low, high = rule.min_national_length, rule.max_national_length
-    else:
-        national_length, low, high = len(number), E164_MIN_LENGTH, E164_MAX_LENGTH
-    if national_length < low:
-        return DropReason.PHONE_TOO_SHORT
-    if national_length > high:
-        return DropReason.PHONE_TOO_LONG
-    return number
+    phone = read_phone(stripped, country)
+    return DropReason(phone) if isinstance(phone, str) else phone.digits
 
 
 # --- names --------------------------------------------------------------------------------------

@@ -21,24 +21,19 @@ from typing import Any
 
 from shared.audiences.identifiers import (
     DATA_PROCESSING_SCHEMA,
-    DIALING_RULES,
-    E164_MAX_LENGTH,
-    E164_MIN_LENGTH,
     EMAIL_DOMAIN,
     EMAIL_LOCAL_PART,
     EMAIL_MAX_LENGTH,
-    GENERIC_INTERNATIONAL_PREFIX,
-    RULES_BY_CALLING_CODE,
     SCHEMA,
     VALUE_SCHEMA_KEY,
     AudienceUser,
-    DialingRule,
     DropReason,
     data_processing_options,
     extern_id,
     is_sha256_hex,
     normalise_country,
     normalise_name,
+    normalise_phone,
 )
 from shared.audiences.quality import QualityReport, build_report
 from shared.errors import ValidationFailed
@@ -303,83 +298,17 @@ def _email_column(values: Sequence[str | None], drops: Counter[DropReason]) -> l
     return out
 
 
-@dataclass(frozen=True, slots=True, eq=False)
-class _PhonePlan:
-    """A ``DialingRule`` as bytes, for the phone column's loop (which works on the UTF-8 bytes).
-
-    Compared and hashed by identity (each country's plan is one module-level object), so it is a cheap
-    part of the phone column's dictionary keys.
-    """
-
-    calling_code: bytes
-    trunk_prefix: bytes
-    # The country's own international prefix first, then the ITU "00" (see phone_from_digits).
-    international_prefixes: tuple[bytes, ...]
-    min_national_length: int
-    max_national_length: int
-
-    @classmethod
-    def of(cls, rule: DialingRule) -> _PhonePlan:
-        prefixes = dict.fromkeys((rule.international_prefix, GENERIC_INTERNATIONAL_PREFIX))
-        return cls(
-            rule.calling_code.encode(),
-            rule.trunk_prefix.encode(),
-            tuple(prefix.encode() for prefix in prefixes),
-            rule.min_national_length,
-            rule.max_national_length,
-        )
-
-
-_PHONE_PLANS: dict[str, _PhonePlan] = {
-    country: _PhonePlan.of(rule) for country, rule in DIALING_RULES.items()
-}
-# Every string of 1-3 digits -> the plan whose calling code starts it (codes are prefix-free), so an
-# international number's country is one dictionary lookup on its first three digits.
-_PLANS_BY_LEADING_DIGITS: dict[bytes, _PhonePlan] = {
-    digits.encode(): _PhonePlan.of(rule)
-    for digits in (f"{n:0{width}d}" for width in (1, 2, 3) for n in range(10**width))
-    if (
-        rule := next(
-            (
-                RULES_BY_CALLING_CODE[d]
-                for d in (digits[:1], digits[:2], digits)
-                if d in RULES_BY_CALLING_CODE
-            ),
-            None,
-        )
-    )
-}
-# Deleting every byte but ASCII 0-9 from the UTF-8 bytes keeps exactly the ASCII digits: the bytes of a
-# non-ASCII character are all >= 0x80, so they go whole.
-_NON_DIGIT_BYTES = bytes(byte for byte in range(256) if not 0x30 <= byte <= 0x39)
-_GENERIC_PREFIXES = (GENERIC_INTERNATIONAL_PREFIX.encode(),)
-
-
-# Phone numbers are prepared by their shape: what the rules do to a number (strip an international
-# prefix, leading zeros or the trunk prefix, put a calling code first, or drop it) depends only on its
-# country's plan, whether it was written with "+", how many digits it has and its first few digits.
-# Those repeat across a list (same countries, same lengths, same area codes), so each shape is worked
-# out once per call and a number then costs a dictionary lookup, a slice and its SHA-256.
-_SHAPE_DIGITS = 6  # longest prefix "0011" or calling code and trunk prefix (4 digits), and then some
-
-
-# What the rules do to a number of a shape: keep ``digits[cut:]`` behind ``prefix``, or drop it.
-_Shape = tuple[int, bytes, DropReason | None]
-
-
 def _phone_column(
-    values: Sequence[str | None], plans: Sequence[_PhonePlan | None], drops: Counter[DropReason]
+    values: Sequence[str | None], plans: Sequence[str | None], drops: Counter[DropReason]
 ) -> list[str]:
-    """Hashed international numbers; ``plans`` holds each record's country (None when unknown).
+    """Hashed international numbers; ``plans`` holds the country whose numbering plan reads each
+    record's national number (None when unknown).
 
-    The rules of ``identifiers.phone_from_digits`` on the UTF-8 bytes, looked up by the number's shape
-    (see ``_phone_shape``): the number is hashed as the bytes it was built from, never decoded.
+    Each distinct (plan, number) is read once by ``identifiers.normalise_phone`` (libphonenumber's
+    plans); a value that is already a digest passes as it is.
     """
     sha256 = hashlib.sha256
-    non_digits = _NON_DIGIT_BYTES
-    head = _SHAPE_DIGITS
-    shape_of = _phone_shape
-    shapes: dict[tuple[_PhonePlan | None, bool, int, bytes], _Shape] = {}
+    decided: dict[tuple[str | None, str], str | DropReason] = {}
     dropped: Counter[DropReason] = Counter()
     out: list[str] = []
     append = out.append
@@ -391,98 +320,17 @@ def _phone_column(
         if len(stripped) == 64 and is_sha256_hex(stripped):
             append(stripped.lower())
             continue
-        digits = stripped.encode().translate(None, non_digits)
-        key = (plan, stripped[0] == "+", len(digits), digits[:head])
-        if (shape := shapes.get(key)) is None:
-            shape = shape_of(digits[:head], len(digits), key[1], plan)
-            if shape is None:  # the first digits do not decide it (a long run of zeros): this number only
-                shape = shape_of(digits, len(digits), key[1], plan)
-                assert shape is not None, "the whole number always decides"
-            else:
-                shapes[key] = shape
-        cut, prefix, reason = shape
-        if reason is None:
-            append(sha256(prefix + digits[cut:]).hexdigest())
-        else:
-            dropped[reason] += 1
+        if (result := decided.get((plan, stripped))) is None:
+            number = normalise_phone(stripped, plan)
+            result = number if isinstance(number, DropReason) else sha256(number.encode()).hexdigest()
+            decided[(plan, stripped)] = result
+        if isinstance(result, DropReason):
+            dropped[result] += 1
             append("")
+        else:
+            append(result)
     drops.update(dropped)
     return out
-
-
-def _phone_shape(head: bytes, length: int, international: bool, plan: _PhonePlan | None) -> _Shape | None:
-    """What ``identifiers.phone_from_digits`` does to every ``length``-digit number starting with ``head``.
-
-    ``international`` means written with "+"; ``plan`` is the record's country. Returns None when
-    ``head`` (shorter than the number) does not decide it, which only a run of zeros reaching its end can
-    cause: every other step looks at most 4 digits past the zeros it strips. With ``head`` the whole
-    number it always decides.
-    """
-    if not length:
-        return (0, b"", DropReason.PHONE_TOO_SHORT)
-    whole = len(head) == length
-    cut = 0
-    if not international:
-        for international_prefix in plan.international_prefixes if plan is not None else _GENERIC_PREFIXES:
-            if head.startswith(international_prefix):
-                cut = len(international_prefix)
-                international = True
-                break
-    prefix = b""
-    if international:
-        rest = head[cut:]
-        number = rest.lstrip(b"0")
-        if not whole and len(number) < 3:
-            return None  # the zeros, or the 3 digits that name the calling code, may go on past head
-        cut += len(rest) - len(number)
-        number_plan = _PLANS_BY_LEADING_DIGITS.get(number[:3])
-        if number_plan is not None:
-            prefix = number_plan.calling_code
-            after_code = number[len(prefix) :]
-            national = after_code.lstrip(b"0")
-            if not whole and not national:
-                return None
-            cut += len(prefix) + len(after_code) - len(national)
-    elif plan is not None:
-        number_plan = plan
-        code, trunk = plan.calling_code, plan.trunk_prefix
-        if not (
-            head.startswith(code)
-            and plan.min_national_length <= length - len(code) <= plan.max_national_length
-            and not (trunk and head[len(code) :].startswith(trunk))
-        ):
-            # A national number: drop leading zeros and the trunk prefix, put the calling code first.
-            national = head.lstrip(b"0")
-            if not whole and not national:
-                return None
-            cut = len(head) - len(national)
-            if trunk and national.startswith(trunk):
-                cut += len(trunk)
-            prefix = code
-        # else written without "+" but already starting with the calling code: kept as it is
-    else:
-        number_plan = _PLANS_BY_LEADING_DIGITS.get(head[:3])
-        if number_plan is None or not (
-            number_plan.min_national_length
-            <= length - len(number_plan.calling_code)
-            <= number_plan.max_national_length
-            and not (
-                number_plan.trunk_prefix
-                and head[len(number_plan.calling_code) :].startswith(number_plan.trunk_prefix)
-            )
-        ):
-            return (0, b"", DropReason.UNKNOWN_COUNTRY_CODE)
-    number_length = len(prefix) + length - cut
-    if number_plan is not None:
-        number_length -= len(number_plan.calling_code)
-        low, high = number_plan.min_national_length, number_plan.max_national_length
-    else:
-        low, high = E164_MIN_LENGTH, E164_MAX_LENGTH
-    if number_length < low:
-        return (0, b"", DropReason.PHONE_TOO_SHORT)
-    if number_length > high:
-        return (0, b"", DropReason.PHONE_TOO_LONG)
-    return (cut, prefix, None)
 
 
 def _name_column(values: Sequence[str | None], drops: Counter[DropReason]) -> list[str]:
@@ -517,18 +365,17 @@ def _prepared_name(raw: str | None) -> str | DropReason:
 
 def _country_column(
     values: Sequence[str | None], store_country: str | None, drops: Counter[DropReason]
-) -> tuple[list[str], list[_PhonePlan | None]]:
-    """Hashed COUNTRY values, and the dialing plan each record's phone number is read with.
+) -> tuple[list[str], list[str | None]]:
+    """Hashed COUNTRY values, and the country whose numbering plan reads each record's phone.
 
-    The customer's own country wins, even when there is no dialing rule for it; the store's country
-    only stands in when the customer's is missing or invalid.
+    The customer's own country wins, even when it has no numbering plan; the store's country only
+    stands in when the customer's is missing or invalid.
     """
-    store_plan = _PHONE_PLANS.get(store_country) if store_country else None
     hashed: dict[str | None, str] = {}
-    plans: dict[str | None, _PhonePlan | None] = {}
+    plans: dict[str | None, str | None] = {}
     for raw, count in Counter(values).items():
         hashed[raw], code, dropped = _prepared_country(raw)
-        plans[raw] = _PHONE_PLANS.get(code) if code else store_plan
+        plans[raw] = code or store_country
         if dropped is not None:
             drops[dropped] += count
     return list(map(hashed.__getitem__, values)), list(map(plans.__getitem__, values))
@@ -606,14 +453,12 @@ def prepared_country(
     raw: str | None, store_country: str | None
 ) -> tuple[str, DropReason | None, str | None, str | None]:
     """A country cell as ``prepare_columns`` sends it (hash or ``""``, why not), its ISO code, and the
-    country whose dialing plan reads the user's phone (None: no plan), as ``_country_column`` picks it:
-    the customer's own country when readable, even without a plan, else the store's."""
+    country whose numbering plan reads the user's phone, as ``_country_column`` picks it: the
+    customer's own country when readable, else the store's (None: neither)."""
     value, code, reason = _prepared_country(raw)
     if raw is None:
         reason = DropReason.EMPTY
-    plan_country = code if code else store_country
-    plan = plan_country if plan_country in _PHONE_PLANS else None
-    return value, reason, code, plan
+    return value, reason, code, code or store_country
 
 
 def store_country(default_country: str | None) -> str | None:
@@ -621,15 +466,9 @@ def store_country(default_country: str | None) -> str | None:
     return _store_country(default_country)
 
 
-def phone_shape(
-    digits: str, length: int, international: bool, plan: str | None
-) -> tuple[int, str, DropReason | None] | None:
-    """What the dialing rules do to every ``length``-digit number starting with ``digits`` (a head of
-    up to six digits, or the whole number), for a user whose plan is ``plan``'s country: keep
-    ``number[cut:]`` behind the calling code ``prefix``, or drop it for the reason. None when the head
-    does not decide it (see ``_phone_shape``)."""
-    shape = _phone_shape(digits.encode(), length, international, _PHONE_PLANS[plan] if plan else None)
-    if shape is None:
-        return None
-    cut, prefix, reason = shape
-    return cut, prefix.decode(), reason
+def prepared_phone(text: str, plan: str | None) -> tuple[str, DropReason | None]:
+    """A phone cell (stripped, not blank, not a digest) as ``prepare_columns`` reads it for a user
+    whose plan is ``plan``'s country: its international digits (not hashed yet), or ``""`` and why
+    not."""
+    number = normalise_phone(text, plan)
+    return ("", number) if isinstance(number, DropReason) else (number, None)

@@ -7,8 +7,8 @@
 -- of their UTF-8 bytes, lower-case hex) unless already a digest. The rules run here for the common
 -- cases; what they cannot decide comes from the tables filled before: country_rules (every distinct
 -- country, by the Python normaliser), name_rules (every distinct name: ASCII ones in SQL, the rest by
--- the Python normaliser), email_rules (addresses that are not ASCII), phone_shapes and phone_numbers
--- (what the dialing rules do to each number's shape, or to a whole number).
+-- the Python normaliser), email_rules (addresses that are not ASCII) and phone_rules (every distinct
+-- phone number, read by the Python normaliser with libphonenumber's plans, already hashed).
 -- Adding a key: its cell in activation_load_users, its tests in cells, its value and reason in keys,
 -- and its place in the row.
 CREATE OR REPLACE TABLE normalised AS
@@ -23,15 +23,9 @@ WITH cells AS (
         email_rules.reason AS email_rule_reason,
         users.phone,
         users.phone_text,
-        users.phone_digits AS digits,
         users.phone_digest,
-        phone_shapes.decided AS shape_decided,
-        phone_shapes.cut AS shape_cut,
-        phone_shapes.prefix AS shape_prefix,
-        phone_shapes.reason AS shape_reason,
-        phone_numbers.cut AS number_cut,
-        phone_numbers.prefix AS number_prefix,
-        phone_numbers.reason AS number_reason,
+        phone_rules.value AS phone_rule_value,
+        phone_rules.reason AS phone_rule_reason,
         users.first_name,
         first_rules.value AS first_rule_value,
         first_rules.reason AS first_rule_reason,
@@ -51,8 +45,7 @@ WITH cells AS (
     LEFT JOIN email_rules ON email_rules.raw = users.email
     LEFT JOIN name_rules AS first_rules ON first_rules.raw = users.first_name
     LEFT JOIN name_rules AS last_rules ON last_rules.raw = users.last_name
-    LEFT JOIN phone_shapes ON phone_shapes.shape = users.phone_shape
-    LEFT JOIN phone_numbers ON phone_numbers.shape = users.phone_shape AND phone_numbers.digits = users.phone_digits
+    LEFT JOIN phone_rules ON phone_rules.country_key = users.country_key AND phone_rules.text = users.phone_text
 ),
 tested AS (
     SELECT
@@ -86,18 +79,17 @@ keys AS (
             WHEN email_valid OR email_digest THEN NULL
             ELSE 'invalid_email'
         END AS email_reason,
-        -- PHONE: international digits by the dialing rules of the user's (or the store's) country.
+        -- PHONE: international digits by the numbering plan of the user's (or the store's) country
+        -- (phone_rules); a digest passes as it is.
         CASE
             WHEN phone IS NULL THEN NULL
             WHEN phone_digest THEN lower(phone_text)
-            WHEN shape_decided AND shape_reason IS NULL THEN sha256(shape_prefix || substr(digits, shape_cut + 1))
-            WHEN NOT shape_decided AND number_reason IS NULL THEN sha256(number_prefix || substr(digits, number_cut + 1))
+            ELSE nullif(phone_rule_value, '')
         END AS phone,
         CASE
             WHEN phone IS NULL THEN 'empty'
             WHEN phone_digest THEN NULL
-            WHEN shape_decided THEN shape_reason
-            ELSE number_reason
+            ELSE phone_rule_reason
         END AS phone_reason,
         -- FN, LN: each distinct name decided once (name_rules).
         CASE WHEN first_name IS NOT NULL THEN nullif(first_rule_value, '') END AS first_name,

@@ -23,12 +23,12 @@ from shared.activation.hashing import (
     write_snapshot,
 )
 from shared.activation.users_files import snapshot_rows_of_csv
-from shared.audiences.identifiers import DIALING_RULES, AudienceUser
+from shared.audiences.identifiers import AudienceUser
 from shared.audiences.preparation import IdentifierColumns, prepare_audience, prepare_columns
 from shared.audiences.snapshot import SNAPSHOT_COLUMNS, SNAPSHOT_START
 from shared.dataplane.runner import QueryRunner, query_runner
 from shared.errors import ValidationFailed
-from tests.audience_reference import generate_corpus
+from tests.audience_reference import PLAN_COUNTRIES, generate_corpus
 from tests.unit.audiences.test_preparation import EDGE_EMAILS, EDGE_NAMES, EDGE_PHONES
 
 
@@ -60,9 +60,10 @@ def test_the_engine_prepares_a_varied_corpus_as_the_python_path_does(
 def test_the_engine_prepares_every_edge_case_as_the_python_path_does(
     engine: QueryRunner, default_country: str | None
 ) -> None:
-    # Given every edge case under every country with a dialing rule, one without (JP), an invalid one
-    # and none, plus values that need trimming of every kind of white space
-    countries = [None, "jp", *DIALING_RULES, "xx", " gb\u3000", "UK", "\u00a0"]
+    # Given every edge case under countries of every continent (each read by its own numbering plan),
+    # one without a plan (AQ), an invalid one and none, plus values that need trimming of every kind
+    # of white space
+    countries = [None, "aq", *PLAN_COUNTRIES, "xx", " gb\u3000", "UK", "\u00a0"]
     names = [*EDGE_NAMES, "\u2003Ann\u2003", "\x1cBo\x1f", "İlker", "KELVIN\u212a", "   "]
     emails = [*EDGE_EMAILS, "\u00a0Mary@Example.com\u2029", "\tann@example.com\x0b", "a" * 250 + "@b.co"]
     records = [
@@ -86,6 +87,7 @@ def test_the_engine_prepares_every_edge_case_as_the_python_path_does(
     assert bulk.rows == python.rows
     assert bulk.report == python.report
     assert set(bulk.report.identifiers["PHONE"].unusable_reasons) == {
+        "invalid_phone",
         "phone_too_short",
         "phone_too_long",
         "unknown_country_code",

@@ -13,6 +13,7 @@ from shared.audiences.identifiers import (
     normalise_phone,
     sha256_hex,
 )
+from tests.audience_reference import PHONES_BY_COUNTRY
 
 MARY_SHA256 = "f1904cf1a9d73a55fa5de0ac823c4403ded71afd4c3248d00bdcd0866552bb79"
 PHONE_SHA256 = "1ef970831d7963307784fa8688e8fce101a15685d62aa765fed23f3a2c576a4e"
@@ -63,13 +64,16 @@ def test_blank_email_is_empty(raw: str | None) -> None:
     [
         ("07700 900123", "gb", "447700900123"),  # UK national: trunk 0 dropped, 44 prefixed
         ("+44 (0)7700 900123", None, "447700900123"),  # bracketed trunk after the code
-        ("0044 7700 900123", "us", "447700900123"),  # ITU international prefix
+        ("0044 7700 900123", "fr", "447700900123"),  # France's international prefix
+        ("0044 7700 900123", None, "447700900123"),  # no country: taken to carry its code
         ("447700900123", None, "447700900123"),  # international without "+"
         ("(555) 987-6543", "us", "15559876543"),
         ("1 555 987 6543", "ca", "15559876543"),
         ("0412 345 678", "au", "61412345678"),
         ("0011 44 7700 900123", "au", "447700900123"),  # Australia's own international prefix
+        ("011 44 7700 900123", "us", "447700900123"),  # North America's
         ("+81 90 1234 5678", "gb", "819012345678"),  # explicit code wins over the country
+        ("(555) 987-6543 ext. 12", "us", "15559876543"),  # the extension is not part of it
     ],
 )
 def test_phone_becomes_international_digits(raw: str, country: str | None, expected: str) -> None:
@@ -77,6 +81,28 @@ def test_phone_becomes_international_digits(raw: str, country: str | None, expec
     result = normalise_phone(raw, country)
 
     # Then
+    assert result == expected
+
+
+@pytest.mark.parametrize(("country", "raw", "expected"), PHONES_BY_COUNTRY)
+def test_a_national_number_is_read_by_its_countrys_plan(country: str, raw: str, expected: str) -> None:
+    # Given a number as people in that country write it, and the customer's country
+    # When
+    result = normalise_phone(raw, country)
+
+    # Then it is the international number, by that country's numbering plan
+    assert result == expected
+
+
+@pytest.mark.parametrize(("country", "raw", "expected"), PHONES_BY_COUNTRY)
+def test_an_international_number_is_read_whatever_the_country(country: str, raw: str, expected: str) -> None:
+    # Given the same number written with "+" and its country code, for a customer placed elsewhere
+    written = "+" + expected
+
+    # When
+    result = normalise_phone(written, "us" if country != "US" else "gb")
+
+    # Then it is the same number
     assert result == expected
 
 
@@ -89,28 +115,36 @@ def test_national_phone_without_any_country_is_dropped() -> None:
     assert result is DropReason.UNKNOWN_COUNTRY_CODE
 
 
-def test_national_phone_of_a_country_without_dialing_rule_is_dropped() -> None:
-    assert normalise_phone("090-1234-5678", "jp") is DropReason.UNKNOWN_COUNTRY_CODE
+def test_national_phone_of_a_country_without_numbering_plan_is_dropped() -> None:
+    # Given a national number of a customer in Antarctica (an ISO country no numbering plan covers)
+    # When / Then
+    assert normalise_phone("090-1234-5678", "aq") is DropReason.UNKNOWN_COUNTRY_CODE
 
 
-@pytest.mark.parametrize(("raw", "country"), [("12345", "gb"), ("n/a", "gb"), ("1-555-987-654", "us")])
-def test_short_phone_is_dropped(raw: str, country: str) -> None:
-    assert normalise_phone(raw, country) is DropReason.PHONE_TOO_SHORT
+@pytest.mark.parametrize(
+    ("raw", "country", "reason"),
+    [
+        ("12", "gb", DropReason.PHONE_TOO_SHORT),
+        ("n/a", "gb", DropReason.INVALID_PHONE),
+        ("555-9876", "us", DropReason.INVALID_PHONE),  # no area code: local only
+        ("+1 555 98", None, DropReason.PHONE_TOO_SHORT),
+        ("+1234567890123456", None, DropReason.PHONE_TOO_LONG),
+        ("+999 1234 5678", None, DropReason.UNKNOWN_COUNTRY_CODE),
+    ],
+)
+def test_unusable_phone_is_dropped_with_its_reason(raw: str, country: str | None, reason: DropReason) -> None:
+    assert normalise_phone(raw, country) is reason
 
 
-def test_long_phone_is_dropped() -> None:
-    assert normalise_phone("+1234567890123456") is DropReason.PHONE_TOO_LONG
-
-
-def test_phone_keeps_only_ascii_digits() -> None:
-    # Given Arabic-Indic digits, which would hash as different bytes
+def test_phone_digits_of_other_scripts_are_read_as_the_digits_they_are() -> None:
+    # Given Arabic-Indic digits
     arabic_indic = "".join(chr(0x0660 + int(digit)) for digit in "07700900123")
 
     # When
     result = normalise_phone(arabic_indic, "gb")
 
-    # Then they are not read as a number
-    assert result is DropReason.PHONE_TOO_SHORT
+    # Then they are read as the number they write (and hashed as ASCII digits)
+    assert result == "447700900123"
 
 
 @pytest.mark.parametrize(
@@ -139,8 +173,36 @@ def test_country_is_lowercase_alpha_2(raw: str, expected: str) -> None:
     assert normalise_country(raw) == expected
 
 
-@pytest.mark.parametrize("raw", ["XX", "GBR", "United Kingdom", "g1"])
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("United States", "us"),
+        ("United States of America", "us"),
+        ("USA", "us"),
+        ("U.S.A.", "us"),
+        ("U.K.", "gb"),
+        ("united kingdom", "gb"),
+        ("England", "gb"),
+        ("GBR", "gb"),
+        ("Germany", "de"),
+        ("Korea, Republic of", "kr"),
+        ("South Korea", "kr"),
+        ("Türkiye", "tr"),
+        ("Turkey", "tr"),
+        ("Côte d'Ivoire", "ci"),
+        ("The Netherlands", "nl"),
+    ],
+)
+def test_country_names_and_common_forms_become_their_iso_code(raw: str, expected: str) -> None:
+    # Given a country as shops export it and people type it (an ISO or common name, an alpha-3 code)
+    # When / Then it is the country's ISO 3166-1 alpha-2 code
+    assert normalise_country(raw) == expected
+
+
+@pytest.mark.parametrize("raw", ["XX", "Atlantis", "g1", "Deutschland"])
 def test_unknown_country_is_invalid(raw: str) -> None:
+    # Given a value that names no country in English (names in other languages are not read)
+    # When / Then
     assert normalise_country(raw) is DropReason.INVALID_COUNTRY
 
 

@@ -4,10 +4,10 @@ import itertools
 
 import pytest
 
-from shared.audiences.identifiers import DIALING_RULES, SCHEMA, AudienceUser, sha256_hex
+from shared.audiences.identifiers import SCHEMA, AudienceUser, sha256_hex
 from shared.audiences.preparation import IdentifierColumns, prepare_audience, prepare_columns
 from shared.errors import ValidationFailed
-from tests.audience_reference import generate_corpus, prepare_reference
+from tests.audience_reference import PHONES_BY_COUNTRY, PLAN_COUNTRIES, generate_corpus, prepare_reference
 
 MARY_SHA256 = "f1904cf1a9d73a55fa5de0ac823c4403ded71afd4c3248d00bdcd0866552bb79"
 PHONE_SHA256 = "1ef970831d7963307784fa8688e8fce101a15685d62aa765fed23f3a2c576a4e"
@@ -91,6 +91,7 @@ EDGE_PHONES = [
     "+9",
     "1" * 6,
     "12345678901234",
+    *(number for _, number, _ in PHONES_BY_COUNTRY),
 ]
 EDGE_EMAILS = [
     "a@b.co",
@@ -150,8 +151,9 @@ EDGE_NAMES = [
 
 @pytest.mark.parametrize("default_country", [None, "GB", "US", "AU", "ES", "NZ"])
 def test_fast_path_equals_reference_on_edge_cases(default_country: str | None) -> None:
-    # Given every edge case under every country with a dialing rule, one without (JP), and none
-    countries = [None, "jp", *DIALING_RULES, "xx"]
+    # Given every edge case under countries of every continent (each read by its own numbering plan),
+    # one without a plan (AQ), and none
+    countries = [None, "aq", *PLAN_COUNTRIES, "xx"]
     records = [
         {
             "user_id": f"u{index}",
@@ -172,6 +174,7 @@ def test_fast_path_equals_reference_on_edge_cases(default_country: str | None) -
     assert fast.rows == reference.rows
     assert fast.report == reference.report
     assert set(fast.report.identifiers["PHONE"].unusable_reasons) == {
+        "invalid_phone",
         "phone_too_short",
         "phone_too_long",
         "unknown_country_code",
@@ -274,7 +277,7 @@ def test_report_counts_usable_unusable_and_missing_per_identifier() -> None:
     email, phone = report.identifiers["EMAIL"], report.identifiers["PHONE"]
     assert (email.present, email.usable, email.unusable, email.missing) == (2, 1, 1, 1)
     assert email.unusable_reasons == {"invalid_email": 1}
-    assert phone.unusable_reasons == {"phone_too_short": 1, "unknown_country_code": 1}
+    assert phone.unusable_reasons == {"invalid_phone": 1, "unknown_country_code": 1}
     assert (report.total_records, report.rows_to_upload) == (3, 2)
 
 
@@ -313,7 +316,7 @@ def test_report_never_contains_raw_or_hashed_values() -> None:
 
 def test_unknown_store_country_is_a_validation_error() -> None:
     with pytest.raises(ValidationFailed) as raised:
-        prepare_audience([], default_country="Britain")
+        prepare_audience([], default_country="Atlantis")
     assert raised.value.field == "default_country"
 
 
