@@ -2,7 +2,8 @@
 ``normalise_and_hash``) on an audience kept on disk, so the peak memory is that task's own.
 
 ``python -m benchmarks._activation_task WORKDIR ACTION`` runs the step as the activation step function
-does (a worker with the function's 300 s, the engine sized by ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``)
+does (a worker with the function's 300 s, the engine sized by ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``, a
+list split into parts of ``ACTIVATION_PART_USERS`` users, by default the pipeline's)
 and prints one JSON line: seconds, CPU seconds, peak and starting resident memory (VmHWM, reset at
 the start as ``benchmarks._scale_child`` does), the step's outcome or error."""
 
@@ -74,7 +75,7 @@ class NoPlatform:
 
 
 def main(argv: list[str]) -> None:
-    from shared.activation.pipeline import ActivationPipeline
+    from shared.activation.pipeline import PART_USERS, ActivationPipeline
     from shared.activation.steps import Worker
 
     workdir, action = Path(argv[0]), argv[1]
@@ -85,6 +86,7 @@ def main(argv: list[str]) -> None:
         blobs=blobs,
         connections=NoPlatform(),
         clock=lambda: datetime.now(UTC),
+        part_users=int(os.environ.get("ACTIVATION_PART_USERS", PART_USERS)),
     )
     deadline = time.monotonic() + TASK_SECONDS
     worker = Worker(owner="bench-execution", seconds_left=lambda: deadline - time.monotonic())

@@ -55,6 +55,9 @@ class Settings(BaseSettings):
     # The largest audience list uploaded as CSV (bytes; about 57 million users at 75 bytes a row). The
     # activation reads it in the engine, on disk (issue 20: a 30M-user list); S3 takes 5 GB in one POST.
     audience_upload_max_bytes: int = 4_294_967_296
+    # The most users one NormaliseAndHash task hashes: a larger list is split into parts of about this
+    # many users, one a task (shared.activation.pipeline.PART_USERS; smaller in tests).
+    activation_part_users: int = 2_000_000
 
     # Advertising platform (Graph API)
     platform_graph_url: str = "https://graph.facebook.com"

@@ -404,6 +404,7 @@ def audience_service() -> AudienceService:
         segments=targeting_service,
         publishing=publishing_service,
         max_upload_bytes=settings().audience_upload_max_bytes,
+        part_users=settings().activation_part_users,
     )
 
 

@@ -22,15 +22,17 @@ decide every value; nothing else changes.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
+import io
 import itertools
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
@@ -87,6 +89,8 @@ class HashedUsers:
     schema: tuple[str, ...]
     report: QualityReport
     with_value: int
+    # The report's counts as the engine gave them (``activation_report``), to add up across parts.
+    counts: tuple[tuple[str, str | None, int], ...] = ()
 
 
 def csv_columns(header: Sequence[str], value_column: str | None = None) -> dict[str, str]:
@@ -102,25 +106,36 @@ def csv_columns(header: Sequence[str], value_column: str | None = None) -> dict[
     return columns
 
 
-def csv_header(path: Path) -> list[str]:
-    """The first row of a users CSV (a byte order mark skipped), as Python's csv module reads it."""
-    with path.open(encoding="utf-8-sig", newline="") as file:
+def csv_header(source: Path | BinaryIO) -> list[str]:
+    """The first row of a users CSV (a byte order mark skipped), as Python's csv module reads it: of a
+    file, or of a stream (an S3 object), read no further than its first few kilobytes."""
+    with source.open("rb") if isinstance(source, Path) else contextlib.nullcontext(source) as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8-sig", newline="")
         try:
-            return next(csv.reader(file), [])
+            return next(csv.reader(text), [])
         except UnicodeDecodeError as exc:
             raise ValidationFailed("The users file is not UTF-8 text.", field="uploadId") from exc
+        finally:
+            text.detach()  # the caller closes its stream
 
 
-def load_users_file(
-    engine: QueryRunner, path: Path, header: Sequence[str], value_column: str | None
-) -> UsersInEngine:
-    """Read a users CSV (``header`` is its first line, read by the caller) into the engine."""
+def users_in_file(header: Sequence[str], value_column: str | None) -> UsersInEngine:
+    """What a users CSV with this ``header`` carries (Limited Data Use flags, customer values in
+    ``value_column``). Raises ``ValidationFailed`` when ``value_column`` is not in the header."""
     if value_column is not None and value_column not in header:
         raise ValidationFailed(
             f"The users file has no column named {value_column!r} for the customers' values.",
             field="valueColumn",
             remedy="Name one of the uploaded CSV's columns in valueColumn.",
         )
+    return UsersInEngine(limited_data_use="limitedDataUse" in header, values=value_column is not None)
+
+
+def load_users_file(
+    engine: QueryRunner, path: Path, header: Sequence[str], value_column: str | None
+) -> UsersInEngine:
+    """Read a users CSV (``header`` is its first line, read by the caller) into the engine."""
+    users = users_in_file(header, value_column)
     from shared.dataplane.runner import UnreadableInput
 
     engine.run("activation_macros")
@@ -132,7 +147,7 @@ def load_users_file(
             field="uploadId",
             remedy="Save the list as CSV (UTF-8) with a header row, upload it again and retry.",
         ) from exc
-    return UsersInEngine(limited_data_use="limitedDataUse" in header, values=value_column is not None)
+    return users
 
 
 def load_users_columns(engine: QueryRunner, columns: IdentifierColumns) -> UsersInEngine:
@@ -161,6 +176,41 @@ def load_users_columns(engine: QueryRunner, columns: IdentifierColumns) -> Users
     )
     engine.run("activation_users_from_columns")
     return UsersInEngine(limited_data_use=flags is not None, values=values is not None)
+
+
+def load_users_part(
+    engine: QueryRunner, path: Path, header: Sequence[str], value_column: str | None
+) -> UsersInEngine:
+    """A part of a users file (a Parquet file ``write_parts`` wrote from it) as the users to hash;
+    ``header`` is the whole file's first line, which says what every part carries."""
+    users = users_in_file(header, value_column)
+    engine.run("activation_macros")
+    engine.run("activation_users_from_part", {"path": str(path)})
+    return users
+
+
+def count_users(engine: QueryRunner) -> int:
+    """How many rows the loaded users file has."""
+    ((count,),) = engine.rows("activation_count_users")
+    return int(count)
+
+
+def write_parts(engine: QueryRunner, folder: Path, parts: int) -> list[Path]:
+    """The loaded users as ``parts`` Parquet files in ``folder`` (``part-00000.parquet``, ...), split by
+    a hash of user_id: every row of one user_id lands in one part, so each part is de-duplicated on
+    its own, exactly. Rows keep their position in the file (``pos``)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = [folder / f"part-{part:05d}.parquet" for part in range(parts)]
+    for part, path in enumerate(paths):
+        engine.write_parquet("activation_write_part", {"parts": parts, "part": part}, path)
+    return paths
+
+
+def users_countries(engine: QueryRunner, most: int = 250) -> list[str]:
+    """The distinct countries of the loaded users as written, trimmed and upper-cased (at most
+    ``most``: ISO 3166 has 249)."""
+    raws = [raw for (raw,) in engine.rows("activation_input_countries") if raw is not None]
+    return sorted({raw.strip().upper() for raw in raws} - {""})[:most]
 
 
 def hash_users(
@@ -192,10 +242,9 @@ def hash_users(
                 remedy="Give each customer a value of 0 or more (blank for no value), then retry.",
             )
     engine.run("activation_keep", {"batch_size": batch_size, "first_batch": first_batch})
-    report, totals = _report(engine.rows("activation_report"))
-    schema = SCHEMA + DATA_PROCESSING_SCHEMA if users.limited_data_use else SCHEMA
-    if users.values:
-        schema = (*schema, VALUE_SCHEMA_KEY)
+    counts = tuple((str(key), reason, int(users)) for key, reason, users in engine.rows("activation_report"))
+    report, totals = quality_report(counts)
+    schema = upload_schema(users)
     rows = totals["kept"]
     return HashedUsers(
         users=users,
@@ -204,6 +253,7 @@ def hash_users(
         schema=schema,
         report=report,
         with_value=totals["with_value"],
+        counts=counts,
     )
 
 
@@ -309,7 +359,29 @@ def _decide_phones(engine: QueryRunner) -> None:
     )
 
 
-def _report(counted: list[tuple[str, str | None, int]]) -> tuple[QualityReport, dict[str, int]]:
+def upload_schema(users: UsersInEngine) -> tuple[str, ...]:
+    """The upload's columns for these users: ``SCHEMA``, the data processing options when they carry
+    Limited Data Use flags, then ``LOOKALIKE_VALUE`` for a value-based seed."""
+    schema = SCHEMA + DATA_PROCESSING_SCHEMA if users.limited_data_use else SCHEMA
+    return (*schema, VALUE_SCHEMA_KEY) if users.values else schema
+
+
+def added_counts(
+    *counts: Sequence[tuple[str, str | None, int]],
+) -> list[tuple[str, str | None, int]]:
+    """Report counts (``HashedUsers.counts``) of several parts of one list, added up."""
+    total: Counter[tuple[str, str | None]] = Counter()
+    for part in counts:
+        for key, reason, users in part:
+            total[(key, reason)] += users
+    return [(key, reason, users) for (key, reason), users in total.items()]
+
+
+def quality_report(
+    counted: Sequence[tuple[str, str | None, int]],
+) -> tuple[QualityReport, dict[str, int]]:
+    """The quality report of the engine's counts (``activation_report``, or parts' counts added up),
+    and the totals: ``total``, ``no_identifier``, ``kept``, ``with_value``."""
     by_key: dict[str, Counter[str | None]] = {key: Counter() for key in REPORT_KEYS}
     totals: dict[str, int] = {}
     for key, reason, users in counted:

@@ -53,6 +53,7 @@ from shared.activation.steps import (
     planned_steps,
     step_failure,
     users_csv_key,
+    users_part_key,
 )
 from shared.activation.users_files import (
     VALUE_CSV_COLUMN,
@@ -76,6 +77,7 @@ from shared.records.audiences import (
     ActivationStep,
     AudienceRecord,
     FailureRecord,
+    HashingProgress,
     HoldoutRecord,
     UploadProgress,
     WorkerLease,
@@ -96,6 +98,10 @@ SEED_POLL_SECONDS = 15
 BATCHES_PER_QUERY = 16
 BATCH_WRITERS = 4
 COPY_BUFFER_BYTES = 8 << 20
+# Users one NormaliseAndHash task hashes at most (about 12 us of CPU a user: 25 s here, well inside a
+# task's 300 s on Lambda's share of a core at 1,024 MB); a larger list is split into parts of about
+# this many users by a hash of user_id, hashed one part a task (docs/data-plane.md, "Activation").
+PART_USERS = 2_000_000
 
 __all__ = [
     "LEASE_SECONDS",
@@ -153,6 +159,7 @@ class ActivationPipeline:
     batch_size: int = platform.MAX_ROWS_PER_CALL
     max_batches: int = 20
     batches_per_query: int = BATCHES_PER_QUERY
+    part_users: int = PART_USERS
     # The columnar engine, opened per step that needs it (``shared.dataplane.engine``).
     engines: Callable[[], AbstractContextManager[QueryRunner]] = field(
         default=lambda: _query_runner(), repr=False
@@ -212,6 +219,7 @@ class ActivationPipeline:
         record = self._begin(org_id, audience_id, worker, "select_users")
         activation = self._activation(record)
         if activation.users_total == 0:
+            activation.users_parts, activation.countries, activation.hashing = 0, None, None
             users_key, count = self._select(record)
             activation.users_total = count
             activation.batch_keys_prefix = None
@@ -247,8 +255,17 @@ class ActivationPipeline:
     def _select_list(self, record: AudienceRecord, users_key: str, value_column: str | None) -> int:
         """An uploaded list's snapshot, its rows checked: in the engine when every row is plainly valid
         (the common case; the snapshot is written as it streams out), else by the Python path, which
-        names the line and column of each bad row. The number of users."""
-        from shared.activation.hashing import csv_header, load_users_file, unsure_rows, write_snapshot
+        names the line and column of each bad row. Also the list's countries, and a list of more than
+        ``part_users`` users split into parts for NormaliseAndHash (``_store_parts``). The number of
+        users."""
+        from shared.activation.hashing import (
+            count_users,
+            csv_header,
+            load_users_file,
+            unsure_rows,
+            users_countries,
+            write_snapshot,
+        )
 
         with self.engines() as engine:
             path = engine.path("upload.csv")
@@ -257,12 +274,31 @@ class ActivationPipeline:
             load_users_file(engine, path, header, value_column if value_column in header else None)
             if unsure_rows(engine):
                 with path.open("rb") as stream:
-                    return self._write_snapshot(record, snapshot_rows_of_csv(stream, value_column))
-            snapshot = engine.path("snapshot.csv")
-            count = write_snapshot(engine, snapshot)
-            if record.snapshot_key:
-                self.blobs.upload(record.snapshot_key, snapshot, "text/csv")
+                    count = self._write_snapshot(record, snapshot_rows_of_csv(stream, value_column))
+            else:
+                snapshot = engine.path("snapshot.csv")
+                count = write_snapshot(engine, snapshot)
+                if record.snapshot_key:
+                    self.blobs.upload(record.snapshot_key, snapshot, "text/csv")
+                snapshot.unlink()
+            path.unlink()  # the engine holds the list now; /tmp holds the parts next
+            activation = self._activation(record)
+            activation.countries = users_countries(engine)
+            if count_users(engine) > self.part_users:
+                activation.users_parts = self._store_parts(engine, record)
             return count
+
+    def _store_parts(self, engine: QueryRunner, record: AudienceRecord) -> int:
+        """The loaded list as parts of about ``part_users`` users each, split by a hash of user_id
+        (every record of one user in one part, so each part is de-duplicated alone), stored for
+        NormaliseAndHash. The number of parts."""
+        from shared.activation.hashing import count_users, write_parts
+
+        parts = math.ceil(count_users(engine) / self.part_users)
+        for part, path in enumerate(write_parts(engine, engine.path("parts"), parts)):
+            self.blobs.upload(users_part_key(record.org_id, record.audience_id, part), path)
+            path.unlink()
+        return parts
 
     def _copy(self, key: str, path: Path) -> None:
         """An object into a local file, as it streams in (never whole in memory)."""
@@ -336,10 +372,21 @@ class ActivationPipeline:
         record of each user_id kept, and the rows stored as the upload session's batches (batch
         ``n`` always holds the same rows, so an upload resumes after the last acknowledged batch).
         The file is copied to the engine's scratch folder as it streams in; the batches are written a
-        few at a time, so memory stays bounded whatever the list's size."""
+        few at a time, so memory stays bounded whatever the list's size.
+
+        A list SelectUsers split into parts is hashed one part a task: each returns ``more`` until
+        the last, its batches numbered after the previous parts' and its counts added to theirs
+        (``ActivationRecord.hashing``), so no task holds more than one part."""
         # The engine and numpy ship with the functions that run this step (the activation step and
         # the synchronous create), not with every function that reads an audience.
-        from shared.activation.hashing import csv_header, hash_users, load_users_file
+        from shared.activation.hashing import (
+            added_counts,
+            csv_header,
+            hash_users,
+            load_users_file,
+            load_users_part,
+            quality_report,
+        )
 
         record = self._begin(org_id, audience_id, worker, "normalise_and_hash")
         activation = self._activation(record)
@@ -347,48 +394,78 @@ class ActivationPipeline:
             return StepResult(outcome="done")
         assert activation.users_key is not None, "SelectUsers stores the users first"
         request = self._request(record)
-        session_id = new_session_id()
-        prefix = f"activations/{org_id}/{audience_id}/batches/{session_id}"
+        progress = activation.hashing
+        if progress is None:
+            session_id = new_session_id()
+            progress = HashingProgress(
+                session_id=session_id,
+                batch_keys_prefix=f"activations/{org_id}/{audience_id}/batches/{session_id}",
+            )
+        parts = max(1, activation.users_parts)
+        last_part = progress.parts_done + 1 == parts
         value_seed = record.value_seed
         # A segment's users file holds the predicted values; an uploaded list, the column it names.
         value_column = (value_seed.column or VALUE_CSV_COLUMN) if value_seed is not None else None
         with self.engines() as engine:
-            path = engine.path("users.csv")
-            self._copy(activation.users_key, path)
-            users = load_users_file(engine, path, csv_header(path), value_column)
-            path.unlink()  # the engine holds the users now; the scratch folder is small in Lambda
-            hashed = hash_users(engine, users, default_country=request.country, batch_size=self.batch_size)
-            check_usable(hashed.rows, record.objective)
-            if value_seed is not None:
-                check_values(hashed.with_value, hashed.rows, value_seed.column)
-            self._write_batches(engine, users, prefix, hashed.batches)
+            if activation.users_parts:
+                with self.blobs.open(activation.users_key) as stream:
+                    header = csv_header(stream)
+                path = engine.path("part.parquet")
+                self._copy(users_part_key(org_id, audience_id, progress.parts_done), path)
+                users = load_users_part(engine, path, header, value_column)
+                path.unlink()
+            else:
+                path = engine.path("users.csv")
+                self._copy(activation.users_key, path)
+                users = load_users_file(engine, path, csv_header(path), value_column)
+                path.unlink()  # the engine holds the users now; the scratch folder is small in Lambda
+            first = progress.batches + 1
+            hashed = hash_users(
+                engine, users, default_country=request.country, batch_size=self.batch_size, first_batch=first
+            )
+            rows, with_value = progress.rows + hashed.rows, progress.with_value + hashed.with_value
+            if last_part:  # before writing: a list that cannot be used leaves no batches behind
+                check_usable(rows, record.objective)
+                if value_seed is not None:
+                    check_values(with_value, rows, value_seed.column)
+            self._write_batches(engine, users, progress.batch_keys_prefix, first, hashed.batches)
+        progress.parts_done += 1
+        progress.rows, progress.with_value = rows, with_value
+        progress.batches += hashed.batches
+        progress.counts = added_counts(progress.counts, hashed.counts)
+        activation.hashing = progress
+        if not last_part:
+            self._save(record, worker)
+            return StepResult(outcome="more")
+        report, _ = quality_report(progress.counts)
         if value_seed is not None:
-            value_seed.rows_with_value = hashed.with_value
-        session = platform.UploadSession(
-            session_id=session_id, total_rows=hashed.rows, batch_size=self.batch_size
-        )
-        record.quality = hashed.report.model_dump(mode="json")
+            value_seed.rows_with_value = progress.with_value
+        record.quality = report.model_dump(mode="json")
         record.upload = UploadProgress(
-            session_id=session.session_id,
-            total_rows=session.total_rows,
-            batch_size=session.batch_size,
-            batches_total=session.total_batches,
+            session_id=progress.session_id,
+            total_rows=progress.rows,
+            batch_size=self.batch_size,
+            batches_total=progress.batches,
         )
-        activation.rows_total = session.total_rows
-        activation.batch_keys_prefix = prefix
+        activation.rows_total = progress.rows
+        activation.batch_keys_prefix = progress.batch_keys_prefix
         activation.upload_schema = list(hashed.schema)
         self._save(record, worker)
         return StepResult(outcome="done")
 
-    def _write_batches(self, engine: QueryRunner, users: UsersInEngine, prefix: str, batches: int) -> None:
-        """Store batches 1 to ``batches`` as JSON, ``batches_per_query`` hashed at a time by the
-        engine while the previous ones are being written to S3 (a few writers, a bounded queue)."""
+    def _write_batches(
+        self, engine: QueryRunner, users: UsersInEngine, prefix: str, first_batch: int, batches: int
+    ) -> None:
+        """Store ``batches`` batches from ``first_batch`` as JSON, ``batches_per_query`` hashed at a time
+        by the engine while the previous ones are being written to S3 (a few writers, a bounded
+        queue)."""
         from shared.activation.hashing import batch_documents
 
         with ThreadPoolExecutor(max_workers=BATCH_WRITERS, thread_name_prefix="batch-writer") as writers:
             pending: list[Future[None]] = []
-            for first in range(1, batches + 1, self.batches_per_query):
-                last = min(batches, first + self.batches_per_query - 1)
+            end = first_batch + batches - 1
+            for first in range(first_batch, end + 1, self.batches_per_query):
+                last = min(end, first + self.batches_per_query - 1)
                 for number, document in batch_documents(engine, users, first, last):
                     pending.append(
                         writers.submit(
@@ -455,8 +532,13 @@ class ActivationPipeline:
         assert progress is not None, "NormaliseAndHash starts the upload session"
         assert prefix is not None, "NormaliseAndHash stores the batches"
         assert record.platform_custom_audience_id, "CreateCustomAudience comes first"
+        # A list hashed in parts has a short batch at the end of each part: the session counts the
+        # batches stored, not the rows over the batch size.
         session = platform.UploadSession(
-            session_id=progress.session_id, total_rows=progress.total_rows, batch_size=progress.batch_size
+            session_id=progress.session_id,
+            total_rows=progress.total_rows,
+            batch_size=progress.batch_size,
+            batches=progress.batches_total,
         )
         graph = self._graph(org_id, worker)
         schema = tuple(self._activation(record).upload_schema or SCHEMA)

@@ -111,6 +111,11 @@ def users_csv_key(org_id: str, audience_id: str) -> str:
     return f"activations/{org_id}/{audience_id}/users.csv"
 
 
+def users_part_key(org_id: str, audience_id: str, part: int) -> str:
+    """Part ``part`` (from 0) of a large list's users, split by a hash of user_id (Parquet)."""
+    return f"activations/{org_id}/{audience_id}/users-parts/part-{part:05d}.parquet"
+
+
 def groups_csv_key(org_id: str, audience_id: str) -> str:
     return f"activations/{org_id}/{audience_id}/groups.csv"
 

@@ -22,7 +22,13 @@ from pathlib import Path
 from typing import Protocol
 
 from shared.activation.checks import MIN_SEED_USERS, check_usable
-from shared.activation.pipeline import ActivationPipeline, ActivationStore, Publishing, SegmentSource
+from shared.activation.pipeline import (
+    PART_USERS,
+    ActivationPipeline,
+    ActivationStore,
+    Publishing,
+    SegmentSource,
+)
 from shared.activation.steps import (
     LEASE_SECONDS,
     SAFETY_SECONDS,
@@ -31,6 +37,7 @@ from shared.activation.steps import (
     Worker,
     batch_key,
     planned_steps,
+    users_part_key,
 )
 from shared.audiences.batching import iter_batches, new_upload_session
 from shared.audiences.drift import (
@@ -147,6 +154,8 @@ class AudienceService:
     max_batches_per_step: int = 20
     # The largest uploaded list read (``Settings.audience_upload_max_bytes``).
     max_upload_bytes: int = 4_294_967_296
+    # Users a NormaliseAndHash task hashes at most (``Settings.activation_part_users``).
+    part_users: int = PART_USERS
 
     @property
     def pipeline(self) -> ActivationPipeline:
@@ -160,6 +169,7 @@ class AudienceService:
             segments=self.segments,
             batch_size=self.batch_size,
             max_batches=self.max_batches_per_step,
+            part_users=self.part_users,
         )
 
     # --- create --------------------------------------------------------------------------------
@@ -435,6 +445,9 @@ class AudienceService:
             # What earlier attempts did stays done: the new one resumes after it.
             activation.users_total = current.users_total
             activation.users_key = current.users_key
+            activation.users_parts = current.users_parts
+            activation.countries = current.countries
+            activation.hashing = current.hashing
             activation.rows_total = current.rows_total
             activation.batch_keys_prefix = current.batch_keys_prefix
             activation.publish = current.publish
@@ -605,6 +618,9 @@ def _activation_files(record: AudienceRecord) -> list[str]:
         if activation.users_key and activation.users_key.startswith("activations/")
         else []
     )
+    files += [
+        users_part_key(record.org_id, record.audience_id, part) for part in range(activation.users_parts)
+    ]
     if activation.batch_keys_prefix and upload is not None:
         files += [batch_key(activation.batch_keys_prefix, seq) for seq in range(1, upload.batches_total + 1)]
     if record.holdout is not None:
@@ -631,8 +647,11 @@ def _run_inline(
 ) -> StepResult | None:
     """The activation's steps in this request, in order, while it has time; None when what is left
     has to wait (a throttle, the platform still processing the seed, the time running out)."""
-    for step in ("select_users", "normalise_and_hash", "create_custom_audience"):
-        pipeline.run(step, org_id, audience_id, worker)
+    pipeline.run("select_users", org_id, audience_id, worker)
+    while pipeline.run("normalise_and_hash", org_id, audience_id, worker).outcome == "more":
+        if worker.seconds_left() < 2 * SAFETY_SECONDS:
+            return None
+    pipeline.run("create_custom_audience", org_id, audience_id, worker)
     while True:
         uploaded = pipeline.run("upload_batches", org_id, audience_id, worker)
         if uploaded.outcome == "done":

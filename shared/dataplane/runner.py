@@ -61,6 +61,13 @@ class QueryRunner:
         while chunk := cursor.fetchmany(size):
             yield chunk
 
+    def write_parquet(self, name: str, parameters: Mapping[str, object] | None, path: Path) -> None:
+        """The named query's result (one SELECT) written to ``path`` as Parquet, as the engine
+        produces it (never whole in memory)."""
+        (statement,) = _statements(name)
+        used = {key: value for key, value in (parameters or {}).items() if f"${key}" in statement}
+        self._connection.sql(statement, params=used or None).write_parquet(str(path))
+
     def register(self, table: str, columns: Mapping[str, np.ndarray[Any, Any] | list[Any]]) -> None:
         """numpy columns (same length; None or NaN is NULL) as the table the named queries read as
         ``table``, scanned in place."""

@@ -39,11 +39,15 @@ class UploadSession(BaseModel):
     session_id: int = Field(gt=0, le=INT64_MAX, description="Advertiser-chosen positive int64.")
     total_rows: int = Field(ge=0, description="Rows in the whole session; sent as estimated_num_total.")
     batch_size: int = Field(default=MAX_ROWS_PER_CALL, ge=1, le=MAX_ROWS_PER_CALL)
+    # Set when some batches are not full (a list hashed in parts: each part's last batch is short);
+    # else every batch but the last holds batch_size rows.
+    batches: int | None = Field(default=None, ge=0, description="Batches in the session, when not full.")
 
     @property
     def total_batches(self) -> int:
-        """Number of batches: ceil(total_rows / batch_size); 0 for an empty audience."""
-        return -(-self.total_rows // self.batch_size)
+        """Number of batches: ``batches`` when given, else ceil(total_rows / batch_size); 0 for an
+        empty audience."""
+        return self.batches if self.batches is not None else -(-self.total_rows // self.batch_size)
 
 
 @dataclass(frozen=True, slots=True)

@@ -540,8 +540,11 @@ class PublishingService:
         if record.source_key is None:
             return []
         source = CreateAudienceRequest.model_validate_json(self.blobs.get(record.source_key))
-        users_key = record.activation.users_key if record.activation is not None else None
-        if users_key is not None and self.blobs.exists(users_key):
+        activation = record.activation
+        users_key = activation.users_key if activation is not None else None
+        if activation is not None and activation.countries is not None:
+            found = set(activation.countries)  # counted by the engine as SelectUsers read the list
+        elif users_key is not None and self.blobs.exists(users_key):
             with self.blobs.open(users_key) as stream:  # a large list is read as it streams in
                 found = _csv_countries(stream)
         else:

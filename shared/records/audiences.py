@@ -152,6 +152,21 @@ class WorkerLease(BaseModel):
     until: datetime
 
 
+class HashingProgress(BaseModel):
+    """NormaliseAndHash over the parts of the users file, one part a task: the upload session and
+    where its batches go (chosen by the first part), how many parts are done, and what the done parts
+    gave: rows and batches (the next part's batches are numbered after them), the quality report's
+    counts (``activation_report`` rows: key, reason, users) and the rows with a customer value."""
+
+    session_id: int
+    batch_keys_prefix: str
+    parts_done: int = 0
+    rows: int = 0
+    batches: int = 0
+    counts: list[tuple[str, str | None, int]] = Field(default_factory=list)
+    with_value: int = 0
+
+
 class ActivationRecord(BaseModel):
     """One audience's activation: the attempt in progress, where it stands, and what it was asked
     to do after the audience exists (publish an advert, or generate the campaign link)."""
@@ -163,7 +178,15 @@ class ActivationRecord(BaseModel):
     steps: list[ActivationStep] = Field(default_factory=list)
     users_total: int = 0
     # The selected users (CSV) and the stored batches of hashed rows (``<prefix>/<batch_seq>.json``).
+    # A list of more users than one NormaliseAndHash task hashes is also stored split by a hash of
+    # user_id into ``users_parts`` Parquet files (``shared.activation.steps.users_part_key``), hashed one
+    # part a task; 0: the CSV is hashed whole.
     users_key: str | None = None
+    users_parts: int = 0
+    hashing: HashingProgress | None = None
+    # The distinct countries of the selected users as written (trimmed, upper-cased): where an advert
+    # for them delivers unless told otherwise.
+    countries: list[str] | None = None
     rows_total: int = 0
     batch_keys_prefix: str | None = None
     # The stored rows' columns (None: identifiers.SCHEMA); longer when the users carry Limited Data

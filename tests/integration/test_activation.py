@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 import uuid
 from typing import Any
@@ -116,6 +117,57 @@ def test_a_list_too_large_for_a_request_is_uploaded_first_then_activated(
     assert active["userCount"] == 60_000
     members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
     assert sum(len(group["rows"]) for group in members) == 60_000
+
+
+def test_a_list_larger_than_a_task_hashes_is_hashed_in_parts_and_uploaded_once_each(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given: tasks that hash at most 20,000 users, and a list of 45,000 rows of which one in 100
+    # repeats an earlier user_id (the repeat is a duplicate, whichever part the user falls in)
+    assert stack.runner is not None
+    lines = ["user_id,email,firstName,phone,country"]
+    lines += [
+        f"c{i - 50 if i % 100 == 99 else i},shopper{i}@example.com,Ana,07700 9{i:05d},GB"
+        for i in range(45_000)
+    ]
+    with stack.runner.environment(ACTIVATION_PART_USERS="20000"):
+        link = api.post("/platform-ads/uploads", headers=org.headers).json()
+        assert send_upload(link, "\n".join(lines).encode()).status_code == 204
+        # When
+        response = api.post(
+            "/platform-ads/activations",
+            json={"name": "Parts", "uploadId": link["uploadId"]},
+            headers=org.headers,
+        )
+        assert response.status_code == 202, response.text
+        audience_id = response.json()["audienceId"]
+        active = wait_for(stack, org, audience_id, "active")
+
+    # Then: NormaliseAndHash ran once per part (3), and every user reached the platform once, in one
+    # upload session whose batches were numbered on from part to part and closed by the last one
+    sfn = stack.client("stepfunctions")
+    [execution] = [e for e in executions(stack) if e["name"] == f"{audience_id}-1"]
+    history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
+    entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    assert entered.count("NormaliseAndHash") == 3
+    members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
+    rows = [tuple(row) for group in members for row in group["rows"]]
+    assert len(rows) == len(set(rows)) == 45_000 - 450
+    assert active["userCount"] == 45_000 - 450
+    calls = sandbox.get(
+        "/requests", params={"path": f"/{active['platformCustomAudienceId']}/users$", "method": "POST"}
+    ).json()["requests"]
+    sessions = [c["params"]["session"] for c in calls if c["status"] == 200]
+    sessions = [json.loads(s) if isinstance(s, str) else s for s in sessions]
+    assert [s["batch_seq"] for s in sessions] == list(range(1, len(sessions) + 1))
+    assert len(sessions) == active["progress"]["batchesTotal"] > 5  # a short batch ends each part
+    assert [s["last_batch_flag"] for s in sessions] == [False] * (len(sessions) - 1) + [True]
+    assert len({s["session_id"] for s in sessions}) == 1
+    # And the list's countries were counted as it was read (where an advert delivers)
+    record = wiring.audience_store().get(org.org_id, audience_id)
+    assert record is not None
+    assert record.activation is not None
+    assert (record.activation.users_parts, record.activation.countries) == (3, ["GB"])
 
 
 def test_a_bad_row_of_an_upload_fails_the_activation_naming_the_line_and_column(

@@ -147,6 +147,7 @@ def test_a_50k_prospecting_activation_with_publish_advert_runs_every_step(
         "Claimed?",
         "SelectUsers",
         "NormaliseAndHash",
+        "AllPartsHashed?",
         "CreateCustomAudience",
         "UploadBatches",
         "AllBatchesSent?",

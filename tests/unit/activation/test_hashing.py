@@ -9,17 +9,23 @@ import itertools
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 
 from shared.activation.hashing import (
+    added_counts,
     batch_documents,
     csv_header,
     hash_users,
     load_users_file,
+    load_users_part,
     prepare_in_engine,
+    quality_report,
     unsure_rows,
+    users_countries,
+    write_parts,
     write_snapshot,
 )
 from shared.activation.users_files import snapshot_rows_of_csv
@@ -250,3 +256,97 @@ def test_rows_the_engine_cannot_vouch_for_are_counted(engine: QueryRunner, tmp_p
     # When it is loaded, then the three bad rows and the padded score are left to the Python path
     load_users_file(engine, path, csv_header(path), "spend")
     assert unsure_rows(engine) == 4
+
+
+def _corpus_csv(path: Path, users: int) -> None:
+    """A messy users CSV (``generate_corpus``: duplicates, bad values, many countries) with Limited
+    Data Use flags and a value column."""
+    records = generate_corpus(users, seed=7)
+    with path.open("w", encoding="utf-8", newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(
+            [
+                "user_id",
+                "email",
+                "phone",
+                "firstName",
+                "lastName",
+                "country",
+                "limitedDataUse",
+                "state",
+                "spend",
+            ]
+        )
+        for at, record in enumerate(records):
+            writer.writerow(
+                [
+                    *(
+                        record.get(name) or ""
+                        for name in ("user_id", "email", "phone", "firstName", "lastName")
+                    ),
+                    record.get("country") or "",
+                    ("true", "false", "")[at % 3],
+                    ("CA", "NY", "")[at % 3],
+                    "" if at % 4 == 0 else f"{at % 50}.5",
+                ]
+            )
+
+
+def _hashed_rows(
+    engine: QueryRunner, users: Any, batches: tuple[int, int]
+) -> dict[int, list[tuple[Any, ...]]]:
+    return {
+        number: [tuple(row) for row in json.loads(document)]
+        for number, document in batch_documents(engine, users, *batches)
+    }
+
+
+def test_a_list_hashed_in_parts_uploads_what_the_whole_list_uploads(tmp_path: Path) -> None:
+    # Given a messy list whose users repeat (the corpus repeats user ids), hashed whole
+    path = tmp_path / "users.csv"
+    _corpus_csv(path, 3_000)
+    header = csv_header(path)
+    with query_runner(function_mb=512, threads=2) as engine:
+        users = load_users_file(engine, path, header, "spend")
+        whole = hash_users(engine, users, default_country="GB", batch_size=100)
+        whole_rows = _hashed_rows(engine, users, (1, whole.batches))
+        parts = write_parts(engine, tmp_path / "parts", 3)
+
+    # When each part is hashed in an engine of its own (a task each), its batches numbered after the
+    # previous parts', and the parts' counts are added up
+    batches: dict[int, list[tuple[Any, ...]]] = {}
+    counts: list[tuple[str, str | None, int]] = []
+    ids_by_part: list[set[str]] = []
+    for part in parts:
+        with query_runner(function_mb=512, threads=2) as engine:
+            users = load_users_part(engine, part, header, "spend")
+            hashed = hash_users(
+                engine, users, default_country="GB", batch_size=100, first_batch=len(batches) + 1
+            )
+            made = _hashed_rows(engine, users, (len(batches) + 1, len(batches) + hashed.batches))
+            batches |= made
+            counts = added_counts(counts, hashed.counts)
+            ids_by_part.append({row[0] for rows in made.values() for row in rows})
+
+    # Then the parts hold the same rows, numbered 1..n without a gap, and the same report: every
+    # record of one user_id fell in one part, so each part de-duplicated exactly
+    assert sorted(batches) == list(range(1, len(batches) + 1))
+    assert sorted(row for rows in batches.values() for row in rows) == sorted(
+        row for rows in whole_rows.values() for row in rows
+    )
+    assert quality_report(counts)[0] == whole.report
+    assert whole.report.duplicate_user_ids > 0
+    assert all(not (a & b) for a, b in itertools.combinations(ids_by_part, 2))
+    assert all(ids_by_part)
+
+
+def test_a_list_s_countries_are_its_distinct_country_cells_trimmed_and_upper_cased(
+    engine: QueryRunner, tmp_path: Path
+) -> None:
+    # Given a list with countries in any case and white space, blank ones and none
+    path = tmp_path / "users.csv"
+    path.write_text("user_id,country\nu1, gb\nu2,GB\nu3,us \nu4,  \nu5,\nu6,Fr\n", encoding="utf-8")
+    load_users_file(engine, path, csv_header(path), None)
+
+    # When, then: what publishing delivers in, as it reads the users file
+    assert users_countries(engine) == ["FR", "GB", "US"]
