@@ -134,8 +134,10 @@ def run_step(workdir: Path, action: str, memory_mb: int) -> list[dict[str, Any]]
     """The step's tasks, as the state machine runs them: again while it answers ``more`` (a list
     hashed in parts, one part a task); each task's result."""
     tasks = [run_task(workdir, action, memory_mb)]
+    print(f"  {workdir.name} {action}: {json.dumps(tasks[-1])}", file=sys.stderr, flush=True)
     while tasks[-1]["outcome"] == "more":
         tasks.append(run_task(workdir, action, memory_mb))
+        print(f"  {workdir.name} {action}: {json.dumps(tasks[-1])}", file=sys.stderr, flush=True)
     return tasks
 
 

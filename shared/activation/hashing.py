@@ -198,11 +198,13 @@ def count_users(engine: QueryRunner) -> int:
 def write_parts(engine: QueryRunner, folder: Path, parts: int) -> list[Path]:
     """The loaded users as ``parts`` Parquet files in ``folder`` (``part-00000.parquet``, ...), split by
     a hash of user_id: every row of one user_id lands in one part, so each part is de-duplicated on
-    its own, exactly. Rows keep their position in the file (``pos``)."""
+    its own, exactly. Rows keep their position in the file (``pos``). The loaded users give way to
+    the parted ones: ask for counts and countries first."""
     folder.mkdir(parents=True, exist_ok=True)
+    engine.run("activation_split_parts", {"parts": parts})
     paths = [folder / f"part-{part:05d}.parquet" for part in range(parts)]
     for part, path in enumerate(paths):
-        engine.write_parquet("activation_write_part", {"parts": parts, "part": part}, path)
+        engine.write_parquet("activation_write_part", {"part": part}, path)
     return paths
 
 

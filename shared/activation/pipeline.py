@@ -284,17 +284,18 @@ class ActivationPipeline:
             path.unlink()  # the engine holds the list now; /tmp holds the parts next
             activation = self._activation(record)
             activation.countries = users_countries(engine)
-            if count_users(engine) > self.part_users:
-                activation.users_parts = self._store_parts(engine, record)
+            loaded = count_users(engine)
+            if loaded > self.part_users:
+                activation.users_parts = self._store_parts(engine, record, loaded)
             return count
 
-    def _store_parts(self, engine: QueryRunner, record: AudienceRecord) -> int:
-        """The loaded list as parts of about ``part_users`` users each, split by a hash of user_id
-        (every record of one user in one part, so each part is de-duplicated alone), stored for
-        NormaliseAndHash. The number of parts."""
-        from shared.activation.hashing import count_users, write_parts
+    def _store_parts(self, engine: QueryRunner, record: AudienceRecord, users: int) -> int:
+        """The loaded list (``users`` rows) as parts of about ``part_users`` users each, split by a
+        hash of user_id (every record of one user in one part, so each part is de-duplicated alone),
+        stored for NormaliseAndHash. The number of parts."""
+        from shared.activation.hashing import write_parts
 
-        parts = math.ceil(count_users(engine) / self.part_users)
+        parts = math.ceil(users / self.part_users)
         for part, path in enumerate(write_parts(engine, engine.path("parts"), parts)):
             self.blobs.upload(users_part_key(record.org_id, record.audience_id, part), path)
             path.unlink()
