@@ -220,10 +220,12 @@ class LocalGateway:
         request = Request(environ)
         if request.path.startswith(INVOKE_PREFIX) and request.method == "POST":
             return self._direct_invoke(request)(environ, start_response)
-        preflight = self._cors.preflight(request) if self._cors else None
+        matched = self._table.match(request.method, request.path)
+        # The CorsConfiguration is HttpApi's: a route of another API (SiteEventsApi) answers its own.
+        cors = self._cors if matched is None or matched[0].api == "HttpApi" else None
+        preflight = cors.preflight(request) if cors else None
         if preflight is not None:
             return preflight(environ, start_response)
-        matched = self._table.match(request.method, request.path)
         if matched is None:
             # What API Gateway itself answers for a route it does not have.
             response = Response(
@@ -232,8 +234,8 @@ class LocalGateway:
         else:
             route, params = matched
             response = self._integrate(route.function, build_event(request, route, params, self._api_id))
-        if self._cors:
-            self._cors.decorate(request, response)
+        if cors:
+            cors.decorate(request, response)
         return response(environ, start_response)
 
     def _direct_invoke(self, request: Request) -> Response:

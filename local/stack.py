@@ -144,6 +144,11 @@ class LocalStack:
             cors=Cors([self.dashboard_url], cors["AllowMethods"], cors["AllowHeaders"]),
         )
         self.api_url = self.gateway.start(self.host, self.gateway_port)
+        # SiteEventsApi's routes are served by the same local gateway (without HttpApi's CORS): the
+        # snippet the Events page shows posts there.
+        for environment in self._function_env.values():
+            if "SITE_EVENTS_URL" in environment:
+                environment["SITE_EVENTS_URL"] = f"{self.api_url}/site-events"
         self.dashboard = DashboardServer(
             {
                 "apiUrl": self.api_url,

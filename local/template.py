@@ -28,6 +28,8 @@ class Route:
     method: str
     path: str
     function: str
+    # The HttpApi the route is on (its logical id): HttpApi, or SiteEventsApi with CORS of its own.
+    api: str = "HttpApi"
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,8 @@ def routes(template: dict[str, Any]) -> list[Route]:
         for event in res["Properties"].get("Events", {}).values():
             if event["Type"] == "HttpApi":
                 props = event["Properties"]
-                found.append(Route(props["Method"].upper(), props["Path"], logical_id))
+                api = props.get("ApiId", {}).get("Ref", "HttpApi")
+                found.append(Route(props["Method"].upper(), props["Path"], logical_id, api))
     return found
 
 

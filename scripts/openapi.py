@@ -43,7 +43,7 @@ def generate() -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a handler that fails to import must fail generation
         schema: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
-    return document_pages(document_errors(schema))
+    return document_pages(document_errors(document_public_endpoints(schema)))
 
 
 # What the platform's failures become on a route that calls it (shared/platform/errors.py): a token
@@ -115,6 +115,9 @@ ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
         429: _PLATFORM[429],
         502: _PLATFORM[502],
     },
+    ("post", "/platform-ads/events/site/key"): {
+        422: "No domain is declared yet: the site's pages would all be refused",
+    },
     ("post", "/platform-ads/targeting/preview"): {
         422: "No synced data source holds the customers' identifiers",
     },
@@ -132,6 +135,20 @@ PUBLIC_PAGES: frozenset[tuple[str, str]] = frozenset(
         ("post", "/checkout/{orgId}/{productId}"),
     }
 )
+# The site events endpoint (issue 21, item 3): the shop's pages call it with a site key in its address
+# (which can only send events), no credentials; its answers are JSON, its errors the service's body.
+PUBLIC_ENDPOINTS: frozenset[tuple[str, str]] = frozenset(
+    {("post", "/site-events"), ("options", "/site-events")}
+)
+SITE_KEY_PARAMETER = {
+    "in": "query",
+    "name": "key",
+    "required": True,
+    "schema": {"type": "string"},
+    "description": "The organization's site key (the dashboard's Events page): it can only send events.",
+}
+
+
 # The product page's form (shared/payments/checkout.py reads it; a quantity out of range is asked again).
 CHECKOUT_FORM = {
     "required": True,
@@ -170,6 +187,42 @@ def document_pages(schema: dict[str, Any]) -> dict[str, Any]:
             "description": "Unexpected failure",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
         }
+    return schema
+
+
+def document_public_endpoints(schema: dict[str, Any]) -> dict[str, Any]:
+    """The site events endpoint: no security requirement, the site key, the events body (JSON, sent as
+    text/plain by the snippet so that a page needs no preflight), and the service's error body."""
+    from shared.events.site_events import SiteEventBatch, SiteEventsReceived
+
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    for model in (SiteEventBatch, SiteEventsReceived):
+        found = model.model_json_schema(by_alias=True, ref_template="#/components/schemas/{model}")
+        schemas.update(found.pop("$defs", {}))
+        schemas[model.__name__] = found
+    error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}
+    for method, path in PUBLIC_ENDPOINTS:
+        operation = schema["paths"][path][method]
+        operation["security"] = []
+        operation["parameters"] = [SITE_KEY_PARAMETER]
+        responses = operation.setdefault("responses", {})
+        for status, response in responses.items():
+            if status.startswith(("4", "5")):
+                response["content"] = error
+        if method == "post":
+            batch = {"schema": {"$ref": "#/components/schemas/SiteEventBatch"}}
+            operation["requestBody"] = {
+                "required": True,
+                "content": {"text/plain": batch, "application/json": batch},
+            }
+            responses["200"]["content"] = {
+                "application/json": {"schema": {"$ref": "#/components/schemas/SiteEventsReceived"}}
+            }
+        else:
+            responses.pop("200", None)
+            responses["204"] = {
+                "description": "CORS headers for a page of the organization's declared domains, none else"
+            }
     return schema
 
 
@@ -213,7 +266,7 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
                     "description": "This Idempotency-Key was already used with a different body",
                     "content": body,
                 }
-            if "requestBody" in operation:
+            if "requestBody" in operation and (method, path) not in PUBLIC_ENDPOINTS:
                 responses["415"] = {
                     "description": "The body is not sent as application/json",
                     "content": body,

@@ -171,3 +171,24 @@ class DashboardSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
     dashboard_url: Name
+
+
+class SiteEventsSettings(BaseSettings):
+    """The public site events endpoint's limits (issue 21, item 3): per site key, at most
+    ``site_events_per_window`` events each ``site_events_window_seconds``, and at most
+    ``site_events_per_request`` events in one request."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    site_events_per_window: int = 100
+    site_events_window_seconds: int = 10
+    site_events_per_request: int = 20
+
+
+class SiteSnippetSettings(BaseSettings):
+    """The public site events endpoint's address, which the snippet the dashboard shows posts to (the
+    endpoint's own function does not read it: its API names the function, not the other way round)."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    site_events_url: Name

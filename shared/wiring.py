@@ -27,6 +27,8 @@ from shared.settings import (
     DataSourceSettings,
     PaymentsSettings,
     Settings,
+    SiteEventsSettings,
+    SiteSnippetSettings,
     UserPoolSettings,
 )
 
@@ -57,6 +59,8 @@ if TYPE_CHECKING:
     from shared.datasources.failures import StepFailures
     from shared.datasources.service import DataSourceService
     from shared.events.purchases import PurchaseEvents
+    from shared.events.site_events import SiteEvents
+    from shared.events.sites import EventSites
     from shared.ml.freshness import FreshnessRules
     from shared.payments.catalog import ProductCatalog
     from shared.payments.checkout import CheckoutService, HostedCheckoutLinks
@@ -77,7 +81,7 @@ if TYPE_CHECKING:
     from shared.repositories.connections import DynamoConnectionStore, DynamoOAuthStateStore
     from shared.repositories.datasources import DynamoDatasetStore
     from shared.repositories.envelope import EnvelopeCipher
-    from shared.repositories.events import DynamoEventStore
+    from shared.repositories.events import DynamoEventSiteStore, DynamoEventStore
     from shared.repositories.models import DynamoModelStore
     from shared.repositories.organizations import DynamoOrganizationStore
     from shared.repositories.payments import DynamoPaymentsStore
@@ -168,6 +172,18 @@ def payments_settings() -> PaymentsSettings:
 def dashboard_settings() -> DashboardSettings:
     """The dashboard's address (payments onboarding comes back to it)."""
     return DashboardSettings()
+
+
+@collaborator
+def site_events_settings() -> SiteEventsSettings:
+    """The public site events endpoint's limits."""
+    return SiteEventsSettings()
+
+
+@collaborator
+def site_snippet_settings() -> SiteSnippetSettings:
+    """The site events endpoint's address, for the snippet the Events page shows."""
+    return SiteSnippetSettings()
 
 
 @collaborator
@@ -608,6 +624,41 @@ def purchase_events() -> PurchaseEvents:
         models=model_store(),
         bundles=whole_bundles(),
     )
+
+
+@collaborator
+def event_site_store() -> DynamoEventSiteStore:
+    from shared.repositories.events import DynamoEventSiteStore
+
+    return DynamoEventSiteStore(table(settings().main_table), dynamodb_client())
+
+
+@collaborator
+def site_events() -> SiteEvents:
+    """The public site events endpoint (kept per container: its relay targets are cached)."""
+    from shared.clock import utc_now
+    from shared.events.site_events import RelayTargets, SiteEvents, SiteLimits
+
+    limits = site_events_settings()
+    return SiteEvents(
+        admissions=event_site_store(),
+        tally=event_site_store(),
+        targets=RelayTargets(connection_service()),
+        clock=utc_now,
+        limits=SiteLimits(
+            per_window=limits.site_events_per_window,
+            window_seconds=limits.site_events_window_seconds,
+            per_request=limits.site_events_per_request,
+        ),
+    )
+
+
+def event_sites() -> EventSites:
+    """The Events page's site settings: domains, test event code, the site key."""
+    from shared.clock import utc_now
+    from shared.events.sites import EventSites
+
+    return EventSites(store=event_site_store(), clock=utc_now)
 
 
 def data_source_step_failures() -> StepFailures:

@@ -24,6 +24,8 @@ from shared.platform.events import MAX_EVENTS_PER_CALL, EventsReceived
 
 # Sends one batch to the pixel (``shared.platform.events.send_events`` with its client and pixel bound).
 SendBatch = Callable[[Sequence[ServerEvent]], EventsReceived]
+# What to do about an order's purchase our own check keeps back.
+ORDER_REMEDY = "Correct the order's data in the shop's export; the next sync sends it."
 # The report keeps this many rejections in full; the rest are only counted by reason.
 MAX_REJECTIONS_KEPT = 100
 # Extra calls one refused batch may spend on finding its bad events: halving a batch of 1,000 down to
@@ -77,10 +79,12 @@ def send_checked(
     now: Callable[[], float],
     report: SendReport | None = None,
     batch_size: int = MAX_EVENTS_PER_CALL,
+    remedy: str = ORDER_REMEDY,
 ) -> SendReport:
     """Check and send ``events`` (in order, ``batch_size`` at most per call) through ``send``.
 
-    ``now`` gives the Unix time each event is checked at. Returns the report (``report`` when given,
+    ``now`` gives the Unix time each event is checked at; ``remedy`` is what to do about an event our
+    own check keeps back (where the event came from decides it). Returns the report (``report`` when given,
     filled as it goes, so a caller catching an interruption still reads how far it got). Raises the
     platform client's errors other than a refusal (throttling past the wait the caller allows, an
     unavailable platform, a token refused) as they come.
@@ -102,7 +106,7 @@ def send_checked(
                     event_id=_text(event.get("event_id")),
                     event_name=_text(event.get("event_name")),
                     reason=f"{problem.field} {problem.reason}",
-                    remedy="Correct the order's data in the shop's export; the next sync sends it.",
+                    remedy=remedy,
                     field=problem.field,
                 ),
                 f"{problem.verdict.value}:{problem.field}",

@@ -61,3 +61,50 @@ class PurchaseSend(BaseModel):
     error: dict[str, str] | None = Field(default=None, description="message and remedy (stopped).")
     created_at: datetime
     updated_at: datetime
+
+
+EventSource = Literal["site", "sync"]
+EventOutcome = Literal["sent", "rejected", "skipped"]
+
+
+class EventSite(BaseModel):
+    """What an organization's shop pages may send (issue 21, item 3): the domains whose pages may call
+    the site events endpoint, the site key in force (public by design: it is in every page of the shop,
+    and it can only send events), a key rotated out that still works until it expires, and the test
+    event code the site's events carry while the merchant checks them in Events Manager."""
+
+    org_id: str
+    domains: list[str] = Field(default_factory=list)
+    test_event_code: str | None = None
+    key: str | None = None
+    key_created_at: datetime | None = None
+    previous_key: str | None = None
+    previous_key_expires_at: datetime | None = None
+    updated_at: datetime
+
+
+class SiteAdmission(BaseModel):
+    """What one request under a site key may do: its organization's declared domains and test code;
+    or why it may not (``refused``: the key is unknown, revoked or expired, or the site sent its limit
+    of events for now, ``retry_after_seconds`` before the next window)."""
+
+    org_id: str | None = None
+    domains: list[str] = Field(default_factory=list)
+    test_event_code: str | None = None
+    refused: Literal["unknown", "revoked", "throttled"] | None = None
+    retry_after_seconds: int | None = None
+
+
+class EventDay(BaseModel):
+    """One UTC day's events, counted as they were dealt with: ``counts[source][event name][outcome]``
+    (``site``: the shop's pages; ``sync``: purchases from the synced orders)."""
+
+    date: str
+    counts: dict[str, dict[str, dict[str, int]]] = Field(default_factory=dict)
+
+
+class StoredRejection(EventRejection):
+    """A rejected event as the Events page lists it: where it came from and when."""
+
+    source: EventSource
+    at: datetime

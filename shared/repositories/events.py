@@ -7,10 +7,13 @@ late step of an older version can never move it back.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from shared.records.events import PurchaseSend
+from boto3.dynamodb.types import TypeDeserializer
+
+from shared.records.events import EventDay, EventSite, PurchaseSend, SiteAdmission, StoredRejection
 from shared.repositories.items import from_item, to_item
 
 if TYPE_CHECKING:
@@ -95,3 +98,280 @@ class DynamoEventStore:
 def _to_record(item: Mapping[str, Any]) -> PurchaseSend:
     values = {key: value for key, value in from_item(item).items() if key not in ("pk", "sk")}
     return PurchaseSend.model_validate(values)
+
+
+# --- The site's events (issue 21, item 3) ---------------------------------------------------------------
+
+_DESERIALIZER = TypeDeserializer()
+_SITE = "EVENTSITE"
+_SITE_KEY = "SITEKEY#"
+_DAY = "EVENTSDAY#"
+_REJECTION = "EVENTREJ#"
+# A rotated-out or revoked key's lookup item, and a rejection, are kept this long (TTL: expires_at).
+_KEEP_SECONDS = 30 * 86_400
+
+
+def site_key_hash(key: str) -> str:
+    """The lookup name of a site key: its SHA-256 (the table holds no index on the key itself)."""
+    import hashlib
+
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _count_name(source: str, event_name: str, outcome: str) -> str:
+    return f"c.{source}.{event_name}.{outcome}"
+
+
+class DynamoEventSiteStore:
+    """The organization's site settings (``ORG#<org>`` / ``EVENTSITE``), one lookup item per site key
+    (``SITEKEY#<sha256>``, which the public endpoint's one write per request checks and counts on),
+    events counted per day (``EVENTSDAY#<date>``) and rejected events (``EVENTREJ#<time>#<id>``)."""
+
+    def __init__(self, table: Table, client: DynamoDBClient) -> None:
+        self._table = table
+        self._client = client
+
+    # Settings and keys --------------------------------------------------------------------------------
+
+    def get_site(self, org_id: str) -> EventSite | None:
+        item = self._table.get_item(Key={"pk": _pk(org_id), "sk": _SITE}, ConsistentRead=True).get("Item")
+        if not item:
+            return None
+        values = {key: value for key, value in from_item(item).items() if key not in ("pk", "sk")}
+        return EventSite.model_validate(values)
+
+    def save_site(
+        self,
+        site: EventSite,
+        *,
+        new_key: str | None = None,
+        expire_key: tuple[str, datetime] | None = None,
+        revoke_keys: Sequence[str] = (),
+    ) -> None:
+        """Store ``site`` and, in the same transaction, its keys' lookup items: every key in force
+        gets the site's domains and test code, ``new_key`` is created, ``expire_key`` (key, when) stops
+        working at that time, ``revoke_keys`` stop working now."""
+        from boto3.dynamodb.types import TypeSerializer
+
+        serializer = TypeSerializer()
+        now = site.updated_at
+        settings = {":domains": site.domains, ":org": site.org_id}
+        actions: list[dict[str, Any]] = [
+            {
+                "Put": {
+                    "TableName": self._table.name,
+                    "Item": {
+                        key: serializer.serialize(value)
+                        for key, value in {
+                            "pk": _pk(site.org_id),
+                            "sk": _SITE,
+                            **to_item(site.model_dump()),
+                        }.items()
+                    },
+                }
+            }
+        ]
+        revoked = set(revoke_keys)
+        for key in {k for k in (site.key, site.previous_key) if k} - revoked - {new_key}:
+            expires = expire_key[1] if expire_key and expire_key[0] == key else None
+            update = "SET domains = :domains, org_id = :org"
+            values: dict[str, Any] = dict(settings)
+            update += ", test_event_code = :code" if site.test_event_code else ""
+            if site.test_event_code:
+                values[":code"] = site.test_event_code
+            remove = " REMOVE test_event_code" if not site.test_event_code else ""
+            if expires is not None:
+                update += ", valid_until = :until, expires_at = :cleanup"
+                values[":until"] = int(expires.timestamp())
+                values[":cleanup"] = int(expires.timestamp()) + _KEEP_SECONDS
+            actions.append(self._lookup_update(key, update + remove, values))
+        for key in revoked:
+            actions.append(
+                self._lookup_update(
+                    key,
+                    "SET revoked_at = :at, expires_at = :cleanup",
+                    {":at": now.isoformat(), ":cleanup": int(now.timestamp()) + _KEEP_SECONDS},
+                )
+            )
+        if new_key is not None:
+            item: dict[str, Any] = {
+                "pk": _SITE_KEY + site_key_hash(new_key),
+                "sk": _SITE_KEY.rstrip("#"),
+                "org_id": site.org_id,
+                "domains": site.domains,
+                "rate_window": 0,
+                "rate_count": 0,
+                "created_at": now.isoformat(),
+            }
+            if site.test_event_code:
+                item["test_event_code"] = site.test_event_code
+            actions.append(
+                {
+                    "Put": {
+                        "TableName": self._table.name,
+                        "Item": {key: serializer.serialize(value) for key, value in item.items()},
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                }
+            )
+        self._client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+
+    def _lookup_update(self, key: str, update: str, values: dict[str, Any]) -> dict[str, Any]:
+        from boto3.dynamodb.types import TypeSerializer
+
+        serializer = TypeSerializer()
+        return {
+            "Update": {
+                "TableName": self._table.name,
+                "Key": {
+                    "pk": {"S": _SITE_KEY + site_key_hash(key)},
+                    "sk": {"S": _SITE_KEY.rstrip("#")},
+                },
+                "UpdateExpression": update,
+                "ConditionExpression": "attribute_exists(pk)",
+                "ExpressionAttributeValues": {
+                    name: serializer.serialize(value) for name, value in values.items()
+                },
+            }
+        }
+
+    # The public endpoint's one write --------------------------------------------------------------------
+
+    def admit(self, key: str, events: int, now: float, limit: int, window_seconds: int) -> SiteAdmission:
+        """Check ``key`` and count ``events`` against its site's ``limit`` per ``window_seconds`` in one
+        conditional write (two when a new window starts). Returns the organization's settings, or why
+        the request is refused."""
+        window = int(now // window_seconds)
+        retry_after = max(1, int((window + 1) * window_seconds - now + 0.999))
+        if events > limit:
+            return SiteAdmission(refused="throttled", retry_after_seconds=retry_after)
+        in_force = (
+            "attribute_exists(pk) AND attribute_not_exists(revoked_at)"
+            " AND (attribute_not_exists(valid_until) OR valid_until > :now)"
+        )
+        values = {":n": events, ":w": window, ":room": limit - events, ":now": int(now)}
+        attempts = (
+            # The window under way: count, while it has room.
+            ("SET rate_count = rate_count + :n", f"{in_force} AND rate_window = :w AND rate_count <= :room"),
+            # A new window: start counting.
+            ("SET rate_window = :w, rate_count = :n", f"{in_force} AND rate_window < :w"),
+        )
+        key_item = {"pk": _SITE_KEY + site_key_hash(key), "sk": _SITE_KEY.rstrip("#")}
+        refusal = self._table.meta.client.exceptions.ConditionalCheckFailedException
+        for _ in range(2):  # a request that starts a window can race another one: try the pair again
+            for first, (update, condition) in zip((True, False), attempts, strict=True):
+                used = {name: value for name, value in values.items() if name in update + condition}
+                try:
+                    answer = self._table.update_item(
+                        Key=key_item,
+                        UpdateExpression=update,
+                        ConditionExpression=condition,
+                        ExpressionAttributeValues=used,
+                        ReturnValues="ALL_NEW",
+                        ReturnValuesOnConditionCheckFailure="ALL_OLD",
+                    )
+                except refusal as refused:
+                    # The refused item comes back in DynamoDB's typed form ({"N": "3"}).
+                    old = {
+                        name: _DESERIALIZER.deserialize(value)
+                        for name, value in (refused.response.get("Item") or {}).items()
+                    }
+                    if not old:
+                        return SiteAdmission(refused="unknown")
+                    if old.get("revoked_at") or ("valid_until" in old and int(old["valid_until"]) <= now):
+                        return SiteAdmission(refused="revoked")
+                    if first and int(old.get("rate_window", 0)) == window:
+                        return SiteAdmission(refused="throttled", retry_after_seconds=retry_after)
+                    continue
+                item = from_item(answer["Attributes"])
+                return SiteAdmission(
+                    org_id=str(item["org_id"]),
+                    domains=[str(domain) for domain in item.get("domains", [])],
+                    test_event_code=item.get("test_event_code"),
+                )
+        return SiteAdmission(refused="throttled", retry_after_seconds=retry_after)
+
+    def key_domains(self, key: str, now: float) -> list[str]:
+        """The declared domains of ``key``'s organization, or none for a key not in force (unknown,
+        revoked, expired). Reads only."""
+        found = self._table.get_item(
+            Key={"pk": _SITE_KEY + site_key_hash(key), "sk": _SITE_KEY.rstrip("#")}
+        ).get("Item")
+        item = from_item(found or {})
+        expired = item.get("valid_until") is not None and int(item["valid_until"]) <= now
+        if not item or item.get("revoked_at") or expired:
+            return []
+        return [str(domain) for domain in item.get("domains", [])]
+
+    # Counts and rejections ----------------------------------------------------------------------------------
+
+    def add_counts(self, org_id: str, day: str, counts: Mapping[tuple[str, str, str], int]) -> None:
+        """Add ``counts[(source, event name, outcome)]`` to the organization's ``day`` (UTC date)."""
+        positive = {key: value for key, value in counts.items() if value > 0}
+        if not positive:
+            return
+        names = {f"#c{i}": _count_name(*key) for i, key in enumerate(positive)}
+        values = {f":c{i}": value for i, value in enumerate(positive.values())}
+        self._table.update_item(
+            Key={"pk": _pk(org_id), "sk": _DAY + day},
+            UpdateExpression="ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(positive))),
+            ExpressionAttributeNames=names,
+            ExpressionAttributeValues=values,
+        )
+
+    def days(self, org_id: str, first: str, last: str) -> list[EventDay]:
+        """The organization's days from ``first`` to ``last`` (UTC dates, inclusive) that had events."""
+        found = []
+        for item in _query_all(self._table, _pk(org_id), _DAY + first, _DAY + last):
+            counts: dict[str, dict[str, dict[str, int]]] = {}
+            for name, value in from_item(item).items():
+                if not name.startswith("c."):
+                    continue
+                _, source, event_name, outcome = name.split(".", 3)
+                counts.setdefault(source, {}).setdefault(event_name, {})[outcome] = int(value)
+            found.append(EventDay(date=str(item["sk"]).removeprefix(_DAY), counts=counts))
+        return found
+
+    def add_rejections(self, org_id: str, rejections: Sequence[StoredRejection]) -> None:
+        """Keep ``rejections`` for the Events page (30 days)."""
+        import uuid
+
+        # One PutItem each (a request has 20 events at most): the site events role may only put and
+        # update items under given partition-key prefixes (docs/permissions.md), no batch writes.
+        for rejection in rejections:
+            self._table.put_item(
+                Item={
+                    "pk": _pk(org_id),
+                    "sk": f"{_REJECTION}{rejection.at.isoformat()}#{uuid.uuid4().hex[:8]}",
+                    "expires_at": int(rejection.at.timestamp()) + _KEEP_SECONDS,
+                    **to_item(rejection.model_dump()),
+                }
+            )
+
+    def latest_rejections(self, org_id: str, limit: int) -> list[StoredRejection]:
+        """The organization's ``limit`` latest rejected events, newest first."""
+        answer = self._table.query(
+            KeyConditionExpression="pk = :pk AND begins_with(sk, :prefix)",
+            ExpressionAttributeValues={":pk": _pk(org_id), ":prefix": _REJECTION},
+            ScanIndexForward=False,
+            Limit=limit,
+        )
+        return [
+            StoredRejection.model_validate(
+                {k: v for k, v in from_item(item).items() if k not in ("pk", "sk", "expires_at")}
+            )
+            for item in answer.get("Items", [])
+        ]
+
+
+def _query_all(table: Table, pk: str, first: str, last: str) -> Iterator[Mapping[str, Any]]:
+    kwargs: dict[str, Any] = {
+        "KeyConditionExpression": "pk = :pk AND sk BETWEEN :first AND :last",
+        "ExpressionAttributeValues": {":pk": pk, ":first": first, ":last": last},
+    }
+    while True:
+        answer = table.query(**kwargs)
+        yield from answer.get("Items", [])
+        if "LastEvaluatedKey" not in answer:
+            return
+        kwargs["ExclusiveStartKey"] = answer["LastEvaluatedKey"]

@@ -27,7 +27,11 @@ from local.connected import ConnectedOrg
 from local.seed import DemoCredentials, create_user, sign_in
 from local.stack import LocalStack
 from local.template import ROOT, Route, functions, load_template, routes
-from scripts.openapi import PUBLIC_PAGES
+from scripts.openapi import PUBLIC_ENDPOINTS, PUBLIC_PAGES
+
+# Routes without credentials: the hosted checkout's pages (shoppers) and the site events endpoint (the
+# shop's pages, with a site key that can only send; tests/integration/test_site_events.py).
+PUBLIC = PUBLIC_PAGES | PUBLIC_ENDPOINTS
 
 TEMPLATE = load_template()
 ROUTES = routes(TEMPLATE)
@@ -94,13 +98,13 @@ def resigned(token: str, **changes: Any) -> str:
 def test_every_route_of_the_template_declares_how_it_is_authenticated() -> None:
     assert ROUTES
     for route in ROUTES:
-        public = (route.method.lower(), route.path) in PUBLIC_PAGES
+        public = (route.method.lower(), route.path) in PUBLIC
         schemes = {"apiKey", "bearerJwt", "paymentsSignature"}
         assert scheme_of(route) == "public" if public else scheme_of(route) in schemes, route_id(route)
 
 
-# Every route but the shoppers' pages (tests/integration/test_payments_checkout.py covers those).
-ROUTES = [route for route in ROUTES if (route.method.lower(), route.path) not in PUBLIC_PAGES]
+# Every route but the public ones (tests/integration/test_payments_checkout.py and test_site_events.py).
+ROUTES = [route for route in ROUTES if (route.method.lower(), route.path) not in PUBLIC]
 
 
 # --- 401 --------------------------------------------------------------------------------------------

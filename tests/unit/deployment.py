@@ -30,6 +30,7 @@ ENVIRONMENT: dict[str, str] = {
     "AUDIENCE_SYNC_STATE_MACHINE_ARN": f"arn:aws:states:{REGION}:123456789012:stateMachine:audience-sync",
     "PAYMENTS_SECRETS_ARN": "service/payments",
     "DASHBOARD_URL": "http://localhost:3001",
+    "SITE_EVENTS_URL": "http://localhost:3000/site-events",
 }
 
 

@@ -32,6 +32,8 @@ from shared.settings import (
     DataSourceSettings,
     PaymentsSettings,
     Settings,
+    SiteEventsSettings,
+    SiteSnippetSettings,
     UserPoolSettings,
 )
 from tests.unit.deployment import ENVIRONMENT, REGION
@@ -45,6 +47,8 @@ SETTINGS_FACTORIES: dict[str, type[BaseSettings]] = {
     "user_pool_settings": UserPoolSettings,
     "payments_settings": PaymentsSettings,
     "dashboard_settings": DashboardSettings,
+    "site_events_settings": SiteEventsSettings,
+    "site_snippet_settings": SiteSnippetSettings,
 }
 # Field -> environment variable.
 VARIABLES: dict[str, str] = {

@@ -1,0 +1,165 @@
+"""Events from the shop's own pages through the local stack (issue 21, item 3): the Events page's site
+settings and key, the public site events endpoint (its own API, CORS for the declared domains only),
+the relay to the sandbox's pixel as website events, and the key's rotation and revocation."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import httpx
+import pytest
+
+from local.connected import ConnectedOrg
+from platform_sandbox.scenarios import PIXEL_ID
+
+pytestmark = pytest.mark.integration
+
+SHOP = "https://www.shop.example.com"
+BROWSER = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36"
+
+
+def site_key(api: httpx.Client, org: ConnectedOrg, code: str | None = None) -> dict[str, Any]:
+    """Declare shop.example.com (and a test event code) and create the site key."""
+    saved = api.post(
+        "/platform-ads/events/site",
+        json={"domains": ["https://shop.example.com/"], "testEventCode": code},
+        headers=org.headers,
+    )
+    assert saved.status_code == 200, saved.text
+    assert saved.json()["domains"] == ["shop.example.com"]
+    issued = api.post("/platform-ads/events/site/key", headers=org.headers)
+    assert issued.status_code == 200, issued.text
+    return dict(issued.json())
+
+
+def page_event(name: str = "AddToCart", event_id: str | None = None, **custom: Any) -> dict[str, Any]:
+    return {
+        "eventName": name,
+        "eventId": event_id or f"e-{uuid.uuid4().hex}",
+        "eventTime": int(time.time()),
+        "url": f"{SHOP}/products/p1?utm_source=x",
+        "fbp": "fb.1.1795975100000.1098115397",
+        "fbc": "fb.1.1795975100000.AbCdEfGhIj",
+        "customData": custom or {"content_ids": ["p1"], "value": 24.0, "currency": "gbp"},
+    }
+
+
+def post_events(
+    api: httpx.Client, key: str, events: list[dict[str, Any]], origin: str | None = SHOP
+) -> httpx.Response:
+    headers = {"Content-Type": "text/plain", "User-Agent": BROWSER}
+    if origin:
+        headers["Origin"] = origin
+    return api.post(
+        "/site-events", params={"key": key}, content=json.dumps({"events": events}), headers=headers
+    )
+
+
+def received(sandbox: httpx.Client, event_id: str) -> list[dict[str, Any]]:
+    held = sandbox.get(f"/pixels/{PIXEL_ID}/events").json()["events"]
+    return [entry for entry in held if entry["event"].get("event_id") == event_id]
+
+
+def test_a_pages_event_reaches_the_pixel_as_a_website_event_with_the_browsers_details(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given a shop that declared its domain, a test event code, and created its site key
+    site = site_key(api, org, code="TEST4242")
+    assert site["siteKey"].startswith("sk_")
+    assert site["siteKey"] in site["snippet"]
+    # When one of its pages sends an add-to-cart
+    event = page_event()
+    answer = post_events(api, site["siteKey"], [event])
+    # Then it is sent, and the page may read the answer (its origin is allowed)
+    assert answer.status_code == 200, answer.text
+    assert answer.json() == {"received": 1, "sent": 1, "skipped": 0, "rejected": []}
+    assert answer.headers["Access-Control-Allow-Origin"] == SHOP
+    # And the pixel has a website event with the page, the browser's address and user agent and the
+    # cookies unhashed, the test event code, and the pixel's own names for the data
+    [entry] = received(sandbox, event["eventId"])
+    sent = entry["event"]
+    assert (sent["event_name"], sent["action_source"]) == ("AddToCart", "website")
+    assert sent["event_source_url"] == event["url"]
+    assert sent["user_data"]["client_user_agent"] == BROWSER
+    assert sent["user_data"]["client_ip_address"] == "127.0.0.1"
+    assert (sent["user_data"]["fbp"], sent["user_data"]["fbc"]) == (event["fbp"], event["fbc"])
+    assert sent["custom_data"] == {"content_ids": ["p1"], "value": 24.0, "currency": "GBP"}
+    assert entry["test_event_code"] == "TEST4242"
+
+
+def test_the_same_event_sent_twice_is_kept_once_by_the_platform(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given a page's purchase, with the order's id as the event id (the browser pixel's eventID too)
+    key = site_key(api, org)["siteKey"]
+    event = page_event("Purchase", f"order-{uuid.uuid4().hex[:8]}", value=30.0, currency="GBP")
+    # When the page sends it twice (a reload of the thank-you page)
+    first, second = post_events(api, key, [event]), post_events(api, key, [event])
+    # Then both are taken, and the platform keeps one
+    assert first.status_code == second.status_code == 200
+    entries = received(sandbox, event["eventId"])
+    assert [entry["deduplicated"] for entry in entries] == [False, True]
+
+
+def test_a_page_of_another_domain_is_refused_and_cannot_read_the_answer(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    key = site_key(api, org)["siteKey"]
+    event = page_event()
+    # When a page of another site (or no page at all) uses the shop's key
+    elsewhere = post_events(api, key, [event], origin="https://shop.example.com.evil.test")
+    nowhere = post_events(api, key, [event], origin=None)
+    # Then both are refused, nothing is sent, and the other site's page is not allowed to read
+    assert (elsewhere.status_code, nowhere.status_code) == (403, 403)
+    assert elsewhere.json()["error"]["field"] == "Origin"
+    assert "Access-Control-Allow-Origin" not in elsewhere.headers
+    assert received(sandbox, event["eventId"]) == []
+
+
+def test_a_preflight_is_allowed_for_the_declared_domains_only(api: httpx.Client, org: ConnectedOrg) -> None:
+    key = site_key(api, org)["siteKey"]
+    asked = {"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type"}
+    shop = api.options("/site-events", params={"key": key}, headers={"Origin": SHOP, **asked})
+    other = api.options("/site-events", params={"key": key}, headers={"Origin": "https://evil.test", **asked})
+    assert shop.status_code == 204
+    assert shop.headers["Access-Control-Allow-Origin"] == SHOP
+    assert "POST" in shop.headers["Access-Control-Allow-Methods"]
+    assert "Access-Control-Allow-Origin" not in other.headers
+
+
+def test_a_rotated_key_keeps_working_for_a_while_and_a_revoked_one_gets_401(
+    api: httpx.Client, org: ConnectedOrg
+) -> None:
+    # Given a site key, rotated
+    old = site_key(api, org)["siteKey"]
+    rotated = api.post("/platform-ads/events/site/key", headers=org.headers).json()
+    new = rotated["siteKey"]
+    assert new != old
+    assert rotated["previousKeyExpiresAt"]
+    # Then both work while the new snippet reaches every page
+    assert post_events(api, old, [page_event()]).status_code == 200
+    assert post_events(api, new, [page_event()]).status_code == 200
+    # When the key is revoked
+    revoked = api.delete("/platform-ads/events/site/key", headers=org.headers)
+    assert revoked.status_code == 200
+    assert revoked.json()["siteKey"] is None
+    # Then neither works any more, and the page is told to paste the snippet again
+    for key in (old, new):
+        refused = post_events(api, key, [page_event()])
+        assert refused.status_code == 401
+        assert "snippet" in refused.json()["error"]["remedy"]
+
+
+def test_bad_input_is_a_400_naming_the_field_never_a_500(api: httpx.Client, org: ConnectedOrg) -> None:
+    key = site_key(api, org)["siteKey"]
+    bad_name = post_events(api, key, [{**page_event(), "eventName": "Lead"}])
+    not_json = api.post("/site-events", params={"key": key}, content=b"{not json", headers={"Origin": SHOP})
+    too_many = post_events(api, key, [page_event() for _ in range(21)])
+    assert (bad_name.status_code, not_json.status_code, too_many.status_code) == (400, 400, 400)
+    assert bad_name.json()["error"]["field"] == "events.0.eventName"
+    assert not_json.json()["error"]["field"] == "body"
+    # And an unknown key is told so before anything about the body
+    assert post_events(api, "sk_unknown", [{"x": 1}]).status_code == 401
