@@ -194,6 +194,7 @@ def _check_file(
     queries.run(connection, "read_model_errors", {"path": str(model_errors)})
     queries.run(connection, "append_errors")
     queries.run(connection, "drop_raw")
+    queries.run(connection, "drop_checked")
     return lines
 
 
@@ -403,7 +404,8 @@ def add_checkout_orders(workspace: Workspace, directory: Path, check: ShopCheck)
 def write_version(workspace: Workspace, files: Mapping[str, SyncFile], check: ShopCheck) -> dict[str, Path]:
     """Every object of a dataset version, by its key in ``DatasetVersion.keys`` (docs/data-plane.md)."""
     objects: dict[str, Path] = dict(write_tables(workspace))
-    objects["training"] = write_training(workspace)
+    objects["training"] = write_training(workspace)  # encodes the order lines
+    queries.run(workspace.connection, "drop_orders")  # every later step reads the encoded lines
     objects["aggregates"], objects["order_lines"] = write_aggregates(workspace, check.orders_end)
     objects["identifiers"] = write_coverage(workspace)
     objects["report"] = write_rejected_rows(workspace, files)
@@ -433,7 +435,8 @@ def write_tables(workspace: Workspace) -> dict[str, Path]:
 
 def write_training(workspace: Workspace) -> Path:
     """``training.npz``: ``shared.ml.training.EncodedShop`` as arrays (docs/data-plane.md), each array
-    fetched from the engine and written on its own (never all at once in memory)."""
+    fetched from the engine and written on its own (never all at once in memory). Leaves the order
+    lines encoded and sorted in the engine's ``encoded_lines`` for the version's other objects."""
     connection = workspace.connection
     queries.run(connection, "encode_order_lines")
     path = workspace.path("training.npz")
@@ -482,15 +485,24 @@ def write_aggregates(workspace: Workspace, orders_end: datetime | None) -> tuple
     offsets = np.zeros(products.size + 1, dtype=np.int64)
     offsets[1:] = np.cumsum(np.bincount(product, minlength=products.size))
     del product
-    users = queries.run(connection, "user_aggregates").fetchnumpy()
+    user_ids = _strings(queries.run(connection, "training_user_ids").fetchnumpy()["user_id"])
+    per_user = queries.run(connection, "user_aggregates").fetchnumpy()
+    at = np.asarray(per_user["order_user"], dtype=np.int64)
+    user_orders = np.zeros(user_ids.size, dtype=np.int32)
+    user_revenue = np.zeros(user_ids.size, dtype=np.float64)
+    user_last_order = np.full(user_ids.size, -1, dtype=np.int64)  # no order
+    user_orders[at] = per_user["orders"]
+    user_revenue[at] = per_user["revenue"]
+    user_last_order[at] = per_user["last_order"]
+    del per_user, at
     path = workspace.path("aggregates.npz")
     np.savez(
         path,
         allow_pickle=False,
-        user_ids=_strings(users["user_id"]),
-        user_orders=np.asarray(users["orders"], dtype=np.int32),
-        user_revenue=np.asarray(users["revenue"], dtype=np.float64),
-        user_last_order=_ints(users["last_order"], missing=-1),
+        user_ids=user_ids,
+        user_orders=user_orders,
+        user_revenue=user_revenue,
+        user_last_order=user_last_order,
         product_ids=products,
         line_offsets=offsets,
         lines=np.array([n_lines], dtype=np.int64),
@@ -544,9 +556,3 @@ def _floats(values: Any, dtype: type[np.floating[Any]]) -> NDArray[Any]:
     if isinstance(values, np.ma.MaskedArray):
         return np.asarray(np.ma.filled(values.astype(dtype), np.nan), dtype=dtype)
     return np.asarray(values, dtype=dtype)
-
-
-def _ints(values: Any, missing: int) -> NDArray[np.int64]:
-    if isinstance(values, np.ma.MaskedArray):
-        return np.asarray(np.ma.filled(values, missing), dtype=np.int64)
-    return np.asarray(values, dtype=np.int64)

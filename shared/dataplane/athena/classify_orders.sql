@@ -13,33 +13,33 @@ WITH reasons AS (
     product_id,
     quantity,
     amount,
-    "timestamp",
+    time_value,
     CASE
-      WHEN order_id IS NULL OR REGEXP_LIKE(order_id, '^(?:[ \t]+)$')
-      THEN 'is required'
       WHEN REGEXP_LIKE(order_id, :identifier)
       THEN NULL
+      WHEN order_id IS NULL OR REGEXP_LIKE(order_id, '^(?:[ \t]+)$')
+      THEN 'is required'
       ELSE '?'
     END AS order_id_reason,
     CASE
-      WHEN user_id IS NULL OR REGEXP_LIKE(user_id, '^(?:[ \t]+)$')
-      THEN 'is required'
       WHEN REGEXP_LIKE(user_id, :identifier)
       THEN NULL
+      WHEN user_id IS NULL OR REGEXP_LIKE(user_id, '^(?:[ \t]+)$')
+      THEN 'is required'
       ELSE '?'
     END AS user_id_reason,
     CASE
-      WHEN product_id IS NULL OR REGEXP_LIKE(product_id, '^(?:[ \t]+)$')
-      THEN 'is required'
       WHEN REGEXP_LIKE(product_id, :identifier)
       THEN NULL
+      WHEN product_id IS NULL OR REGEXP_LIKE(product_id, '^(?:[ \t]+)$')
+      THEN 'is required'
       ELSE '?'
     END AS product_id_reason,
     CASE
-      WHEN quantity IS NULL OR REGEXP_LIKE(quantity, '^(?:[ \t]+)$')
-      THEN 'is required'
       WHEN REGEXP_LIKE(quantity, '^(?:[1-9][0-9]{0,4}|100000)$')
       THEN NULL
+      WHEN quantity IS NULL OR REGEXP_LIKE(quantity, '^(?:[ \t]+)$')
+      THEN 'is required'
       WHEN REGEXP_LIKE(quantity, '^(?:-?[0-9]{1,18})$') AND TRY_CAST(quantity AS BIGINT) < 1
       THEN 'Input should be greater than or equal to 1'
       WHEN REGEXP_LIKE(quantity, '^(?:-?[0-9]{1,18})$')
@@ -50,10 +50,10 @@ WITH reasons AS (
       ELSE '?'
     END AS quantity_reason,
     CASE
-      WHEN amount IS NULL OR REGEXP_LIKE(amount, '^(?:[ \t]+)$')
-      THEN 'is required'
       WHEN REGEXP_LIKE(amount, '^(?:[0-9]{1,15}(\.[0-9]{1,15})?)$')
       THEN NULL
+      WHEN amount IS NULL OR REGEXP_LIKE(amount, '^(?:[ \t]+)$')
+      THEN 'is required'
       WHEN REGEXP_LIKE(amount, '^(?:-[0-9]{1,15}(\.[0-9]{1,15})?)$')
       AND TRY_CAST(amount AS DOUBLE) < 0
       THEN 'Input should be greater than or equal to 0'
@@ -65,14 +65,19 @@ WITH reasons AS (
       ELSE '?'
     END AS amount_reason,
     CASE
+      WHEN REGEXP_LIKE("timestamp", :timestamp) AND NOT time_value IS NULL
+      THEN NULL
       WHEN "timestamp" IS NULL OR REGEXP_LIKE("timestamp", '^(?:[ \t]+)$')
       THEN 'is required'
-      WHEN REGEXP_LIKE("timestamp", :timestamp)
-      AND NOT TRY_CAST(REPLACE(TRIM(TRAILING 'Z' FROM "timestamp"), 'T', ' ') AS TIMESTAMP) IS NULL
-      THEN NULL
       ELSE '?'
     END AS timestamp_reason
-  FROM raw
+  FROM (
+    /* The time as the model reads a cell of the accepted shape, computed once for the check and the value. */
+    SELECT
+      *,
+      TRY_CAST(REPLACE(TRIM(TRAILING 'Z' FROM "timestamp"), 'T', ' ') AS TIMESTAMP) AS time_value
+    FROM raw
+  ) AS cells
 )
 SELECT
   record,
@@ -102,7 +107,7 @@ SELECT
   product_id,
   TRY_CAST(quantity AS INTEGER) AS quantity,
   TRY_CAST(amount AS DOUBLE) AS amount,
-  TRY_CAST(REPLACE(TRIM(TRAILING 'Z' FROM "timestamp"), 'T', ' ') AS TIMESTAMP) AS "timestamp",
+  time_value AS "timestamp",
   order_id_reason,
   user_id_reason,
   product_id_reason,

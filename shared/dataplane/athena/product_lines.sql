@@ -8,5 +8,4 @@ SELECT
 FROM encoded_lines
 ORDER BY
   order_product,
-  order_time,
   position

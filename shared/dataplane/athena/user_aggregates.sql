@@ -1,14 +1,11 @@
-/* Per customer, by user id: orders placed (distinct order ids), revenue, and the last order's time */
-/* (epoch microseconds, UTC; NULL for a customer without an order). */
+/* Per customer with an order, by its position in the sorted user ids (encode_order_lines.sql): orders */
+/* placed (distinct order ids), revenue, and the last order's time (epoch microseconds, UTC). A */
+/* customer without an order has no row (the caller fills in 0, 0 and -1). */
 SELECT
-  c.user_id,
-  COUNT(DISTINCT o.order_id) AS orders,
-  COALESCE(SUM(o.amount), 0) AS revenue,
-  CAST(ROUND(MAX(TO_UNIXTIME(o."timestamp")) * 1000000) AS BIGINT) AS last_order
-FROM customers AS c
-LEFT JOIN orders AS o
-  ON o.user_id = c.user_id
+  order_user,
+  COUNT(DISTINCT order_key) AS orders,
+  SUM(order_amount) AS revenue,
+  MAX(order_time) AS last_order
+FROM encoded_lines
 GROUP BY
-  c.user_id
-ORDER BY
-  c.user_id
+  order_user

@@ -13,25 +13,25 @@ WITH reasons AS (
         product_id,
         quantity,
         amount,
-        "timestamp",
+        time_value,
         CASE
-            WHEN order_id IS NULL OR regexp_matches(order_id, '^(?:[ \t]+)$') THEN 'is required'
             WHEN regexp_matches(order_id, $identifier) THEN NULL
+            WHEN order_id IS NULL OR regexp_matches(order_id, '^(?:[ \t]+)$') THEN 'is required'
             ELSE '?'
         END AS order_id_reason,
         CASE
-            WHEN user_id IS NULL OR regexp_matches(user_id, '^(?:[ \t]+)$') THEN 'is required'
             WHEN regexp_matches(user_id, $identifier) THEN NULL
+            WHEN user_id IS NULL OR regexp_matches(user_id, '^(?:[ \t]+)$') THEN 'is required'
             ELSE '?'
         END AS user_id_reason,
         CASE
-            WHEN product_id IS NULL OR regexp_matches(product_id, '^(?:[ \t]+)$') THEN 'is required'
             WHEN regexp_matches(product_id, $identifier) THEN NULL
+            WHEN product_id IS NULL OR regexp_matches(product_id, '^(?:[ \t]+)$') THEN 'is required'
             ELSE '?'
         END AS product_id_reason,
         CASE
-            WHEN quantity IS NULL OR regexp_matches(quantity, '^(?:[ \t]+)$') THEN 'is required'
             WHEN regexp_matches(quantity, '^(?:[1-9][0-9]{0,4}|100000)$') THEN NULL
+            WHEN quantity IS NULL OR regexp_matches(quantity, '^(?:[ \t]+)$') THEN 'is required'
             WHEN regexp_matches(quantity, '^(?:-?[0-9]{1,18})$') AND TRY_CAST(quantity AS BIGINT) < 1
                 THEN 'Input should be greater than or equal to 1'
             WHEN regexp_matches(quantity, '^(?:-?[0-9]{1,18})$') AND TRY_CAST(quantity AS BIGINT) > 100000
@@ -41,8 +41,8 @@ WITH reasons AS (
             ELSE '?'
         END AS quantity_reason,
         CASE
-            WHEN amount IS NULL OR regexp_matches(amount, '^(?:[ \t]+)$') THEN 'is required'
             WHEN regexp_matches(amount, '^(?:[0-9]{1,15}(\.[0-9]{1,15})?)$') THEN NULL
+            WHEN amount IS NULL OR regexp_matches(amount, '^(?:[ \t]+)$') THEN 'is required'
             WHEN regexp_matches(amount, '^(?:-[0-9]{1,15}(\.[0-9]{1,15})?)$') AND TRY_CAST(amount AS DOUBLE) < 0
                 THEN 'Input should be greater than or equal to 0'
             WHEN amount IN ('inf', '-inf', 'nan') THEN 'Input should be a finite number'
@@ -51,12 +51,14 @@ WITH reasons AS (
             ELSE '?'
         END AS amount_reason,
         CASE
+            WHEN regexp_matches("timestamp", $timestamp) AND time_value IS NOT NULL THEN NULL
             WHEN "timestamp" IS NULL OR regexp_matches("timestamp", '^(?:[ \t]+)$') THEN 'is required'
-            WHEN regexp_matches("timestamp", $timestamp)
-                AND TRY_CAST(replace(rtrim("timestamp", 'Z'), 'T', ' ') AS TIMESTAMP) IS NOT NULL THEN NULL
             ELSE '?'
         END AS timestamp_reason
-    FROM raw
+    FROM (
+        -- The time as the model reads a cell of the accepted shape, computed once for the check and the value.
+        SELECT *, TRY_CAST(replace(rtrim("timestamp", 'Z'), 'T', ' ') AS TIMESTAMP) AS time_value FROM raw
+    ) AS cells
 )
 SELECT
     record,
@@ -73,7 +75,7 @@ SELECT
     product_id,
     TRY_CAST(quantity AS INTEGER) AS quantity,
     TRY_CAST(amount AS DOUBLE) AS amount,
-    TRY_CAST(replace(rtrim("timestamp", 'Z'), 'T', ' ') AS TIMESTAMP) AS "timestamp",
+    time_value AS "timestamp",
     order_id_reason,
     user_id_reason,
     product_id_reason,
