@@ -67,6 +67,8 @@ CSV_COLUMNS: dict[str, str] = {
     "score": "score",
 }
 REPORT_KEYS: tuple[str, ...] = SCHEMA[1:]
+# Distinct phone numbers the Python normaliser reads at a time (bounds the task's memory).
+PHONES_PER_CHUNK = 100_000
 
 
 @dataclass(frozen=True)
@@ -347,18 +349,26 @@ def _decide_texts(engine: QueryRunner) -> None:
 
 def _decide_phones(engine: QueryRunner) -> None:
     # A number's international form depends on more of its digits than a fixed head (the plans'
-    # patterns reach the whole national number), so each distinct (country, number) is read once.
-    numbers = engine.rows("activation_distinct_phones")
-    decided = [prepared_phone(text, plan) for _, plan, text in numbers]
-    engine.insert(
-        "phone_rules",
-        {
-            "country_key": [key for key, _, _ in numbers],
-            "text": [text for _, _, text in numbers],
-            "value": [hashlib.sha256(value.encode()).hexdigest() if value else "" for value, _ in decided],
-            "reason": [_reason(reason) for _, reason in decided],
-        },
-    )
+    # patterns reach the whole national number), so each distinct (country, number) is read once,
+    # ``chunk`` at a time: a part of 2M users has up to 2M distinct numbers, which held at once as
+    # Python objects took the task to 985 MB of its 1,024 MB at 1M users.
+    chunk = PHONES_PER_CHUNK
+    engine.run("activation_distinct_phones")
+    ((count,),) = engine.rows("activation_count_phones")
+    for first in range(1, int(count) + 1, chunk):
+        numbers = engine.rows("activation_phone_chunk", {"first": first, "last": first + chunk - 1})
+        decided = [prepared_phone(text, plan) for _, plan, text in numbers]
+        engine.insert(
+            "phone_rules",
+            {
+                "country_key": [key for key, _, _ in numbers],
+                "text": [text for _, _, text in numbers],
+                "value": [
+                    hashlib.sha256(value.encode()).hexdigest() if value else "" for value, _ in decided
+                ],
+                "reason": [_reason(reason) for _, reason in decided],
+            },
+        )
 
 
 def upload_schema(users: UsersInEngine) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from shared.activation import hashing
 from shared.activation.hashing import (
     added_counts,
     batch_documents,
@@ -350,3 +351,20 @@ def test_a_list_s_countries_are_its_distinct_country_cells_trimmed_and_upper_cas
 
     # When, then: what publishing delivers in, as it reads the users file
     assert users_countries(engine) == ["FR", "GB", "US"]
+
+
+def test_phones_read_a_chunk_at_a_time_come_out_as_the_python_path_gives_them(
+    engine: QueryRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given the Python normaliser reading 7 distinct numbers at a time (100,000 in a task)
+    monkeypatch.setattr(hashing, "PHONES_PER_CHUNK", 7)
+    columns = IdentifierColumns.from_records(generate_corpus(500, seed=5))
+
+    # When the engine and the Python path prepare a corpus with many more distinct numbers than that
+    bulk = prepare_in_engine(engine, columns, default_country="GB", batch_size=100)
+    python = prepare_columns(columns, default_country="GB")
+
+    # Then every number was read, once: rows and report are identical
+    assert len({phone for phone in columns.phones if phone}) > 50
+    assert bulk.rows == python.rows
+    assert bulk.report == python.report
