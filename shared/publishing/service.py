@@ -296,17 +296,17 @@ class PublishingService:
         except ServiceError as exc:
             if publication.state != "creating":
                 raise
-            if isinstance(exc, PlatformError) and may_have_executed(exc):
+            if isinstance(exc, PlatformError) and _outcome_unknown(exc):
                 # Not a refusal: the platform may have made the object (its answer lost) or may make
                 # it on a second try. Nothing is rolled back; a repeat of the request (or the state
                 # machine's retry) resumes here and adopts the object by its name if it exists, so
                 # the account ends with one of each kind.
                 self._save(record)
+                before = f"{exc.remedy} " if exc.remedy else ""
                 raise PlatformUnavailable(
-                    "The platform did not confirm a step of the advert; what exists is listed with the "
-                    "audience.",
-                    remedy="Repeat the request with the same Idempotency-Key: it continues where this "
-                    "one stopped and creates nothing twice.",
+                    exc.message,
+                    remedy=f"{before}Then repeat the request with the same Idempotency-Key: it continues "
+                    "where this one stopped and creates nothing twice.",
                     detail=exc.detail,
                 ) from exc
             publication.state = "rolling_back"
@@ -618,6 +618,15 @@ def _started(record: AudienceRecord) -> PublicationRecord:
 
 # How far before the publication started an object found by name may have been created (clock skew).
 ADOPTION_SKEW = timedelta(minutes=5)
+
+
+def _outcome_unknown(error: PlatformError) -> bool:
+    """A failure after which the object may exist or be made by a second try: no answer (network),
+    an HTTP 5xx or a transient error. A 4xx refusal is known: nothing was made, and it is rolled back."""
+    if isinstance(error, PlatformUnavailable):
+        return True
+    detail = error.detail
+    return detail is not None and (detail.http_status >= 500 or detail.is_transient)
 
 
 def _already_gone(error: PlatformError) -> bool:
