@@ -134,6 +134,10 @@ def shard_arrays(header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) ->
         bounds = np.searchsorted(key_shard[order], np.arange(shards + 1))
         keyed[keys_name] = (rows[order], local[users[order]], order, bounds, value_names)
     history = None
+    # Arrays with one value per history entry (items, weights, orders, days since).
+    history_entries = [
+        name for name in arrays if name.startswith("model__history_") and name != "model__history_indptr"
+    ]
     if "model__history_indptr" in arrays:
         indptr = arrays["model__history_indptr"].astype(np.int64)
         lengths = np.diff(indptr)[by_shard]
@@ -159,8 +163,8 @@ def shard_arrays(header: Mapping[str, Any], arrays: Mapping[str, np.ndarray]) ->
             lengths, starts, take = history
             first, last = user_bounds[shard], user_bounds[shard + 1]
             entries = take[starts[first] : starts[last]]
-            sub["model__history_items"] = arrays["model__history_items"][entries]
-            sub["model__history_weights"] = arrays["model__history_weights"][entries]
+            for name in history_entries:
+                sub[name] = arrays[name][entries]
             sub["model__history_indptr"] = np.concatenate([[0], np.cumsum(lengths[first:last])]).astype(
                 np.int64
             )
@@ -315,16 +319,24 @@ class ScoringBundle:
         )
 
     def predict_top_products(
-        self, user_id: str, k: int = 10, extra_features: Mapping[str, float] | None = None
+        self,
+        user_id: str,
+        k: int = 10,
+        extra_features: Mapping[str, float] | None = None,
+        *,
+        exclude_purchased: bool = False,
     ) -> list[Prediction]:
         """The ``k`` products ``user_id`` is most likely to buy in the model's horizon, best first,
-        each with its reason (a purchase model asked without a product)."""
+        each with its reason (a purchase model asked without a product); with ``exclude_purchased``
+        only products the user never bought."""
         state = self._purchase_state()
         user = self._require_user(user_id)
         products = np.arange(self._product_ids.size)
         rows = pair_features(state, np.full(products.size, user), products, self.feature_names)
         self._apply_overrides(rows, extra_features)
         scores = self.predict_matrix(rows)
+        if exclude_purchased and "user_product_purchases" in self.feature_names:
+            scores[rows[:, self.feature_names.index("user_product_purchases")] > 0] = -np.inf
         return [
             Prediction(
                 product_id=self._product_id(i),
@@ -332,6 +344,7 @@ class ScoringBundle:
                 reason=self._purchase_reason(rows[i], self._product_id(i)),
             )
             for i in top_k(scores, k)
+            if np.isfinite(scores[i])
         ]
 
     def _apply_overrides(self, rows: NDArray[np.float64], extra_features: Mapping[str, float] | None) -> None:
@@ -391,6 +404,23 @@ class ScoringBundle:
         for first in range(0, self.user_count, chunk_users):
             last = min(first + chunk_users, self.user_count)
             yield first, self.score_users(product_id, first, last)
+
+    def bought_by(self, product_id: str) -> NDArray[np.bool_]:
+        """Whether each training user (in :meth:`user_ids_at` order) bought ``product_id`` before the
+        model's data ended (all ``False`` for a product the model does not know)."""
+        product = _position(self._product_ids, product_id)
+        bought = np.zeros(self.user_count, dtype=bool)
+        if product < 0:
+            return bought
+        if self.model_type == "recommendation":
+            indptr = self._model["history_indptr"]
+            at = np.flatnonzero(self._model["history_items"] == product)
+            bought[np.searchsorted(indptr, at, side="right") - 1] = True
+            return bought
+        units = product_features(
+            self._purchase_state(), product, 0, self.user_count, ["user_product_purchases"]
+        )
+        return np.asarray(units[:, 0] > 0)
 
     def score_users(self, product_id: str, first: int, last: int) -> NDArray[np.float64]:
         """Score of ``product_id`` for the training users at positions ``first`` to ``last``
@@ -465,18 +495,27 @@ class ScoringBundle:
 
     # Recommendation ---------------------------------------------------------------------------------
 
-    def recommend(self, user_id: str, k: int = 10) -> list[tuple[str, float]]:
-        """The ``k`` best products for ``user_id`` as ``(product_id, score)``, best first."""
-        scores = self._recommendation_scores_for_user(self._require_user(user_id))
-        best = top_k(scores, k)
+    def recommend(
+        self, user_id: str, k: int = 10, *, exclude_purchased: bool = False
+    ) -> list[tuple[str, float]]:
+        """The ``k`` best products for ``user_id`` as ``(product_id, score)``, best first; with
+        ``exclude_purchased`` only products the user never bought, ranked by the model's new-products
+        blend when it has one (fewer than ``k`` when the catalogue runs out)."""
+        user = self._require_user(user_id)
+        scores = self._recommendation_scores_for_user(user, new_only=exclude_purchased)
+        if exclude_purchased:
+            scores[self._history_items(user)] = -np.inf
+        best = [i for i in top_k(scores, k).tolist() if np.isfinite(scores[i])]
         return [(self._product_id(i), float(scores[i])) for i in best]
 
-    def predict_recommendations(self, user_id: str, k: int = 10) -> list[Prediction]:
+    def predict_recommendations(
+        self, user_id: str, k: int = 10, *, exclude_purchased: bool = False
+    ) -> list[Prediction]:
         """:meth:`recommend` with a reason per item, shaped for the API response."""
         user = self._require_user(user_id)
         owned = set(self._history_items(user).tolist())
         predictions = []
-        for product_id, score in self.recommend(user_id, k):
+        for product_id, score in self.recommend(user_id, k, exclude_purchased=exclude_purchased):
             product = _position(self._product_ids, product_id)
             if product in owned:
                 reason = "bought before: customers like this one rebuy"
@@ -487,44 +526,84 @@ class ScoringBundle:
             predictions.append(Prediction(product_id=product_id, score=score, reason=reason))
         return predictions
 
-    def _recommendation_scores_for_user(self, user: int) -> NDArray[np.float64]:
+    def _blend(self, new_only: bool) -> tuple[list[str], list[float]]:
+        """The blend's part names and weights; with ``new_only`` the new-products blend (when the
+        model has one: models trained before it rank new products with the whole blend)."""
+        h = self.header
+        if new_only and "new_product_parts" in h:
+            return list(h["new_product_parts"]), list(h["new_product_weights"])
+        return list(h["blend_parts"]), list(h["blend_weights"])
+
+    def _recommendation_scores_for_user(self, user: int, *, new_only: bool = False) -> NDArray[np.float64]:
         m, h = self._model, self.header
         items, weights = self._history_items(user), self._history_weights(user)
+        n_products = self._product_ids.size
         factors = m["item_factors"]
-        embedding = weights @ factors[items] if items.size else np.zeros(factors.shape[1])
-        affinity = (factors @ embedding) / h["affinity_scale"]
-        owned = np.zeros(self._product_ids.size)
-        owned[items] = 1.0
+
+        def affinity() -> NDArray[np.float64]:
+            embedding = weights @ factors[items] if items.size else np.zeros(factors.shape[1])
+            return np.asarray((factors @ embedding) / h["affinity_scale"])
+
+        def owned() -> NDArray[np.float64]:
+            values = np.zeros(n_products)
+            values[items] = 1.0
+            return values
+
         if "blend_weights" not in h:  # a model trained before the taste blend
-            return np.asarray(affinity + h["popularity_weight"] * m["popularity"] + h["owned_weight"] * owned)
-        taste = weights @ m["taste"][items] if items.size else np.zeros(m["taste"].shape[1])
-        norm = float(np.linalg.norm(taste))
-        category = m["product_category"]
-        share = m["category_share"]
-        lift = category_lift(
-            np.bincount(category[items], weights, minlength=share.size)[None, :],
-            np.array([weights.sum()]),
-            share,
-            float(h["category_prior"]),
-        )[0]
-        parts = {
-            "popularity": m["popularity"],
+            return np.asarray(
+                affinity() + h["popularity_weight"] * m["popularity"] + h["owned_weight"] * owned()
+            )
+
+        def on_history(values: NDArray[np.float64]) -> NDArray[np.float64]:
+            out = np.zeros(n_products)
+            out[items] = values
+            return out
+
+        def taste() -> NDArray[np.float64]:
+            vector = weights @ m["taste"][items] if items.size else np.zeros(m["taste"].shape[1])
+            norm = float(np.linalg.norm(vector))
+            return np.asarray(m["taste"] @ (vector / norm)) if norm > 0 else np.zeros(n_products)
+
+        def category() -> NDArray[np.float64]:
+            share = m["category_share"]
+            lift = category_lift(
+                np.bincount(m["product_category"][items], weights, minlength=share.size)[None, :],
+                np.array([weights.sum()]),
+                share,
+                float(h["category_prior"]),
+            )[0]
+            return np.asarray(lift[m["product_category"]])
+
+        entries = self._history_entries(user)
+        parts: dict[str, Any] = {
+            "popularity": lambda: m["popularity"],
+            "popularity_recent": lambda: m["popularity_recent"],
             "owned": owned,
+            "repeat_orders": lambda: on_history(np.log1p(m["history_orders"][entries])),
+            "repeat_share": lambda: on_history(
+                m["history_orders"][entries] / max(float(m["user_orders"][user]), 1.0)
+            ),
+            "repeat_recency": lambda: on_history(np.log1p(m["history_days_since"][entries])),
+            "repeat_orders_since": lambda: on_history(np.log1p(m["history_orders_since"][entries])),
+            "repeat_product": lambda: owned() * m["product_rebuy"],
             "affinity": affinity,
-            "taste": m["taste"] @ (taste / norm) if norm > 0 else np.zeros(owned.size),
-            "category": lift[category],
+            "taste": taste,
+            "category": category,
         }
-        return np.asarray(
-            sum(w * parts[name] for w, name in zip(h["blend_weights"], h["blend_parts"], strict=True))
-        )
+        total = np.zeros(n_products)
+        for name, weight in zip(*self._blend(new_only), strict=True):
+            if weight:
+                total += weight * np.asarray(parts[name](), dtype=np.float64)
+        return total
 
     def _recommendation_scores_for_users(self, product_id: str, first: int, last: int) -> NDArray[np.float64]:
         """The score of ``product_id`` for the users at positions ``first`` to ``last`` (exclusive):
         segmented sums over their histories, never users x products."""
         m, h = self._model, self.header
+        n = last - first
         product = _position(self._product_ids, product_id)
         if product < 0:
-            return np.zeros(last - first)
+            return np.zeros(n)
         indptr = m["history_indptr"][first : last + 1]
         entries = slice(int(indptr[0]), int(indptr[-1]))
         items = m["history_items"][entries]
@@ -536,37 +615,68 @@ class ScoringBundle:
             # A user's sum over their history entries (0 without any).
             return np.add.reduceat(np.append(values, 0.0), starts) * has_history
 
-        # score(u) = sum over u's history of weight * <factor_j, factor_product>, as a segmented sum.
-        similarity = m["item_factors"] @ m["item_factors"][product] / h["affinity_scale"]
-        affinity = per_user(weights * similarity[items])
-        owned = _rows_containing(indptr - indptr[0], items, product, last - first)
+        def affinity() -> NDArray[np.float64]:
+            # score(u) = sum over u's history of weight * <factor_j, factor_product>, a segmented sum.
+            similarity = m["item_factors"] @ m["item_factors"][product] / h["affinity_scale"]
+            return per_user(weights * similarity[items])
+
+        # The users who bought the product, and where in the entries.
+        at = np.flatnonzero(items == product)
+        rows = np.searchsorted(indptr - indptr[0], at, side="right") - 1
+
+        def on_buyers(values: NDArray[np.float64]) -> NDArray[np.float64]:
+            out = np.zeros(n)
+            out[rows] = values
+            return out
+
         if "blend_weights" not in h:  # a model trained before the taste blend
+            owned = on_buyers(np.ones(at.size))
             return np.asarray(
-                affinity + h["popularity_weight"] * m["popularity"][product] + h["owned_weight"] * owned
+                affinity() + h["popularity_weight"] * m["popularity"][product] + h["owned_weight"] * owned
             )
-        norms = m["user_taste_norm"][first:last]
-        taste_similarity = m["taste"] @ m["taste"][product]
-        taste = np.divide(
-            per_user(weights * taste_similarity[items]), norms, out=np.zeros(last - first), where=norms > 0
-        )
-        category = m["product_category"]
-        in_category = per_user(weights * (category[items] == category[product]))
-        lift = category_lift(
-            in_category[:, None],
-            per_user(weights.astype(np.float64)),
-            m["category_share"][category[product] : category[product] + 1],
-            float(h["category_prior"]),
-        )[:, 0]
-        parts = {
-            "popularity": np.full(last - first, float(m["popularity"][product])),
-            "owned": owned,
+
+        def taste() -> NDArray[np.float64]:
+            norms = m["user_taste_norm"][first:last]
+            similarity = m["taste"] @ m["taste"][product]
+            return np.divide(per_user(weights * similarity[items]), norms, out=np.zeros(n), where=norms > 0)
+
+        def category() -> NDArray[np.float64]:
+            category = m["product_category"]
+            in_category = per_user(weights * (category[items] == category[product]))
+            return category_lift(
+                in_category[:, None],
+                per_user(weights.astype(np.float64)),
+                m["category_share"][category[product] : category[product] + 1],
+                float(h["category_prior"]),
+            )[:, 0]
+
+        def history(name: str) -> NDArray[np.float64]:
+            return np.asarray(m[name][entries][at], dtype=np.float64)
+
+        parts: dict[str, Any] = {
+            "popularity": lambda: np.full(n, float(m["popularity"][product])),
+            "popularity_recent": lambda: np.full(n, float(m["popularity_recent"][product])),
+            "owned": lambda: on_buyers(np.ones(at.size)),
+            "repeat_orders": lambda: on_buyers(np.log1p(history("history_orders"))),
+            "repeat_share": lambda: on_buyers(
+                history("history_orders") / np.maximum(m["user_orders"][first:last][rows], 1.0)
+            ),
+            "repeat_recency": lambda: on_buyers(np.log1p(history("history_days_since"))),
+            "repeat_orders_since": lambda: on_buyers(np.log1p(history("history_orders_since"))),
+            "repeat_product": lambda: on_buyers(np.full(at.size, float(m["product_rebuy"][product]))),
             "affinity": affinity,
             "taste": taste,
-            "category": lift,
+            "category": category,
         }
-        return np.asarray(
-            sum(w * parts[name] for w, name in zip(h["blend_weights"], h["blend_parts"], strict=True))
-        )
+        total = np.zeros(n)
+        for name, weight in zip(*self._blend(False), strict=True):
+            if weight:
+                total += weight * np.asarray(parts[name](), dtype=np.float64)
+        return total
+
+    def _history_entries(self, user: int) -> slice:
+        indptr = self._model["history_indptr"]
+        return slice(int(indptr[user]), int(indptr[user + 1]))
 
     def _history_items(self, user: int) -> NDArray[np.int64]:
         indptr = self._model["history_indptr"]
@@ -615,13 +725,6 @@ def _position(sorted_ids: np.ndarray, key: str) -> int:
             return -1
     position = int(np.searchsorted(sorted_ids, probe))
     return position if position < sorted_ids.size and sorted_ids[position] == probe else -1
-
-
-def _rows_containing(indptr: np.ndarray, items: np.ndarray, product: int, n_rows: int) -> NDArray[np.float64]:
-    rows = np.searchsorted(indptr, np.flatnonzero(items == product), side="right") - 1
-    owned = np.zeros(n_rows)
-    owned[rows] = 1.0
-    return owned
 
 
 def category_lift(

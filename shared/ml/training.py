@@ -636,29 +636,121 @@ def _model_arrays(pipeline: Pipeline, algorithm: Algorithm) -> dict[str, np.ndar
 
 
 # The blend's parts, in the order of its weights (see ``_Recommender``).
-BLEND_PARTS = ("popularity", "owned", "affinity", "taste", "category")
+BLEND_PARTS = (
+    "popularity",
+    "popularity_recent",
+    "owned",
+    "repeat_orders",
+    "repeat_share",
+    "repeat_recency",
+    "repeat_orders_since",
+    "repeat_product",
+    "affinity",
+    "taste",
+    "category",
+)
+# The parts that say something of a product the user never bought: the new-products blend's
+# (``exclude_purchased``), fitted on those products alone.
+NEW_PRODUCT_PARTS = ("popularity", "popularity_recent", "affinity", "taste", "category")
 RECOMMENDATION_TASTE_FACTORS = 24
 # Dense score rows are built this many cells at a time (32 MB of float64 per part).
 _SCORE_CELLS = 1 << 22
 # Holdout buyers the recommendation metrics are measured on (a fixed, seeded sample of them).
 _EVALUATION_BUYERS = 20_000
-# Window buyers the blend's weights are fitted on, and uniformly drawn products per buyer.
+# Window buyers the blend's weights are fitted on, uniformly drawn products per buyer, and the
+# products a buyer had bought before that the fit sees at most (all of them, up to this many).
 _BLEND_BUYERS = 20_000
 _BLEND_NEGATIVES = 100
+_BLEND_OWNED = 200
 _PAIR_CHUNK = 200_000
+
+
+@dataclass(frozen=True)
+class Purchases:
+    """What each user bought before ``as_of_day``, as users x products CSR matrices of one sparsity:
+    ``weights`` (``log1p`` units), ``orders`` (how many distinct orders held the product) and
+    ``days_since`` (days from the last purchase of it to ``as_of_day``) and ``orders_since`` (the user's
+    orders placed after it); ``user_orders`` is each user's distinct orders. Built from order lines
+    without one object per line (:func:`purchases`)."""
+
+    weights: sparse.csr_matrix
+    orders: sparse.csr_matrix
+    days_since: sparse.csr_matrix
+    orders_since: sparse.csr_matrix
+    user_orders: NDArray[np.float64]
+
+    def rows(self, users: NDArray[np.int64]) -> Purchases:
+        return Purchases(
+            self.weights[users],
+            self.orders[users],
+            self.days_since[users],
+            self.orders_since[users],
+            self.user_orders[users],
+        )
+
+    def product_rebuy(self) -> NDArray[np.float64]:
+        """Per product, the log of the smoothed share of its buyers who bought it in two orders or more
+        (how much it is a product people buy again)."""
+        n_products = self.orders.shape[1]
+        buyers = np.bincount(self.orders.indices, minlength=n_products)
+        again = np.bincount(self.orders.indices, self.orders.data >= 2, minlength=n_products)
+        return np.asarray(np.log((again + 1.0) / (buyers + 2.0)), dtype=np.float64)
+
+
+def purchases(shop: EncodedShop, as_of_day: float) -> Purchases:
+    """The :class:`Purchases` of ``shop``'s lines before ``as_of_day``."""
+    history = shop.history.before(as_of_day)
+    n_users, n_products = shop.user_ids.size, shop.product_ids.size
+    pair = history.user.astype(np.int64) * n_products + history.product
+    keys, inverse = np.unique(pair, return_inverse=True)
+    units = np.bincount(inverse, history.units, minlength=keys.size)
+    last = np.full(keys.size, -np.inf)
+    np.maximum.at(last, inverse, history.day)
+    # Distinct (order, pair): a product on two lines of one order is bought in one order.
+    order_pairs = np.unique(history.order_key.astype(np.int64) * keys.size + inverse)
+    orders = np.bincount(order_pairs % keys.size, minlength=keys.size).astype(np.float64)
+    del pair, inverse, order_pairs
+    _, first_line = np.unique(history.order_key, return_index=True)
+    order_user, order_day = history.user[first_line].astype(np.int64), history.day[first_line]
+    user_orders = np.bincount(order_user, minlength=n_users).astype(np.float64)
+    users, items = keys // n_products, (keys % n_products).astype(np.int32)
+    # The user's orders after their last purchase of the product: orders sorted by user then time on
+    # one number line (each user's days shifted past the previous user's), searched once per pair.
+    first_day = float(order_day.min()) if order_day.size else 0.0
+    stride = float(order_day.max() - first_day + 2.0) if order_day.size else 1.0
+    line = np.sort(order_user * stride + (order_day - first_day))
+    after = np.searchsorted(line, users * stride + (last - first_day), side="right")
+    block_end = np.cumsum(user_orders)
+    orders_since = block_end[users] - after
+    indptr = np.searchsorted(users, np.arange(n_users + 1)).astype(np.int64)
+
+    def matrix(values: NDArray[np.float64]) -> sparse.csr_matrix:
+        return sparse.csr_matrix((values, items, indptr), shape=(n_users, n_products))
+
+    return Purchases(
+        weights=matrix(np.log1p(units)),
+        orders=matrix(orders),
+        days_since=matrix(np.maximum(as_of_day - last, 1e-6)),
+        orders_since=matrix(orders_since.astype(np.float64)),
+        user_orders=user_orders,
+    )
 
 
 @dataclass(frozen=True)
 class _Recommender:
     """The recommendation model as of one day: per product its popularity (``log1p`` of the units
-    sold before), SVD item factors of the purchase matrix, taste factors of what is bought together,
-    category and the categories' shares; and the blend's weights over :data:`BLEND_PARTS`.
+    sold before, ever and in the last ``recent_days``), SVD item factors of the purchase matrix, taste
+    factors of what is bought together, category and the categories' shares; and the blends' weights
+    over :data:`BLEND_PARTS` and, for products the user never bought, :data:`NEW_PRODUCT_PARTS`.
 
-    A user's score for a product, from their history row ``w`` (``log1p`` units per product):
-    ``popularity[p]``, ``owned`` (1 if bought), ``affinity`` (``w @ F`` against ``F[p]``, over a global
-    scale), ``taste`` (the unit-length ``w @ T`` against ``T[p]``) and ``category`` (the smoothed lift
-    of the user's share of the product's category over the shop's), weighted and summed. Nothing is
-    per user but the history row, so scoring never holds users x products beyond a chunk.
+    A user's score for a product, from what they bought (:class:`Purchases`): ``popularity[p]`` and
+    ``popularity_recent[p]``; the repeat parts, zero for a product they never bought: ``owned`` (1),
+    ``repeat_orders`` (``log1p`` of the orders that held it), ``repeat_share`` (the share of their
+    orders that held it) and ``repeat_recency`` (``log1p`` of the days since they last bought it);
+    ``affinity`` (their history ``w @ F`` against ``F[p]``, over a global scale), ``taste`` (the
+    unit-length ``w @ T`` against ``T[p]``) and ``category`` (the smoothed lift of their share of the
+    product's category over the shop's); weighted and summed. Nothing is per user but the history row,
+    so scoring never holds users x products beyond a chunk.
     """
 
     svd: TruncatedSVD
@@ -666,46 +758,65 @@ class _Recommender:
     affinity_scale: float
     taste: NDArray[np.float64]
     popularity: NDArray[np.float64]
+    popularity_recent: NDArray[np.float64]
+    product_rebuy: NDArray[np.float64]
     product_category: NDArray[np.int64]
     category_share: NDArray[np.float64]
     weights: NDArray[np.float64]
+    new_weights: NDArray[np.float64]
 
-    def parts(self, rows: sparse.csr_matrix) -> dict[str, NDArray[np.float64]]:
-        """Each part's score for the users of ``rows`` against every product (rows x products)."""
-        owned = (rows > 0).toarray().astype(np.float64)
-        affinity = np.asarray(rows @ self.item_factors) @ self.item_factors.T / self.affinity_scale
-        taste = np.asarray(rows @ self.taste)
-        norms = np.linalg.norm(taste, axis=1, keepdims=True)
-        taste = np.divide(taste, norms, out=np.zeros_like(taste), where=norms > 0) @ self.taste.T
+    def part(self, name: str, rows: Purchases) -> NDArray[np.float64]:
+        """Part ``name`` of the users of ``rows`` against every product (rows x products)."""
+        shape = rows.weights.shape
+        if name in ("popularity", "popularity_recent"):
+            return np.broadcast_to(getattr(self, name), shape)
+        if name == "owned":
+            return (rows.weights > 0).toarray().astype(np.float64)
+        if name == "repeat_orders":
+            return np.log1p(rows.orders.toarray())
+        if name == "repeat_share":
+            return rows.orders.toarray() / np.maximum(rows.user_orders, 1.0)[:, None]
+        if name == "repeat_recency":
+            return np.log1p(rows.days_since.toarray())
+        if name == "repeat_orders_since":
+            return np.log1p(rows.orders_since.toarray())
+        if name == "repeat_product":
+            return (rows.weights > 0).toarray() * self.product_rebuy
+        if name == "affinity":
+            return np.asarray(rows.weights @ self.item_factors) @ self.item_factors.T / self.affinity_scale
+        if name == "taste":
+            taste = np.asarray(rows.weights @ self.taste)
+            norms = np.linalg.norm(taste, axis=1, keepdims=True)
+            return np.divide(taste, norms, out=np.zeros_like(taste), where=norms > 0) @ self.taste.T
         lift = category_lift(
-            _category_sums(rows, self.product_category, self.category_share.size),
-            np.asarray(rows.sum(axis=1)).ravel(),
+            _category_sums(rows.weights, self.product_category, self.category_share.size),
+            np.asarray(rows.weights.sum(axis=1)).ravel(),
             self.category_share,
             CATEGORY_PRIOR_UNITS,
         )
-        return {
-            "popularity": np.broadcast_to(self.popularity, owned.shape),
-            "owned": owned,
-            "affinity": affinity,
-            "taste": taste,
-            "category": lift[:, self.product_category],
-        }
+        return lift[:, self.product_category]
 
-    def scores(self, rows: sparse.csr_matrix, weights: NDArray[np.float64] | None = None) -> np.ndarray:
-        """The blended scores of the users of ``rows`` for every product (rows x products)."""
-        blend = self.weights if weights is None else weights
-        parts = self.parts(rows)
-        return np.asarray(sum(w * parts[name] for w, name in zip(blend.tolist(), BLEND_PARTS, strict=True)))
+    def scores(self, rows: Purchases, *, new_only: bool = False) -> NDArray[np.float64]:
+        """The blended scores of the users of ``rows`` for every product (rows x products); with
+        ``new_only`` the new-products blend, and the products each user bought at ``-inf``."""
+        names, weights = (NEW_PRODUCT_PARTS, self.new_weights) if new_only else (BLEND_PARTS, self.weights)
+        total = np.zeros(rows.weights.shape)
+        for weight, name in zip(weights.tolist(), names, strict=True):
+            if weight:
+                total += weight * self.part(name, rows)
+        if new_only:
+            total[rows.weights.nonzero()] = -np.inf
+        return total
 
     def pair_parts(
-        self, matrix: sparse.csr_matrix, users: NDArray[np.int64], products: NDArray[np.int64]
+        self, bought: Purchases, users: NDArray[np.int64], products: NDArray[np.int64]
     ) -> NDArray[np.float64]:
         """The parts at the pairs ``(users[k], products[k])``, columns in :data:`BLEND_PARTS` order
         (computed ``_PAIR_CHUNK`` pairs at a time: each pair needs its user's factors)."""
         return np.vstack(
             [
                 self._pair_parts(
-                    matrix, users[start : start + _PAIR_CHUNK], products[start : start + _PAIR_CHUNK]
+                    bought, users[start : start + _PAIR_CHUNK], products[start : start + _PAIR_CHUNK]
                 )
                 for start in range(0, users.size, _PAIR_CHUNK)
             ]
@@ -713,10 +824,10 @@ class _Recommender:
         )
 
     def _pair_parts(
-        self, matrix: sparse.csr_matrix, users: NDArray[np.int64], products: NDArray[np.int64]
+        self, bought: Purchases, users: NDArray[np.int64], products: NDArray[np.int64]
     ) -> NDArray[np.float64]:
         unique, row_of = np.unique(users, return_inverse=True)
-        rows = matrix[unique]
+        rows = bought.weights[unique]
         embedding = np.asarray(rows @ self.item_factors)[row_of]
         taste = np.asarray(rows @ self.taste)
         norms = np.linalg.norm(taste, axis=1, keepdims=True)
@@ -727,16 +838,23 @@ class _Recommender:
             self.category_share,
             CATEGORY_PRIOR_UNITS,
         )
-        owned = np.asarray(matrix[users, products]).ravel() > 0
-        return np.column_stack(
-            [
-                self.popularity[products],
-                owned.astype(np.float64),
-                np.einsum("ij,ij->i", embedding, self.item_factors[products]) / self.affinity_scale,
-                np.einsum("ij,ij->i", taste, self.taste[products]),
-                lift[row_of, self.product_category[products]],
-            ]
-        )
+        orders = np.asarray(bought.orders[users, products]).ravel()
+        days_since = np.asarray(bought.days_since[users, products]).ravel()
+        orders_since = np.asarray(bought.orders_since[users, products]).ravel()
+        columns = {
+            "popularity": self.popularity[products],
+            "popularity_recent": self.popularity_recent[products],
+            "owned": (orders > 0).astype(np.float64),
+            "repeat_orders": np.log1p(orders),
+            "repeat_share": orders / np.maximum(bought.user_orders[users], 1.0),
+            "repeat_recency": np.log1p(days_since),
+            "repeat_orders_since": np.log1p(orders_since),
+            "repeat_product": (orders > 0) * self.product_rebuy[products],
+            "affinity": np.einsum("ij,ij->i", embedding, self.item_factors[products]) / self.affinity_scale,
+            "taste": np.einsum("ij,ij->i", taste, self.taste[products]),
+            "category": lift[row_of, self.product_category[products]],
+        }
+        return np.column_stack([columns[name] for name in BLEND_PARTS])
 
 
 def _category_sums(
@@ -755,29 +873,33 @@ def _train_recommendation(
 ) -> TrainedModel:
     rng = np.random.default_rng(config.seed)
     report("tune")
-    # The blend's weights are learnt on the window before the cutoff, never on the holdout.
-    weights = _fit_blend(shop, _fit_parts(shop, shop.train_day, config), rng)
+    # The blends' weights are learnt on the window before the cutoff, never on the holdout.
+    weights, new_weights = _fit_blend(shop, _fit_parts(shop, shop.train_day, config), rng)
     report("fit")
-    recommender = replace(_fit_parts(shop, shop.cutoff_day, config), weights=weights)
+    recommender = replace(_fit_parts(shop, shop.cutoff_day, config), weights=weights, new_weights=new_weights)
     # The joblib artifact: the fitted scikit-learn SVD and the blend around it.
     fitted = {
         "svd": recommender.svd,
         "affinity_scale": recommender.affinity_scale,
         "blend_parts": list(BLEND_PARTS),
         "blend_weights": weights.tolist(),
+        "new_product_parts": list(NEW_PRODUCT_PARTS),
+        "new_product_weights": new_weights.tolist(),
     }
 
     report("evaluate")
     metrics = _evaluate_recommender(shop, recommender, rng)
 
     report("export")
-    serving = _interaction_matrix(shop, shop.history)
-    taste = np.asarray(serving @ recommender.taste)
+    serving = purchases(shop, shop.end_day)
+    taste = np.asarray(serving.weights @ recommender.taste)
     header = _bundle_header(shop, name, "recommendation", RECOMMENDATION_ALGORITHM, trained_at, None)
     header |= {
         "affinity_scale": recommender.affinity_scale,
         "blend_parts": list(BLEND_PARTS),
         "blend_weights": weights.tolist(),
+        "new_product_parts": list(NEW_PRODUCT_PARTS),
+        "new_product_weights": new_weights.tolist(),
         "category_prior": CATEGORY_PRIOR_UNITS,
     }
     bundle = write_bundle(
@@ -787,11 +909,19 @@ def _train_recommendation(
             "model__item_factors": recommender.item_factors.astype(np.float64),
             "model__taste": recommender.taste.astype(np.float64),
             "model__popularity": _log_popularity(shop, shop.end_day),
+            "model__popularity_recent": _log_popularity(shop, shop.end_day, shop.horizon_days),
+            "model__product_rebuy": serving.product_rebuy(),
             "model__product_category": shop.product_category.astype(np.int64),
-            "model__category_share": _category_share(serving, shop.product_category, len(shop.categories)),
-            "model__history_indptr": serving.indptr.astype(np.int64),
-            "model__history_items": serving.indices.astype(np.int64),
-            "model__history_weights": serving.data.astype(np.float64),
+            "model__category_share": _category_share(
+                serving.weights, shop.product_category, len(shop.categories)
+            ),
+            "model__history_indptr": serving.weights.indptr.astype(np.int64),
+            "model__history_items": serving.weights.indices.astype(np.int64),
+            "model__history_weights": serving.weights.data.astype(np.float64),
+            "model__history_orders": serving.orders.data.astype(np.float64),
+            "model__history_days_since": serving.days_since.data.astype(np.float64),
+            "model__history_orders_since": serving.orders_since.data.astype(np.float64),
+            "model__user_orders": serving.user_orders,
             "model__user_taste_norm": np.linalg.norm(taste, axis=1),
         },
     )
@@ -805,7 +935,7 @@ def _train_recommendation(
     )
 
 
-RECOMMENDATION_ALGORITHM = "taste_blend"
+RECOMMENDATION_ALGORITHM = "repeat_taste_blend"
 
 
 def _fit_parts(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recommender:
@@ -817,8 +947,10 @@ def _fit_parts(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recomm
     # A global scale (not per user) keeps one user's scores comparable across products and users,
     # taken on a fixed sample of users with a history so it costs the same at any size.
     with_history = np.flatnonzero(matrix.getnnz(axis=1))
+    # (at most 2,000 users, fewer for a large catalogue: the sample's dense scores are users x products)
+    most = max(1, min(2_000, _SCORE_CELLS // max(matrix.shape[1], 1)))
     sample = np.random.default_rng(config.seed).choice(
-        with_history, min(with_history.size, 2_000), replace=False
+        with_history, min(with_history.size, most), replace=False
     )
     affinity = np.asarray(matrix[np.sort(sample)] @ factors) @ factors.T
     scale = float(np.quantile(np.abs(affinity), 0.99)) if affinity.size else 1.0
@@ -828,15 +960,20 @@ def _fit_parts(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recomm
         affinity_scale=scale or 1.0,
         taste=_taste_factors(shop, as_of_day, config, RECOMMENDATION_TASTE_FACTORS),
         popularity=_log_popularity(shop, as_of_day),
+        popularity_recent=_log_popularity(shop, as_of_day, shop.horizon_days),
+        product_rebuy=purchases(shop, as_of_day).product_rebuy(),
         product_category=shop.product_category.astype(np.int64),
         category_share=_category_share(matrix, shop.product_category, len(shop.categories)),
         weights=np.ones(len(BLEND_PARTS)),
+        new_weights=np.ones(len(NEW_PRODUCT_PARTS)),
     )
 
 
-def _log_popularity(shop: EncodedShop, as_of_day: float) -> NDArray[np.float64]:
-    """``log1p`` of the units of each product sold before ``as_of_day``."""
-    past = shop.history.before(as_of_day)
+def _log_popularity(shop: EncodedShop, as_of_day: float, days: float | None = None) -> NDArray[np.float64]:
+    """``log1p`` of the units of each product sold before ``as_of_day`` (in the ``days`` before it)."""
+    past = (
+        shop.history.before(as_of_day) if days is None else shop.history.between(as_of_day - days, as_of_day)
+    )
     return np.log1p(np.bincount(past.product, past.units, minlength=shop.product_ids.size))
 
 
@@ -849,12 +986,20 @@ def _category_share(
     return sold / total if total > 0 else sold
 
 
-def _fit_blend(shop: _Shop, parts: _Recommender, rng: np.random.Generator) -> NDArray[np.float64]:
-    """The blend's weights: a logistic regression of "bought in the window before the cutoff" on the
-    parts as of its start, over the window's buyers (a fixed sample of at most ``_BLEND_BUYERS``) and
-    every product they bought against ``_BLEND_NEGATIVES`` uniformly drawn products each. Ranking a
-    user's products by the fitted linear score ranks them by the modelled probability."""
-    matrix = _interaction_matrix(shop, shop.history.before(shop.train_day))
+def _fit_blend(
+    shop: _Shop, parts: _Recommender, rng: np.random.Generator
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """The blends' weights: logistic regressions of "bought in the window before the cutoff" on the
+    parts as of its start, over the window's buyers (a fixed sample of at most ``_BLEND_BUYERS``).
+
+    Each buyer contributes the products they bought in the window, the products they had bought
+    before (at most ``_BLEND_OWNED``, drawn) and ``_BLEND_NEGATIVES`` uniformly drawn products, each
+    pair weighted by the inverse of the rate at which its kind was drawn, so the fit is the one over
+    all of the buyer's products: the repeat parts learn which of their products a customer buys
+    again, the others which products they buy that they never had. The new-products blend is fitted
+    on the products the buyer had never bought alone. Ranking a user's products by a fitted linear
+    score ranks them by the modelled probability."""
+    before = purchases(shop, shop.train_day)
     window = shop.history.between(shop.train_day, shop.cutoff_day)
     n_products = shop.product_ids.size
     bought = np.unique(window.user.astype(np.int64) * n_products + window.product)
@@ -862,38 +1007,111 @@ def _fit_blend(shop: _Shop, parts: _Recommender, rng: np.random.Generator) -> ND
     if buyers.size > _BLEND_BUYERS:
         buyers = np.sort(rng.choice(buyers, _BLEND_BUYERS, replace=False))
         bought = bought[np.isin(bought // n_products, buyers)]
+    # What the buyers had bought before, at most _BLEND_OWNED each (a uniform draw of the rest).
+    owned_rows = before.weights[buyers].tocoo()
+    owned = buyers[owned_rows.row].astype(np.int64) * n_products + owned_rows.col
+    owned_count = np.diff(before.weights.indptr)[buyers].astype(np.float64)
+    rank = rng.random(owned.size)
+    keep = np.zeros(owned.size, dtype=bool)
+    order = np.lexsort((rank, owned_rows.row))
+    position = np.arange(owned.size) - np.searchsorted(owned_rows.row[order], owned_rows.row[order])
+    keep[order[position < _BLEND_OWNED]] = True
+    owned_weight = owned_count / np.minimum(owned_count, _BLEND_OWNED).clip(min=1)
     drawn = np.repeat(buyers, _BLEND_NEGATIVES) * n_products + rng.integers(
         0, n_products, buyers.size * _BLEND_NEGATIVES
     )
-    drawn = drawn[~np.isin(drawn, bought)]
-    keys = np.concatenate([bought, drawn])
-    labels = np.concatenate([np.ones(bought.size), np.zeros(drawn.size)])
-    features = parts.pair_parts(matrix, keys // n_products, keys % n_products)
+    all_owned = np.sort(owned)
+    drawn = np.unique(drawn[~np.isin(drawn, all_owned) & ~np.isin(drawn, bought)])
+    kept_owned = np.setdiff1d(owned[keep], bought)
+    new_bought = np.setdiff1d(bought, all_owned)
+    keys = np.concatenate([bought, kept_owned, drawn])
+    labels = np.concatenate([np.ones(bought.size), np.zeros(kept_owned.size + drawn.size)])
+    buyer_of = np.searchsorted(buyers, keys // n_products)
+    drawn_count = np.bincount(np.searchsorted(buyers, drawn // n_products), minlength=buyers.size)
+    unowned_weight = (n_products - owned_count) / np.maximum(drawn_count, 1)
+    weights = np.concatenate(
+        [
+            np.ones(bought.size),
+            owned_weight[buyer_of[bought.size : bought.size + kept_owned.size]],
+            unowned_weight[buyer_of[bought.size + kept_owned.size :]],
+        ]
+    )
+    features = parts.pair_parts(before, keys // n_products, keys % n_products)
     if labels.min() == labels.max():
-        return np.array([1.0, 1.0, 1.0, 1.0, 1.0])
-    model = LogisticRegression(C=1.0, max_iter=2000).fit(features, labels)
-    return np.asarray(model.coef_[0], dtype=np.float64)
+        return np.ones(len(BLEND_PARTS)), np.ones(len(NEW_PRODUCT_PARTS))
+    blend = _linear_ranker(features, labels, weights)
+    new_rows = np.concatenate(
+        [np.isin(bought, new_bought), np.zeros(kept_owned.size, dtype=bool), np.ones(drawn.size, dtype=bool)]
+    )
+    columns = [BLEND_PARTS.index(name) for name in NEW_PRODUCT_PARTS]
+    new_labels = labels[new_rows]
+    if new_labels.min() == new_labels.max():
+        return blend, blend[columns]
+    new_blend = _linear_ranker(features[new_rows][:, columns], new_labels, np.ones(new_labels.size))
+    return blend, new_blend
+
+
+def _linear_ranker(
+    features: NDArray[np.float64], labels: NDArray[np.float64], weights: NDArray[np.float64]
+) -> NDArray[np.float64]:
+    """The weights of a logistic regression on standardised ``features`` (sample ``weights``), in the
+    units of the raw features (a part that never varies gets 0)."""
+    mean = np.average(features, axis=0, weights=weights)
+    scale = np.sqrt(np.average((features - mean) ** 2, axis=0, weights=weights))
+    varies = scale > 1e-12
+    standard = (features[:, varies] - mean[varies]) / scale[varies]
+    model = LogisticRegression(C=1.0, max_iter=2000).fit(
+        standard, labels, sample_weight=weights * (weights.size / weights.sum())
+    )
+    coefficients = np.zeros(features.shape[1])
+    coefficients[varies] = model.coef_[0] / scale[varies]
+    return coefficients
 
 
 def _evaluate_recommender(
     shop: _Shop, recommender: _Recommender, rng: np.random.Generator
 ) -> dict[str, float]:
-    """Ranking metrics of the model and of the best sellers (units in the 90 days before the cutoff)
-    on the holdout's buyers (a fixed sample of at most ``_EVALUATION_BUYERS``), scored in chunks."""
-    matrix = _interaction_matrix(shop, shop.history.before(shop.cutoff_day))
+    """Ranking metrics on the holdout's buyers (a fixed sample of at most ``_EVALUATION_BUYERS``),
+    scored in chunks: of the model, of the best sellers (units in the 90 days before the cutoff), and of
+    each buyer's own history (the products they bought in the most orders, then the best sellers),
+    over any product; and over only the products each buyer never bought (``_new``: the model's
+    new-products blend against the best sellers they never bought)."""
+    bought = purchases(shop, shop.cutoff_day)
     holdout = _interaction_matrix(shop, shop.history.between(shop.cutoff_day, shop.end_day))
     buyers = np.flatnonzero(holdout.getnnz(axis=1))
     if buyers.size > _EVALUATION_BUYERS:
         buyers = np.sort(rng.choice(buyers, _EVALUATION_BUYERS, replace=False))
     popularity = _popularity(shop, shop.cutoff_day)
-    model, baseline = _RankingSums(), _RankingSums()
+    sums = {name: _RankingSums() for name in ("", "popularity_", "own_history_", "new_", "popularity_new_")}
     chunk = max(1, _SCORE_CELLS // max(shop.product_ids.size, 1))
     for start in range(0, buyers.size, chunk):
-        rows = buyers[start : start + chunk]
-        truth = holdout[rows]
-        model.add(recommender.scores(matrix[rows]), truth)
-        baseline.add(np.broadcast_to(popularity, (rows.size, popularity.size)), truth)
-    return {**model.means(""), **baseline.means("popularity_"), "holdout_users": float(buyers.size)}
+        users = buyers[start : start + chunk]
+        rows = bought.rows(users)
+        truth = holdout[users]
+        sums[""].add(recommender.scores(rows), truth)
+        best_sellers = np.broadcast_to(popularity, (users.size, popularity.size))
+        sums["popularity_"].add(best_sellers, truth)
+        sums["own_history_"].add(rows.orders.toarray() + 0.5 * best_sellers, truth)
+        # New products only: the buyers with a holdout purchase of a product they never bought.
+        new_truth = truth - truth.multiply(rows.weights > 0)
+        new_truth.eliminate_zeros()
+        with_new = np.flatnonzero(new_truth.getnnz(axis=1))
+        if with_new.size:
+            owned = rows.weights[with_new].nonzero()
+            sums["new_"].add(recommender.scores(rows.rows(with_new), new_only=True), new_truth[with_new])
+            unowned_sellers = np.array(best_sellers[with_new], dtype=np.float64)
+            unowned_sellers[owned] = -np.inf
+            sums["popularity_new_"].add(unowned_sellers, new_truth[with_new])
+    metrics = {
+        **sums[""].means(""),
+        **sums["popularity_"].means("popularity_"),
+        **sums["own_history_"].means("own_history_"),
+    }
+    metrics["ndcg_at_10_new"] = sums["new_"].means("")["ndcg_at_10"]
+    metrics["popularity_ndcg_at_10_new"] = sums["popularity_new_"].means("")["ndcg_at_10"]
+    metrics["holdout_users"] = float(buyers.size)
+    metrics["holdout_users_new"] = float(sums["new_"].users)
+    return metrics
 
 
 class _RankingSums:
@@ -948,6 +1166,10 @@ TASTE_FACTORS = 12
 # Context-distribution smoothing of the mutual information (as in word embeddings): rare products are
 # weighted as if a little more common, so a single shared buyer does not make two products alike.
 _CONTEXT_SMOOTHING = 0.75
+# Distinct products of one customer the co-occurrence counts at most (a uniform draw of them): a
+# basket of n products adds n^2 pairs, and a grocery customer's year holds hundreds (The Complete
+# Journey: about 370, which made products x products 330M pairs and 6 GB).
+_TASTE_BASKET = 64
 
 
 def _taste_factors(
@@ -971,6 +1193,7 @@ def _taste_factors(
         sample = np.random.default_rng(config.seed).choice(buyers, config.max_taste_users, replace=False)
         bought = bought[np.sort(sample)]
     bought.data = np.ones_like(bought.data)
+    bought = _at_most_per_row(bought, _TASTE_BASKET, np.random.default_rng(config.seed))
     together = sparse.coo_matrix(bought.T @ bought, dtype=np.float64)
     n_products = together.shape[0]
     components = max(1, min(dimensions or TASTE_FACTORS, n_products - 1))
@@ -991,6 +1214,28 @@ def _taste_factors(
     factors = svd.transform(ppmi) / np.sqrt(np.maximum(svd.singular_values_, 1e-12))
     norms = np.linalg.norm(factors, axis=1, keepdims=True)
     return np.divide(factors, norms, out=np.zeros_like(factors), where=norms > 0)
+
+
+def _at_most_per_row(matrix: sparse.csr_matrix, most: int, rng: np.random.Generator) -> sparse.csr_matrix:
+    """``matrix`` with at most ``most`` entries a row, the ones kept drawn uniformly (rows with fewer
+    are kept whole)."""
+    lengths = np.diff(matrix.indptr)
+    if lengths.size == 0 or int(lengths.max()) <= most:
+        return matrix
+    rows = np.repeat(np.arange(lengths.size), lengths)
+    order = np.lexsort((rng.random(rows.size), rows))
+    rank = np.empty(rows.size, dtype=np.int64)
+    rank[order] = np.arange(rows.size) - matrix.indptr[rows[order]]
+    keep = rank < most
+    kept = sparse.csr_matrix(
+        (
+            matrix.data[keep],
+            matrix.indices[keep],
+            np.concatenate([[0], np.cumsum(np.minimum(lengths, most))]),
+        ),
+        shape=matrix.shape,
+    )
+    return kept
 
 
 def _ranking_metrics(

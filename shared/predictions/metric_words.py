@@ -202,6 +202,46 @@ _METRICS: dict[str, tuple[str, str, str, Judge]] = {
         "percent",
         _beaten_by("recall_at_10", "recommending the best sellers"),
     ),
+    "own_history_ndcg_at_10": (
+        "Each customer's own favourites' top 10 quality (baseline)",
+        "The same measure for recommending each customer the products they bought in the most orders, "
+        "then the best sellers: the model should beat it.",
+        "score",
+        _beaten_by("ndcg_at_10", "recommending each customer their own most bought products"),
+    ),
+    "own_history_precision_at_10": (
+        "Own favourites' hits among 10 (baseline)",
+        "The share of a customer's 10 most bought products (then best sellers) that they bought again.",
+        "percent",
+        _beaten_by("precision_at_10", "recommending each customer their own most bought products"),
+    ),
+    "own_history_recall_at_10": (
+        "Purchases found among a customer's own favourites (baseline)",
+        "The share of a customer's next purchases that were among their 10 most bought products.",
+        "percent",
+        _beaten_by("recall_at_10", "recommending each customer their own most bought products"),
+    ),
+    "ndcg_at_10_new": (
+        "Quality of the top 10 new products (NDCG@10)",
+        "Asked for products a customer never bought (exclude_purchased): how high the new products they "
+        "went on to buy appear among those 10.",
+        "score",
+        _recommendations("popularity_ndcg_at_10_new"),
+    ),
+    "popularity_ndcg_at_10_new": (
+        "Best sellers they never bought, top 10 quality (baseline)",
+        "The same measure for recommending each customer the best sellers they never bought: the model's "
+        "new products should beat it.",
+        "score",
+        _beaten_by("ndcg_at_10_new", "recommending the best sellers a customer never bought"),
+    ),
+    "holdout_users_new": (
+        "Customers tested on new products",
+        "How many tested customers bought a product they had never bought before, which the new-products "
+        "ranking was checked against.",
+        "count",
+        _buyers,
+    ),
     "holdout_users": (
         "Customers tested",
         "How many customers who bought in the test period the recommendations were checked against.",

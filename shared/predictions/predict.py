@@ -41,12 +41,14 @@ MODEL_CACHE_SIZE = 64
 
 
 class PredictInput(BaseModel):
-    """The ``input`` object: ``user_id``, optional ``product_id``, and any extra numeric features."""
+    """The ``input`` object: ``user_id``, optional ``product_id``, ``exclude_purchased`` (rank only
+    products the user never bought), and any extra numeric features."""
 
     model_config = ConfigDict(extra="allow")
 
     user_id: str = Field(min_length=1, max_length=256)
     product_id: str | None = Field(default=None, max_length=256)
+    exclude_purchased: bool = False
 
     @field_validator("user_id", "product_id", mode="before")
     @classmethod
@@ -399,9 +401,13 @@ class Predictor:
             if given.product_id:
                 return [bundle.predict_purchase(given.user_id, given.product_id, features)]
             # No product: the user's most likely purchases (docs/service-contract.md §2.2).
-            return bundle.predict_top_products(given.user_id, RECOMMENDATIONS, features)
+            return bundle.predict_top_products(
+                given.user_id, RECOMMENDATIONS, features, exclude_purchased=given.exclude_purchased
+            )
         # Recommendation models rank items themselves and ignore product_id (docs/service-contract.md §2.2).
-        return bundle.predict_recommendations(given.user_id, RECOMMENDATIONS)
+        return bundle.predict_recommendations(
+            given.user_id, RECOMMENDATIONS, exclude_purchased=given.exclude_purchased
+        )
 
     def _freshness(self, record: ModelRecord, now: datetime) -> FreshnessView:
         status = freshness(record.trained_at, now, {}, None, self.rules)

@@ -100,6 +100,8 @@ class SegmentProvenance(BaseModel):
     value: float
     users_selected: int
     users_without_customer_row: int
+    # New buyers only: the users who had bought the product were left out before the rule.
+    exclude_purchased: bool = False
 
 
 class HoldoutRecord(BaseModel):

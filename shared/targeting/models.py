@@ -35,6 +35,11 @@ class SegmentSpec(SegmentRule):
 
     model_name: str = Field(min_length=1, max_length=128)
     product_id: str = Field(min_length=1, max_length=200)
+    exclude_purchased: bool = Field(
+        default=False,
+        description="Leave out the users who already bought the product: a seed of new buyers only (the "
+        "rule then counts and ranks only the users who never bought it).",
+    )
 
 
 class PreviewRequest(SegmentSpec):

@@ -127,7 +127,7 @@ class TargetingService:
         """Size, score histogram and cut, identifier coverage, seed per country, and warnings."""
         model, bundle, dataset = self._sources(org_id, request)
         scores = bundle.score_all_users(request.product_id)
-        cut = select(scores, request)
+        cut = _select(bundle, scores, request)
         rows = self.coverages.positions(model, bundle, dataset)[cut.indices]
         coverage = self.coverages.coverage(dataset)
         view = _coverage_view(coverage, rows)
@@ -188,7 +188,7 @@ class TargetingService:
                 "out.",
             )
         scores = bundle.score_all_users(spec.product_id)
-        cut = select(scores, spec)
+        cut = _select(bundle, scores, spec)
         ids = bundle.user_ids[cut.indices].tolist()
         chosen = dict(zip(ids, scores[cut.indices].tolist(), strict=True))
         predicted: dict[str, float] | None = None
@@ -220,6 +220,7 @@ class TargetingService:
                 value=spec.value,
                 users_selected=len(chosen),
                 users_without_customer_row=len(chosen) - len(users),
+                exclude_purchased=spec.exclude_purchased,
             ),
             values=None if predicted is None else {user.user_id: predicted[user.user_id] for user in users},
         )
@@ -324,6 +325,17 @@ class TargetingService:
                 )
             )
         return warnings
+
+
+def _select(bundle: ScoringBundle, scores: NDArray[np.float64], spec: SegmentSpec) -> Cut:
+    """The users ``spec``'s rule keeps of ``scores`` (indices into them, best first); with
+    ``exclude_purchased`` the rule runs on the users who never bought the product alone (a top
+    percentage is a share of them)."""
+    if not spec.exclude_purchased:
+        return select(scores, spec)
+    among = np.flatnonzero(~bundle.bought_by(spec.product_id))
+    cut = select(scores[among], spec)
+    return Cut(indices=among[cut.indices], cut_score=cut.cut_score)
 
 
 def _holdout_preview(

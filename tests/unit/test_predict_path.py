@@ -294,6 +294,26 @@ def test_a_purchase_model_without_a_product_answers_the_users_likeliest_products
     )
 
 
+def test_a_purchase_model_asked_for_new_products_leaves_out_what_the_user_bought(
+    stack: Stack, trained: TrainedModel, shop: SyntheticShop
+) -> None:
+    # Given a customer who has bought several products
+    user = trained.training_user_ids[0]
+    bought = {o.product_id for o in shop.data.orders if o.user_id == user}
+    assert bought
+    payload = {"input": {"user_id": user, "exclude_purchased": True}}
+
+    # When their likeliest products are asked for without what they bought
+    outcome = stack.predictor().predict(
+        new_key(stack).key, "buyers", PredictRequest.model_validate(payload), NOW
+    )
+
+    # Then none of those come back, and the answer is still ten products
+    products = [p.product_id for p in outcome.response.predictions]
+    assert len(products) == 10
+    assert not bought & set(products)
+
+
 def test_warming_up_loads_the_models_so_the_first_call_reads_no_bundle(
     stack: Stack, trained: TrainedModel
 ) -> None:

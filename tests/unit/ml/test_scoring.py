@@ -13,6 +13,7 @@ from shared.errors import NotFound, ServiceError
 from shared.ml import scoring
 from shared.ml.scoring import ScoringBundle, load_bundle, top_k
 from shared.ml.training import TrainedModel
+from tools.synthetic import SyntheticShop
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -176,6 +177,52 @@ def test_recommendation_scores_for_a_product_match_per_user_scores(
     assert all_scores[recommendation_model.training_user_ids.index(user)] == pytest.approx(score)
 
 
+def test_new_products_only_leaves_out_everything_the_user_bought(recommendation_model: TrainedModel) -> None:
+    # Given a recommendation bundle and a user whose top products include ones they bought before
+    bundle = _bundle(recommendation_model)
+    users = recommendation_model.training_user_ids
+    user = next(u for u in users if bundle._history_items(users.index(u)).size >= 3)
+    owned = {bundle._product_id(i) for i in bundle._history_items(users.index(user)).tolist()}
+
+    # When asking for new products only
+    items = bundle.recommend(user, 10, exclude_purchased=True)
+
+    # Then ten products come back, none of them bought before, best first
+    assert len(items) == 10
+    assert not owned & {product for product, _ in items}
+    assert [score for _, score in items] == sorted((score for _, score in items), reverse=True)
+
+
+def test_new_products_only_ranks_with_the_new_products_blend(recommendation_model: TrainedModel) -> None:
+    # Given a recommendation bundle with a blend fitted on products its buyers had never bought
+    bundle = _bundle(recommendation_model)
+    assert bundle.header["new_product_parts"]
+    assert len(bundle.header["new_product_weights"]) == len(bundle.header["new_product_parts"])
+    user = recommendation_model.training_user_ids[3]
+
+    # When asking for new products only
+    items = bundle.recommend(user, 5, exclude_purchased=True)
+
+    # Then their scores are the new-products blend's
+    scores = bundle._recommendation_scores_for_user(3, new_only=True)
+    scores[bundle._history_items(3)] = -np.inf
+    assert [score for _, score in items] == pytest.approx(
+        sorted(scores[np.isfinite(scores)], reverse=True)[:5]
+    )
+
+
+def test_a_product_bought_in_more_orders_ranks_higher_for_its_buyer(
+    recommendation_model: TrainedModel,
+) -> None:
+    # Given the blend's weights learnt on the synthetic shop (customers re-buy what they bought)
+    header = _bundle(recommendation_model).header
+    weights = dict(zip(header["blend_parts"], header["blend_weights"], strict=True))
+
+    # Then having bought a product, and having bought it in more orders, both raise its score
+    assert weights["owned"] > 0
+    assert weights["repeat_orders"] + weights["repeat_share"] > 0
+
+
 def test_a_corrupted_bundle_is_refused(purchase_model: TrainedModel) -> None:
     # Given bundle bytes that do not match their checksum
     original = purchase_model.artifacts["bundle"].data
@@ -270,3 +317,21 @@ def test_scoring_a_product_for_every_user_gives_each_users_own_score(purchase_mo
         # Then each user's score is the one a single prediction gives
         for index in range(0, len(users), 23):
             assert column[index] == pytest.approx(bundle.score_purchase(users[index], product), rel=1e-12)
+
+
+@pytest.mark.parametrize("model_fixture", ["purchase_model", "recommendation_model"])
+def test_a_bundle_knows_which_users_bought_a_product(
+    model_fixture: str, request: pytest.FixtureRequest, shop: SyntheticShop
+) -> None:
+    # Given a trained bundle and the shop's orders of one product
+    model: TrainedModel = request.getfixturevalue(model_fixture)
+    bundle = _bundle(model)
+    buyers = {o.user_id for o in shop.data.orders if o.product_id == "p00001"}
+    assert buyers
+
+    # When asking who bought it (and who bought a product it never saw)
+    bought = bundle.bought_by("p00001")
+
+    # Then exactly its buyers, in the bundle's user order; nobody bought the unknown one
+    assert set(bundle.user_ids[bought].tolist()) == buyers
+    assert not bundle.bought_by("no-such-product").any()
