@@ -12,7 +12,8 @@ function whose ``MemorySize`` the peak is held to by ``tests/unit/test_memory_se
 ``orders``), ``<path>.<orders>.calls``, and ``<path>.growth`` (the exponent of seconds against order
 lines between the first and the last point: 1.0 is linear).
 
-``SCALE_MAX_ORDERS`` (e.g. ``1000000``) leaves out the larger points on a machine without the time;
+``SCALE_MAX_ORDERS`` (e.g. ``1000000``) leaves out the larger points on a machine without the time,
+``SCALE_MIN_ORDERS`` the smaller ones (a path that reads a larger point's work only);
 ``SCALE_PATHS`` (comma-separated) runs only those paths; the other paths' recorded rows are kept as
 they were. ``make bench-scale`` runs this module.
 """
@@ -52,10 +53,11 @@ TARGETS: dict[str, tuple[float | None, float | None]] = {
 def run() -> list[BenchRow]:
     root = Path(os.environ.get("SCALE_DIR", Path(tempfile.gettempdir()) / "scale-shops"))
     max_orders = int(os.environ.get("SCALE_MAX_ORDERS", str(DESIGN_ORDERS)))
+    min_orders = int(os.environ.get("SCALE_MIN_ORDERS", "0"))
     only = {name for name in os.environ.get("SCALE_PATHS", "").split(",") if name}
     paths = [p for p in PATHS if not only or p.name in only]
     measured: dict[str, list[tuple[ShopSize, dict[str, Any]]]] = {p.name: [] for p in paths}
-    for size in (s for s in SIZES if s.orders <= max_orders):
+    for size in (s for s in SIZES if min_orders <= s.orders <= max_orders):
         shop_dir = _shop(root, size)
         workdir = root / f"work-{size.orders}"
         if any(p.name == "sync" for p in paths):  # a fresh version; else the last sync's is read
