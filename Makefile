@@ -85,7 +85,11 @@ spreadsheet-deps: $(SOFFICE)
 test: lint typecheck template-check browser-deps spreadsheet-deps
 	$(BIN)/pytest
 
-bench: $(STAMP) $(SAM_VENV)/.installed
+$(VENV)/.bench-installed: $(STAMP) requirements-bench.txt
+	$(BIN)/pip install --quiet --disable-pip-version-check -r requirements-bench.txt
+	touch $@
+
+bench: $(STAMP) $(SAM_VENV)/.installed $(VENV)/.bench-installed
 	$(BIN)/python -m benchmarks
 
 bench-scale: $(STAMP)
