@@ -768,6 +768,7 @@ def closure_service() -> ClosureService:
         connections=connection_store(),
         platform=closure_platform,
         users=_no_user_pool,
+        payments=_no_payments,
         clock=utc_now,
     )
 
@@ -776,13 +777,20 @@ def _no_user_pool() -> Any:
     raise AssertionError("only the closure step (wiring.closure_worker) deletes users from the pool")
 
 
+def _no_payments() -> Any:
+    raise AssertionError("only the closure step (wiring.closure_worker) stops the payments")
+
+
 def closure_worker() -> ClosureService:
     """The closure service of the state machine's step, the one that disables and deletes the
-    organization's users in the user pool (only that function knows the pool)."""
+    organization's users in the user pool (only that function knows the pool) and stops its card
+    payments at the provider."""
     from dataclasses import replace
 
     pool = user_pool()
-    return replace(closure_service(), users=lambda: pool)
+    # With the provider's client (the platform's key): the access phase expires open checkouts.
+    payments = payments_connection_service()
+    return replace(closure_service(), users=lambda: pool, payments=lambda: payments)
 
 
 def closure_starter() -> StepFunctionsStarter:

@@ -11,7 +11,9 @@ The phases run in this order, for these reasons:
 1. ``access``: the memberships (no one of the organization can add anything after this) and pending
    OAuth states (no connection can land); the other members are disabled in the user pool (they can
    no longer sign in) and each member gets a closed marker, so a session that outlives the
-   organization is told the account was closed;
+   organization is told the account was closed; then the card payments stop: the checkouts still
+   open are expired at the provider (no shopper can pay one any more) and the payments account id is
+   destroyed, as a disconnect does (the merchant's account itself stays theirs, with the provider);
 2. ``idempotency``: the stored results of the organization's Idempotency-Keys, found from the
    audiences' keys, so before the audiences go;
 3. ``platform`` (only if asked): each audience's advert, then the audience and its lookalike on the
@@ -52,7 +54,7 @@ from shared.wire_models import CamelModel
 STALLED_AFTER = timedelta(minutes=15)
 
 PHASE_LABELS: dict[ClosurePhase, str] = {
-    "access": "Members and pending connections",
+    "access": "Members, pending connections and open checkouts",
     "idempotency": "Stored request results",
     "platform": "Adverts and audiences on the platform",
     "objects": "Files: snapshots, uploads, data sources, datasets and models",
@@ -126,6 +128,13 @@ class AdvertDeletion(Protocol):
 
 class Connections(Protocol):
     def get(self, org_id: str) -> Connection | None: ...
+
+
+class Payments(Protocol):
+    """``PaymentsConnectionService.stop``: the open checkouts expired at the provider and the account
+    id destroyed; False when no payments account was connected."""
+
+    def stop(self, org_id: str) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -228,6 +237,7 @@ class ClosureService:
     connections: Connections
     platform: Callable[[], Platform]
     users: Callable[[], UserPool]  # built only by the step that uses it (it knows the pool)
+    payments: Callable[[], Payments]  # built only by the step (it reads the provider's key)
     clock: Clock
     # Objects or items per piece of work: small enough to save progress often.
     batch: int = 500
@@ -381,7 +391,13 @@ class ClosureService:
                 org_id, record.cursor, self.clock(), lambda members: self._disable(record, members)
             )
             _count(record, phase, deleted)
-            return record.cursor is None
+            if record.cursor is not None:
+                return False
+            # Nobody can start a checkout any more (the pages find no organization): stop the ones
+            # open, so no shopper pays an organization that is going.
+            if self.payments().stop(org_id):
+                _count(record, phase, 1)
+            return True
         if phase == "users":
             return self._users_piece(record)
         if phase == "idempotency":

@@ -225,6 +225,16 @@ class PaymentsConnectionService:
         logger.info("payments disconnected", extra={"org_id": org_id})
         return self.status(org_id)
 
+    def stop(self, org_id: str) -> bool:
+        """Stop taking payments for an organization being closed: ``disconnect`` when an account is
+        connected (its open checkouts expired on the provider, the account id destroyed); False when
+        there was none (never connected, or disconnected already), so a repeat does nothing."""
+        connection = self.store.get_connection(org_id)
+        if connection is None or connection.status == "inactive":
+            return False
+        self.disconnect(org_id)
+        return True
+
     def account_id(self, connection: PaymentsConnection) -> str:
         """The connection's account id, decrypted under its own organization's context."""
         if connection.account is None:

@@ -134,6 +134,20 @@ def no_platform() -> Platform:
 
 
 @dataclass
+class Payments:
+    """The payments connection: connected until stopped, and whether the memberships were gone then."""
+
+    items: Items
+    connected: bool = True
+    stopped_after_access: list[bool] = field(default_factory=list)
+
+    def stop(self, org_id: str) -> bool:
+        self.stopped_after_access.append(not self.items.members)
+        was, self.connected = self.connected, False
+        return was
+
+
+@dataclass
 class World:
     service: ClosureService
     closures: Closures
@@ -141,6 +155,7 @@ class World:
     data: Bucket
     clock: Clock
     pool: Pool
+    payments: Payments
     started: list[str] = field(default_factory=list)
 
     def start(self, name: str, payload: dict[str, str]) -> None:
@@ -149,6 +164,7 @@ class World:
 
 def world(data: Bucket) -> World:
     closures, items, clock, pool = Closures(), Items(), Clock(), Pool()
+    payments = Payments(items)
 
     class Names:
         def name_of(self, org_id: str) -> str | None:
@@ -163,10 +179,11 @@ def world(data: Bucket) -> World:
         connections=Connections(),
         platform=no_platform,
         users=lambda: pool,
+        payments=lambda: payments,
         clock=clock,
         batch=2,  # small pieces, so a phase takes several
     )
-    return World(service, closures, items, data, clock, pool)
+    return World(service, closures, items, data, clock, pool, payments)
 
 
 def data_objects() -> dict[str, int]:
@@ -241,6 +258,24 @@ def test_the_other_members_are_disabled_with_their_membership_and_everyone_is_de
     assert w.pool.users == {}
     assert finished.deleted["users"] == 2
     assert finished.pool_users == []
+
+
+def test_the_card_payments_stop_once_nobody_of_the_organization_can_act() -> None:
+    # Given: an organization taking card payments
+    w = world(Bucket(data_objects()))
+    w.service.start(USER, ORG, CloseAccountRequest(confirm_name=NAME), w.start)
+    record = w.closures.get(USER)
+    assert record is not None
+
+    # When: the closure runs
+    finished = w.service.advance(USER, record.closure_id, budget=BUDGET)
+
+    # Then: its payments were stopped (open checkouts expired, the account id destroyed) once, after
+    # the memberships were gone, and counted with the access phase
+    assert w.payments.stopped_after_access == [True]
+    assert w.payments.connected is False
+    assert finished.state == "completed"
+    assert finished.deleted["access"] == 2 + 1  # two memberships and the payments connection
 
 
 def test_asking_again_while_it_runs_starts_nothing_until_it_has_stalled() -> None:
