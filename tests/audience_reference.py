@@ -15,14 +15,22 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import cache, partial
 
 from shared.audiences.identifiers import (
+    EXTRA_REPORT_KEYS,
+    EXTRA_SCHEMA,
     SCHEMA,
     DropReason,
-    extern_id,
+    extern_id_of,
     is_sha256_hex,
+    normalise_city,
     normalise_country,
+    normalise_date_of_birth,
     normalise_email,
+    normalise_gender,
+    normalise_madid,
     normalise_name,
     normalise_phone,
+    normalise_postcode,
+    normalise_state,
     sha256_hex,
 )
 from shared.audiences.preparation import PreparedAudience, Row
@@ -37,30 +45,50 @@ CORPUS_SIZE = 200_000
 
 def prepare_reference(records: Sequence[Record], *, default_country: str | None = None) -> PreparedAudience:
     """Same contract as ``prepare_columns``, written record by record for clarity rather than speed."""
-    drops: dict[str, Counter[DropReason]] = {key: Counter() for key in SCHEMA[1:]}
-    columns: dict[str, list[str]] = {key: [] for key in SCHEMA[1:]}
-    rows: list[Row] = []
-    kept_ids: set[str] = set()
-    no_identifier = duplicates = 0
+    keys = (*SCHEMA[1:], *EXTRA_REPORT_KEYS)
+    drops: dict[str, Counter[DropReason]] = {key: Counter() for key in keys}
+    columns: dict[str, list[str]] = {key: [] for key in (*SCHEMA[1:], *EXTRA_SCHEMA)}
+    prepared_rows: list[tuple[Record, tuple[str, ...]]] = []
     for record in records:
         # The customer's country when we can read it, else the store's.
         country = normalise_country(record.get("country"))
         if isinstance(country, DropReason):
             country = normalise_country(default_country)
-        phone_country = None if isinstance(country, DropReason) else country
+        plan = None if isinstance(country, DropReason) else country
         values = {
             "EMAIL": _reference_value(record.get("email"), normalise_email),
-            "PHONE": _reference_value(record.get("phone"), partial(normalise_phone, country=phone_country)),
+            "PHONE": _reference_value(record.get("phone"), partial(normalise_phone, country=plan)),
             "FN": _reference_value(record.get("firstName"), normalise_name),
             "LN": _reference_value(record.get("lastName"), normalise_name),
             "COUNTRY": _reference_value(record.get("country"), normalise_country),
+            "CT": _reference_value(record.get("city"), normalise_city),
+            "ST": _reference_value(record.get("state"), partial(normalise_state, country=plan)),
+            "ZIP": _reference_value(record.get("postcode"), partial(normalise_postcode, country=plan)),
+            "GEN": _reference_value(record.get("gender"), normalise_gender),
+            "MADID": normalise_madid(record.get("madid")),
         }
+        born = normalise_date_of_birth(record.get("dateOfBirth"))
+        if isinstance(born, DropReason):
+            drops["DOB"][born] += 1
+            born_hashed = ("", "", "")
+        else:
+            born_hashed = (sha256_hex(born[0]), sha256_hex(born[1]), sha256_hex(born[2]))
         for key, value in values.items():
             if isinstance(value, DropReason):
                 drops[key][value] += 1
             columns[key].append("" if isinstance(value, DropReason) else value)
-        email, phone, first_name, last_name, country_hash = (columns[key][-1] for key in SCHEMA[1:])
-        row: Row = (extern_id(record["user_id"] or ""), email, phone, first_name, last_name, country_hash)
+        for key, value in zip(("DOBY", "DOBM", "DOBD"), born_hashed, strict=True):
+            columns[key].append(value)
+        extern = extern_id_of(record["user_id"] or "", record.get("externalId"))
+        prepared_rows.append((record, (extern, *(columns[key][-1] for key in (*SCHEMA[1:], *EXTRA_SCHEMA)))))
+    # Of the other keys, those some user has a usable value for are sent; those some user gave are reported.
+    sent = [key for key in EXTRA_SCHEMA if any(columns[key])]
+    sent_at = [len(SCHEMA) + EXTRA_SCHEMA.index(key) for key in sent]
+    rows: list[Row] = []
+    kept_ids: set[str] = set()
+    no_identifier = duplicates = 0
+    for record, full in prepared_rows:
+        row: Row = (*full[: len(SCHEMA)], *(full[at] for at in sent_at))
         if not (row[1] or row[2]):
             no_identifier += 1
         elif record["user_id"] in kept_ids:
@@ -68,14 +96,19 @@ def prepare_reference(records: Sequence[Record], *, default_country: str | None 
         else:
             kept_ids.add(record["user_id"] or "")
             rows.append(row)
+    reported = {key: columns[key] for key in SCHEMA[1:]}
+    for key in EXTRA_REPORT_KEYS:
+        column = columns["DOBY" if key == "DOB" else key]
+        if any(column) or any(reason is not DropReason.EMPTY for reason in drops[key]):
+            reported[key] = column
     report = build_report(
-        columns,
+        reported,
         drops,
         dropped_no_identifier=no_identifier,
         duplicate_user_ids=duplicates,
         rows_to_upload=len(rows),
     )
-    return PreparedAudience(rows=rows, report=report)
+    return PreparedAudience(rows=rows, report=report, schema=(*SCHEMA, *sent))
 
 
 def _is_hashed(raw: str | None) -> bool:

@@ -30,18 +30,26 @@ import itertools
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
-from shared.audiences.identifiers import DATA_PROCESSING_SCHEMA, SCHEMA, VALUE_SCHEMA_KEY, DropReason
+from shared.audiences.identifiers import (
+    DATA_PROCESSING_SCHEMA,
+    EXTRA_REPORT_KEYS,
+    EXTRA_SCHEMA,
+    SCHEMA,
+    VALUE_SCHEMA_KEY,
+    DropReason,
+)
 from shared.audiences.preparation import (
     IdentifierColumns,
     PreparedAudience,
     prepared_country,
     prepared_email,
+    prepared_key,
     prepared_name,
     prepared_phone,
     store_country,
@@ -65,8 +73,25 @@ CSV_COLUMNS: dict[str, str] = {
     "limitedDataUse": "limited_data_use",
     "state": "state",
     "score": "score",
+    "city": "city",
+    "postcode": "postcode",
+    "dateOfBirth": "date_of_birth",
+    "gender": "gender",
+    "externalId": "external_id",
+    "madid": "madid",
 }
-REPORT_KEYS: tuple[str, ...] = SCHEMA[1:]
+REPORT_KEYS: tuple[str, ...] = (*SCHEMA[1:], *EXTRA_REPORT_KEYS)
+# The users CSV's column of each of the other keys (identifiers.EXTRA_SCHEMA).
+EXTRA_CSV_HEADER: dict[str, str] = {
+    "CT": "city",
+    "ST": "state",
+    "ZIP": "postcode",
+    "DOBY": "dateOfBirth",
+    "DOBM": "dateOfBirth",
+    "DOBD": "dateOfBirth",
+    "GEN": "gender",
+    "MADID": "madid",
+}
 # Distinct phone numbers the Python normaliser reads at a time (bounds the task's memory).
 PHONES_PER_CHUNK = 100_000
 
@@ -74,10 +99,13 @@ PHONES_PER_CHUNK = 100_000
 @dataclass(frozen=True)
 class UsersInEngine:
     """What the users table holds: whether it carries Limited Data Use flags and customer values
-    (which columns the upload sends)."""
+    (which columns the upload sends), and for a part of a list which of the other match keys
+    (identifiers.EXTRA_SCHEMA) every part sends, by the whole file's header (None: decided by the
+    users' values, as ``prepare_columns`` decides)."""
 
     limited_data_use: bool
     values: bool
+    extras: tuple[bool, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -174,6 +202,12 @@ def load_users_columns(engine: QueryRunner, columns: IdentifierColumns) -> Users
             ),
             "state": _texts(columns.states, n),
             "value": _texts(None if values is None else [None if v is None else repr(v) for v in values], n),
+            "city": _texts(columns.cities, n),
+            "postcode": _texts(columns.postcodes, n),
+            "date_of_birth": _texts(columns.dates_of_birth, n),
+            "gender": _texts(columns.genders, n),
+            "external_id": _texts(columns.external_ids, n),
+            "madid": _texts(columns.madids, n),
         },
     )
     engine.run("activation_users_from_columns")
@@ -188,7 +222,7 @@ def load_users_part(
     users = users_in_file(header, value_column)
     engine.run("activation_macros")
     engine.run("activation_users_from_part", {"path": str(path)})
-    return users
+    return replace(users, extras=tuple(EXTRA_CSV_HEADER[key] in header for key in EXTRA_SCHEMA))
 
 
 def count_users(engine: QueryRunner) -> int:
@@ -234,8 +268,17 @@ def hash_users(
     _decide_countries(engine, store)
     _decide_texts(engine)
     _decide_phones(engine)
+    _decide_keys(engine)
+    # The other keys some user has a usable value for are sent (the date of birth's three together);
+    # for a part of a list, those its header has, so that every part sends the same columns.
+    if users.extras is not None:
+        extras = list(users.extras)
+    else:
+        sent = {key for (key,) in engine.rows("activation_sent_keys")}
+        extras = [key in sent for key in EXTRA_SCHEMA]
     engine.run(
-        "activation_normalised", {"limited_data_use": users.limited_data_use, "with_value": users.values}
+        "activation_normalised",
+        {"limited_data_use": users.limited_data_use, "with_value": users.values, "extras": extras},
     )
     if users.values:
         problem = engine.rows("activation_first_value_problem")
@@ -248,7 +291,7 @@ def hash_users(
     engine.run("activation_keep", {"batch_size": batch_size, "first_batch": first_batch})
     counts = tuple((str(key), reason, int(users)) for key, reason, users in engine.rows("activation_report"))
     report, totals = quality_report(counts)
-    schema = upload_schema(users)
+    schema = (*upload_schema(users), *(key for key, send in zip(EXTRA_SCHEMA, extras, strict=True) if send))
     rows = totals["kept"]
     return HashedUsers(
         users=users,
@@ -371,6 +414,25 @@ def _decide_phones(engine: QueryRunner) -> None:
         )
 
 
+def _decide_keys(engine: QueryRunner) -> None:
+    found = engine.rows("activation_distinct_keys")
+    decided = [
+        (country_key, raw, outcome)
+        for key, country_key, plan, raw in found
+        for outcome in prepared_key(key, raw, plan)
+    ]
+    engine.insert(
+        "key_rules",
+        {
+            "key": [outcome[0] for _, _, outcome in decided],
+            "country_key": [country_key for country_key, _, _ in decided],
+            "raw": [raw for _, raw, _ in decided],
+            "value": [outcome[1] for _, _, outcome in decided],
+            "reason": [_reason(outcome[2]) for _, _, outcome in decided],
+        },
+    )
+
+
 def upload_schema(users: UsersInEngine) -> tuple[str, ...]:
     """The upload's columns for these users: ``SCHEMA``, the data processing options when they carry
     Limited Data Use flags, then ``LOOKALIKE_VALUE`` for a value-based seed."""
@@ -404,6 +466,8 @@ def quality_report(
     total = totals["total"]
     identifiers: dict[str, IdentifierQuality] = {}
     for key, reasons in by_key.items():
+        if key in EXTRA_REPORT_KEYS and set(reasons) <= {DropReason.EMPTY.value}:
+            continue  # no user gave a value for this key: it is not reported
         usable = reasons.get(None, 0)
         dropped = {
             str(reason): count

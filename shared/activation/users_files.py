@@ -29,6 +29,16 @@ USERS_CSV_COLUMNS = ("user_id", "email", "firstName", "lastName", "phone", "scor
 # Written only when some user carries a Limited Data Use flag (docs/platform-notes.md §3.8): a list
 # with the limitedDataUse column sends the data processing options on every row.
 LIMITED_DATA_USE_COLUMNS = ("limitedDataUse", "state")
+# The other match keys (docs/platform-notes.md §3.7), each written when some user has it, under the
+# users CSV's names (shared.activation.hashing.CSV_COLUMNS).
+EXTRA_CSV_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("city", "city"),
+    ("postcode", "postcode"),
+    ("dateOfBirth", "date_of_birth"),
+    ("gender", "gender"),
+    ("externalId", "external_id"),
+    ("madid", "madid"),
+)
 # Written for a value-based segment seed: each user's predicted value (``shared.targeting.values``).
 VALUE_CSV_COLUMN = "value"
 
@@ -49,6 +59,10 @@ def users_csv(users: list[AudienceUser], values: Mapping[str, float] | None = No
     writer = csv.writer(buffer)
     limited = any(u.limited_data_use is not None for u in users)
     header = USERS_CSV_COLUMNS + LIMITED_DATA_USE_COLUMNS if limited else USERS_CSV_COLUMNS
+    # The state is also the ST key: written for it when the Limited Data Use columns do not carry it.
+    others = EXTRA_CSV_COLUMNS if limited else (("state", "state"), *EXTRA_CSV_COLUMNS)
+    extras = [(name, field) for name, field in others if any(getattr(u, field) is not None for u in users)]
+    header = (*header, *(name for name, _ in extras))
     writer.writerow(header if values is None else (*header, VALUE_CSV_COLUMN))
     for u in users:
         row: tuple[object, ...] = (
@@ -63,6 +77,7 @@ def users_csv(users: list[AudienceUser], values: Mapping[str, float] | None = No
         if limited:
             flag = "" if u.limited_data_use is None else str(u.limited_data_use).lower()
             row = (*row, flag, u.state or "")
+        row = (*row, *(getattr(u, field) or "" for _, field in extras))
         if values is not None:
             value = values.get(u.user_id)
             row = (*row, "" if value is None else repr(value))

@@ -15,6 +15,7 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Mapping
+from datetime import UTC, date, datetime
 from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -38,6 +39,12 @@ DATA_PROCESSING_SCHEMA: tuple[str, ...] = (
 # A value-based seed's customer value (docs/platform-notes.md §4.1): one more column, last, holding a
 # non-negative number, or "" for a customer without a value. Never hashed.
 VALUE_SCHEMA_KEY = "LOOKALIKE_VALUE"
+# The other match keys (docs/platform-notes.md §3.7), after all of the above, each sent when at least
+# one user of the list has a usable value for it (a list without dates of birth sends no DOB column).
+# The date of birth is one value sent as three keys; the report counts it once, as DOB. MADID is
+# never hashed.
+EXTRA_SCHEMA: tuple[str, ...] = ("CT", "ST", "ZIP", "DOBY", "DOBM", "DOBD", "GEN", "MADID")
+EXTRA_REPORT_KEYS: tuple[str, ...] = ("CT", "ST", "ZIP", "DOB", "GEN", "MADID")
 _CALIFORNIA = frozenset({"ca", "california"})
 DataProcessingOptions = tuple[list[str], int, int]
 
@@ -51,6 +58,12 @@ class DropReason(Enum):
     PHONE_TOO_LONG = "phone_too_long"
     UNKNOWN_COUNTRY_CODE = "unknown_country_code"
     INVALID_PHONE = "invalid_phone"
+    INVALID_CITY = "invalid_city"
+    INVALID_STATE = "invalid_state"
+    INVALID_POSTCODE = "invalid_postcode"
+    INVALID_DATE_OF_BIRTH = "invalid_date_of_birth"
+    INVALID_GENDER = "invalid_gender"
+    INVALID_MADID = "invalid_madid"
     INVALID_NAME = "invalid_name"
     INVALID_COUNTRY = "invalid_country"
 
@@ -84,6 +97,16 @@ class AudienceUser(BaseModel):
     # the person asked for Limited Data Use (true), or explicitly not (false), and their state or region.
     limited_data_use: bool | None = Field(default=None, alias="limitedDataUse")
     state: str | None = Field(default=None, repr=False)
+    # The other match keys (docs/platform-notes.md §3.7), each optional: ``date_of_birth`` ISO 8601
+    # (``1985-03-07``), ``gender`` in words or letters, ``external_id`` the id the shop's pixel and
+    # server events carry for the person (sent as EXTERN_ID instead of ``user_id``), ``madid`` a mobile
+    # advertiser id.
+    city: str | None = Field(default=None, repr=False)
+    postcode: str | None = Field(default=None, repr=False)
+    date_of_birth: str | None = Field(default=None, alias="dateOfBirth", repr=False)
+    gender: str | None = Field(default=None, repr=False)
+    external_id: str | None = Field(default=None, alias="externalId", repr=False)
+    madid: str | None = Field(default=None, repr=False)
 
 
 # --- hashing -------------------------------------------------------------------------------------
@@ -109,6 +132,13 @@ def extern_id(user_id: str) -> str:
     ``@`` is sent as its SHA-256 instead; the rule is deterministic, so matching still works.
     """
     return sha256_hex(user_id) if "@" in user_id else user_id
+
+
+def extern_id_of(user_id: str, external_id: str | None) -> str:
+    """The EXTERN_ID of a user: their ``external_id`` (trimmed) when they have one, else their
+    ``user_id``, by the rule of :func:`extern_id`."""
+    given = external_id.strip() if external_id else ""
+    return extern_id(given or user_id)
 
 
 # --- e-mail -------------------------------------------------------------------------------------
@@ -232,3 +262,216 @@ def normalise_name(value: str | None) -> str | DropReason:
     # Lower-casing can decompose characters (e.g. "İ"), so compose after it.
     name = unicodedata.normalize("NFC", value.lower()).translate(LETTERS_ONLY)
     return name or DropReason.INVALID_NAME
+
+
+# --- the other match keys: city, state, postcode, date of birth, gender, advertising id -----------
+
+# Letters of any Latin script lose their accents ("São Paulo" -> "saopaulo"): the platform takes only
+# a-z for these keys (docs/platform-notes.md §3.7: "Only FN and LN support special characters").
+_NOT_ASCII_LOWER = re.compile(r"[^a-z]+")
+
+
+def _plain_letters(value: str) -> str:
+    """Lower-case a-z of ``value``, accents taken off letters that have them, everything else gone."""
+    decomposed = unicodedata.normalize("NFKD", value.lower())
+    return _NOT_ASCII_LOWER.sub("", decomposed.encode("ascii", "ignore").decode())
+
+
+def normalise_city(value: str | None) -> str | DropReason:
+    """City: lower-case a-z, no spaces or punctuation (``"St. Albans"`` -> ``"stalbans"``,
+    ``"Zürich"`` -> ``"zurich"``); ``INVALID_CITY`` when no such letter is left (a city written in
+    another script)."""
+    if value is None or not value.strip():
+        return DropReason.EMPTY
+    return _plain_letters(value) or DropReason.INVALID_CITY
+
+
+# The United States' states, district and territories (ANSI/USPS codes), by name: a US state is sent
+# as its 2-letter code.
+US_STATES: Mapping[str, str] = {
+    "alabama": "al",
+    "alaska": "ak",
+    "arizona": "az",
+    "arkansas": "ar",
+    "california": "ca",
+    "colorado": "co",
+    "connecticut": "ct",
+    "delaware": "de",
+    "districtofcolumbia": "dc",
+    "florida": "fl",
+    "georgia": "ga",
+    "hawaii": "hi",
+    "idaho": "id",
+    "illinois": "il",
+    "indiana": "in",
+    "iowa": "ia",
+    "kansas": "ks",
+    "kentucky": "ky",
+    "louisiana": "la",
+    "maine": "me",
+    "maryland": "md",
+    "massachusetts": "ma",
+    "michigan": "mi",
+    "minnesota": "mn",
+    "mississippi": "ms",
+    "missouri": "mo",
+    "montana": "mt",
+    "nebraska": "ne",
+    "nevada": "nv",
+    "newhampshire": "nh",
+    "newjersey": "nj",
+    "newmexico": "nm",
+    "newyork": "ny",
+    "northcarolina": "nc",
+    "northdakota": "nd",
+    "ohio": "oh",
+    "oklahoma": "ok",
+    "oregon": "or",
+    "pennsylvania": "pa",
+    "rhodeisland": "ri",
+    "southcarolina": "sc",
+    "southdakota": "sd",
+    "tennessee": "tn",
+    "texas": "tx",
+    "utah": "ut",
+    "vermont": "vt",
+    "virginia": "va",
+    "washington": "wa",
+    "westvirginia": "wv",
+    "wisconsin": "wi",
+    "wyoming": "wy",
+    "americansamoa": "as",
+    "guam": "gu",
+    "northernmarianaislands": "mp",
+    "puertorico": "pr",
+    "unitedstatesvirginislands": "vi",
+    "usvirginislands": "vi",
+}
+_US_STATE_CODES = frozenset(US_STATES.values())
+
+
+def normalise_state(value: str | None, country: str | None = None) -> str | DropReason:
+    """State, province or region. In the United States (``country`` ``us``) its 2-letter code,
+    lower-case (``"California"`` and ``"CA"`` -> ``"ca"``), ``INVALID_STATE`` for anything else;
+    elsewhere lower-case a-z as a city (``"Île-de-France"`` -> ``"iledefrance"``)."""
+    if value is None or not value.strip():
+        return DropReason.EMPTY
+    letters = _plain_letters(value)
+    if country == "us":
+        code = letters if letters in _US_STATE_CODES else US_STATES.get(letters)
+        return code or DropReason.INVALID_STATE
+    return letters or DropReason.INVALID_STATE
+
+
+_US_ZIP = re.compile(r"([0-9]{5})(?:-?[0-9]{4})?")
+# A UK postcode, or the part of one the platform takes: area and district, then the sector's digit.
+_UK_POSTCODE = re.compile(r"([a-z]{1,2}[0-9][a-z0-9]?)([0-9])(?:[a-z]{2})?")
+
+
+def normalise_postcode(value: str | None, country: str | None = None) -> str | DropReason:
+    """Postcode: lower-case without white space; in the United States the 5-digit ZIP code
+    (``"94105-1234"`` -> ``"94105"``), in the United Kingdom area, district and sector
+    (``"SW1A 1AA"`` -> ``"sw1a1"``). ``INVALID_POSTCODE`` for a US or UK code of another shape."""
+    if value is None or not value.strip():
+        return DropReason.EMPTY
+    code = "".join(value.lower().split())
+    if country == "us":
+        match = _US_ZIP.fullmatch(code)
+        return match.group(1) if match else DropReason.INVALID_POSTCODE
+    if country == "gb":
+        match = _UK_POSTCODE.fullmatch(code)
+        return match.group(1) + match.group(2) if match else DropReason.INVALID_POSTCODE
+    return code
+
+
+_ISO_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+EARLIEST_BIRTH_YEAR = 1900
+
+
+def normalise_date_of_birth(
+    value: str | None, today: date | None = None
+) -> tuple[str, str, str] | DropReason:
+    """Date of birth as the platform's three keys (``DOBY``, ``DOBM``, ``DOBD``): ``"1985-03-07"`` ->
+    ``("1985", "03", "07")``. The date is ISO 8601 (a sync stores every customer's so); a date that
+    does not exist, before 1900 or after ``today`` is ``INVALID_DATE_OF_BIRTH``."""
+    if value is None or not (text := value.strip()):
+        return DropReason.EMPTY
+    match = _ISO_DATE.fullmatch(text)
+    if match is None:
+        return DropReason.INVALID_DATE_OF_BIRTH
+    try:
+        born = date(int(match.group(1)), int(match.group(2)), int(match.group(3)))
+    except ValueError:
+        return DropReason.INVALID_DATE_OF_BIRTH
+    if born.year < EARLIEST_BIRTH_YEAR or born > (today or datetime.now(UTC).date()):
+        return DropReason.INVALID_DATE_OF_BIRTH
+    return match.group(1), match.group(2), match.group(3)
+
+
+# The words shops and forms use for a gender the platform takes (``m`` or ``f``); any other value
+# (unknown, not given, non-binary) is not sent rather than guessed.
+GENDERS: Mapping[str, str] = {
+    **dict.fromkeys(
+        (
+            "m",
+            "male",
+            "man",
+            "boy",
+            "mr",
+            "mannlich",
+            "maennlich",
+            "homme",
+            "masculin",
+            "hombre",
+            "masculino",
+            "maschio",
+            "uomo",
+            "man",
+        ),
+        "m",
+    ),
+    **dict.fromkeys(
+        (
+            "f",
+            "female",
+            "woman",
+            "girl",
+            "w",
+            "weiblich",
+            "femme",
+            "feminin",
+            "mujer",
+            "femenino",
+            "feminino",
+            "femmina",
+            "donna",
+            "vrouw",
+            "kvinna",
+        ),
+        "f",
+    ),
+}
+
+
+def normalise_gender(value: str | None) -> str | DropReason:
+    """``m`` or ``f`` from the usual words (``"Female"``, ``"W"`` for German *weiblich``, ...);
+    ``INVALID_GENDER`` for any other value."""
+    if value is None or not value.strip():
+        return DropReason.EMPTY
+    return GENDERS.get(_plain_letters(value)) or DropReason.INVALID_GENDER
+
+
+_ADVERTISING_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_NO_ADVERTISING_ID = "00000000-0000-0000-0000-000000000000"  # what a device gives when tracking is limited
+
+
+def normalise_madid(value: str | None) -> str | DropReason:
+    """Mobile advertiser id (Apple's IDFA or Google's advertising id), sent unhashed: trimmed and
+    lower-cased, hyphens kept. ``INVALID_MADID`` for anything that is not such an id (or the all-zero
+    id a device gives when the person limited ad tracking)."""
+    if value is None or not (text := value.strip()):
+        return DropReason.EMPTY
+    madid = text.lower()
+    if _ADVERTISING_ID.fullmatch(madid) is None or madid == _NO_ADVERTISING_ID:
+        return DropReason.INVALID_MADID
+    return madid

@@ -14,7 +14,7 @@ import hashlib
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -24,23 +24,33 @@ from shared.audiences.identifiers import (
     EMAIL_DOMAIN,
     EMAIL_LOCAL_PART,
     EMAIL_MAX_LENGTH,
+    EXTRA_REPORT_KEYS,
+    EXTRA_SCHEMA,
     SCHEMA,
     VALUE_SCHEMA_KEY,
     AudienceUser,
     DropReason,
     data_processing_options,
     extern_id,
+    extern_id_of,
     is_sha256_hex,
+    normalise_city,
     normalise_country,
+    normalise_date_of_birth,
+    normalise_gender,
+    normalise_madid,
     normalise_name,
     normalise_phone,
+    normalise_postcode,
+    normalise_state,
 )
 from shared.audiences.quality import QualityReport, build_report
 from shared.errors import ValidationFailed
 
 # One upload row: six strings in identifiers.SCHEMA order ("" for a missing key), then, when the
 # audience carries Limited Data Use flags, the three DATA_PROCESSING_SCHEMA values (a list and two ints),
-# then, for a value-based seed, the customer's value (a float, or "" for none).
+# then, for a value-based seed, the customer's value (a float, or "" for none), then the strings of the
+# other match keys the list has (identifiers.EXTRA_SCHEMA order).
 Row = tuple[Any, ...]
 
 
@@ -59,6 +69,14 @@ class IdentifierColumns:
     states: Sequence[str | None] | None = None
     # A value-based seed (docs/platform-notes.md §4.1): each user's value (a number >= 0, or None).
     values: Sequence[float | None] | None = None
+    # The other match keys (docs/platform-notes.md §3.7), when the users have them; ``states`` above is
+    # also the ST key. ``external_ids`` replace the user ids as EXTERN_ID where given.
+    cities: Sequence[str | None] | None = None
+    postcodes: Sequence[str | None] | None = None
+    dates_of_birth: Sequence[str | None] | None = None
+    genders: Sequence[str | None] | None = None
+    external_ids: Sequence[str | None] | None = None
+    madids: Sequence[str | None] | None = None
 
     def __post_init__(self) -> None:
         lengths = {len(column) for column in self._all()}
@@ -70,7 +88,9 @@ class IdentifierColumns:
 
     def _all(self) -> tuple[Sequence[object], ...]:
         optional = tuple(
-            column for column in (self.limited_data_use, self.states, self.values) if column is not None
+            column
+            for column in (self.limited_data_use, self.states, self.values, *self._extra())
+            if column is not None
         )
         return (
             self.user_ids,
@@ -80,6 +100,16 @@ class IdentifierColumns:
             self.last_names,
             self.countries,
             *optional,
+        )
+
+    def _extra(self) -> tuple[Sequence[str | None] | None, ...]:
+        return (
+            self.cities,
+            self.postcodes,
+            self.dates_of_birth,
+            self.genders,
+            self.external_ids,
+            self.madids,
         )
 
     @property
@@ -96,6 +126,11 @@ class IdentifierColumns:
         missing values.
         """
         records = list(records)
+
+        def optional(key: str) -> list[str | None] | None:
+            column = [record.get(key) for record in records]
+            return column if any(value is not None for value in column) else None
+
         return cls(
             user_ids=[record["user_id"] or "" for record in records],
             emails=[record.get("email") for record in records],
@@ -103,6 +138,13 @@ class IdentifierColumns:
             first_names=[record.get("firstName") for record in records],
             last_names=[record.get("lastName") for record in records],
             countries=[record.get("country") for record in records],
+            states=optional("state"),
+            cities=optional("city"),
+            postcodes=optional("postcode"),
+            dates_of_birth=optional("dateOfBirth"),
+            genders=optional("gender"),
+            external_ids=optional("externalId"),
+            madids=optional("madid"),
         )
 
     @classmethod
@@ -113,6 +155,10 @@ class IdentifierColumns:
         the rows a value-based seed's."""
         users = list(users)
         flags = [user.limited_data_use for user in users]
+
+        def optional(column: list[str | None]) -> list[str | None] | None:
+            return column if any(value is not None for value in column) else None
+
         return cls(
             user_ids=[user.user_id for user in users],
             emails=[user.email for user in users],
@@ -123,6 +169,12 @@ class IdentifierColumns:
             limited_data_use=flags if any(flag is not None for flag in flags) else None,
             states=[user.state for user in users],
             values=values,
+            cities=optional([user.city for user in users]),
+            postcodes=optional([user.postcode for user in users]),
+            dates_of_birth=optional([user.date_of_birth for user in users]),
+            genders=optional([user.gender for user in users]),
+            external_ids=optional([user.external_id for user in users]),
+            madids=optional([user.madid for user in users]),
         )
 
 
@@ -156,27 +208,32 @@ def prepare_columns(columns: IdentifierColumns, *, default_country: str | None =
     carries a Limited Data Use flag, every row also carries the DATA_PROCESSING_SCHEMA columns
     (``identifiers.data_processing_options``) and the schema says so. With ``columns.values`` (a
     value-based seed), every row ends with the customer's value (``""`` for none) under
-    ``LOOKALIKE_VALUE``.
+    ``LOOKALIKE_VALUE``. Each other match key (``identifiers.EXTRA_SCHEMA``) with a usable value for
+    at least one user follows as a column of its own, and is reported when a user has any value for
+    it (the date of birth as ``DOB``); ``external_ids`` become the EXTERN_ID of the users who have one.
     Raises ``ValidationFailed`` for an unknown ``default_country`` or a value that is not a finite
     number >= 0.
     """
     store_country = _store_country(default_country)
-    drops: dict[str, Counter[DropReason]] = {key: Counter() for key in SCHEMA[1:]}
+    drops: dict[str, Counter[DropReason]] = {key: Counter() for key in (*SCHEMA[1:], *EXTRA_REPORT_KEYS)}
     with _cyclic_gc_paused():
-        countries, phone_plans = _country_column(columns.countries, store_country, drops["COUNTRY"])
-        prepared = {
-            "EMAIL": _email_column(columns.emails, drops["EMAIL"]),
-            "PHONE": _phone_column(columns.phones, phone_plans, drops["PHONE"]),
-            "FN": _name_column(columns.first_names, drops["FN"]),
-            "LN": _name_column(columns.last_names, drops["LN"]),
-            "COUNTRY": countries,
-        }
+        prepared, extras = _prepared_keys(columns, store_country, drops)
         extra = _data_processing_columns(columns) if columns.carries_limited_data_use else []
         if columns.values is not None:
             extra = [*extra, _value_column(columns.values)]
-        rows, no_identifier, duplicates = _assemble_rows(columns.user_ids, prepared, extra)
+        sent = [key for key in EXTRA_SCHEMA if key in extras and any(extras[key])]
+        extra = [*extra, *(extras[key] for key in sent)]
+        rows, no_identifier, duplicates = _assemble_rows(
+            columns.user_ids, prepared, extra, columns.external_ids
+        )
+    reported = {
+        key: column
+        for key, column in _report_columns(extras).items()
+        if column is not None
+        and (any(column) or any(reason is not DropReason.EMPTY for reason in drops[key]))
+    }
     report = build_report(
-        prepared,
+        {**prepared, **reported},
         drops,
         dropped_no_identifier=no_identifier,
         duplicate_user_ids=duplicates,
@@ -185,7 +242,123 @@ def prepare_columns(columns: IdentifierColumns, *, default_country: str | None =
     schema = SCHEMA + DATA_PROCESSING_SCHEMA if columns.carries_limited_data_use else SCHEMA
     if columns.values is not None:
         schema = (*schema, VALUE_SCHEMA_KEY)
-    return PreparedAudience(rows=rows, report=report, schema=schema)
+    return PreparedAudience(rows=rows, report=report, schema=(*schema, *sent))
+
+
+def prepared_keys(columns: IdentifierColumns, *, default_country: str | None = None) -> dict[str, list[str]]:
+    """Every user's value of each match key, as ``prepare_columns`` sends it (hashed, MADID as it is;
+    ``""`` where unusable or missing), by schema key, in the users' order and before duplicates and
+    users without an e-mail or phone are left out: what the sync's coverage counts."""
+    drops: dict[str, Counter[DropReason]] = {key: Counter() for key in (*SCHEMA[1:], *EXTRA_REPORT_KEYS)}
+    with _cyclic_gc_paused():
+        prepared, extras = _prepared_keys(columns, _store_country(default_country), drops)
+    return {**prepared, **extras}
+
+
+def _prepared_keys(
+    columns: IdentifierColumns, store_country: str | None, drops: dict[str, Counter[DropReason]]
+) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """The base keys' columns (``SCHEMA[1:]``) and the other keys' the users have (EXTRA_SCHEMA keys)."""
+    countries, plans = _country_column(columns.countries, store_country, drops["COUNTRY"])
+    prepared = {
+        "EMAIL": _email_column(columns.emails, drops["EMAIL"]),
+        "PHONE": _phone_column(columns.phones, plans, drops["PHONE"]),
+        "FN": _name_column(columns.first_names, drops["FN"]),
+        "LN": _name_column(columns.last_names, drops["LN"]),
+        "COUNTRY": countries,
+    }
+    extras: dict[str, list[str]] = {}
+    if columns.cities is not None:
+        extras["CT"] = _decided_column(columns.cities, None, _KEY_RULES["CT"], drops["CT"])
+    if columns.states is not None and any(columns.states):
+        extras["ST"] = _decided_column(columns.states, plans, _KEY_RULES["ST"], drops["ST"])
+    if columns.postcodes is not None:
+        extras["ZIP"] = _decided_column(columns.postcodes, plans, _KEY_RULES["ZIP"], drops["ZIP"])
+    if columns.dates_of_birth is not None:
+        extras["DOBY"], extras["DOBM"], extras["DOBD"] = _birth_columns(columns.dates_of_birth, drops["DOB"])
+    if columns.genders is not None:
+        extras["GEN"] = _decided_column(columns.genders, None, _KEY_RULES["GEN"], drops["GEN"])
+    if columns.madids is not None:
+        extras["MADID"] = _madid_column(columns.madids, drops["MADID"])
+    return prepared, extras
+
+
+def _report_columns(extras: Mapping[str, list[str]]) -> dict[str, list[str] | None]:
+    """The other keys as the report counts them: by report key (the date of birth once, as DOB)."""
+    return {key: extras.get("DOBY" if key == "DOB" else key) for key in EXTRA_REPORT_KEYS}
+
+
+def _decided_column(
+    values: Sequence[str | None],
+    plans: Sequence[str | None] | None,
+    decide: Callable[[str, str | None], str | DropReason],
+    drops: Counter[DropReason],
+) -> list[str]:
+    """Hashed values of a key whose values repeat (cities, states, postcodes, genders): each distinct
+    (plan, value) decided once by ``decide(value, plan)``; a digest passes as it is."""
+    decided: dict[tuple[str | None, str | None], str | DropReason] = {}
+    out: list[str] = []
+    append = out.append
+    for at, raw in enumerate(values):
+        plan = plans[at] if plans is not None else None
+        if (result := decided.get((plan, raw))) is None:
+            result = decided[(plan, raw)] = _decided_value(raw, plan, decide)
+        if isinstance(result, DropReason):
+            drops[result] += 1
+            append("")
+        else:
+            append(result)
+    return out
+
+
+def _decided_value(
+    raw: str | None, plan: str | None, decide: Callable[[str, str | None], str | DropReason]
+) -> str | DropReason:
+    if raw is None or not (stripped := raw.strip()):
+        return DropReason.EMPTY
+    if len(stripped) == 64 and is_sha256_hex(stripped):
+        return stripped.lower()
+    value = decide(stripped, plan)
+    return value if isinstance(value, DropReason) else hashlib.sha256(value.encode()).hexdigest()
+
+
+def _birth_columns(values: Sequence[str | None], drops: Counter[DropReason]) -> tuple[list[str], ...]:
+    """Hashed DOBY, DOBM and DOBD of each user (all three, or none), each distinct date decided once."""
+    decided: dict[str | None, tuple[str, str, str] | DropReason] = {}
+    years: list[str] = []
+    months: list[str] = []
+    days: list[str] = []
+    for raw in values:
+        if (result := decided.get(raw)) is None:
+            born = normalise_date_of_birth(raw)
+            if isinstance(born, DropReason):
+                result = decided[raw] = born
+            else:
+                year, month, day = (hashlib.sha256(part.encode()).hexdigest() for part in born)
+                result = decided[raw] = (year, month, day)
+        if isinstance(result, DropReason):
+            drops[result] += 1
+            years.append("")
+            months.append("")
+            days.append("")
+        else:
+            years.append(result[0])
+            months.append(result[1])
+            days.append(result[2])
+    return years, months, days
+
+
+def _madid_column(values: Sequence[str | None], drops: Counter[DropReason]) -> list[str]:
+    """Mobile advertiser ids as sent (never hashed), ``""`` where unusable."""
+    out: list[str] = []
+    for raw in values:
+        madid = normalise_madid(raw)
+        if isinstance(madid, DropReason):
+            drops[madid] += 1
+            out.append("")
+        else:
+            out.append(madid)
+    return out
 
 
 def _value_column(values: Sequence[float | None]) -> list[float | str]:
@@ -391,7 +564,10 @@ def _prepared_country(raw: str | None) -> tuple[str, str | None, DropReason | No
 
 
 def _assemble_rows(
-    user_ids: Sequence[str], prepared: dict[str, list[str]], extra: Sequence[Sequence[Any]] = ()
+    user_ids: Sequence[str],
+    prepared: dict[str, list[str]],
+    extra: Sequence[Sequence[Any]] = (),
+    external_ids: Sequence[str | None] | None = None,
 ) -> tuple[list[Row], int, int]:
     """Rows in SCHEMA order (then the ``extra`` columns), with the number dropped for having no match
     key and as duplicates.
@@ -399,7 +575,10 @@ def _assemble_rows(
     One pass: on 100,000+ rows, walking the columns once beats several whole-column C passes (measured),
     as each pass misses the cache on every value again.
     """
-    extern_ids = [extern_id(user_id) if "@" in user_id else user_id for user_id in user_ids]
+    if external_ids is None:
+        extern_ids = [extern_id(user_id) if "@" in user_id else user_id for user_id in user_ids]
+    else:
+        extern_ids = list(map(extern_id_of, user_ids, external_ids))
     rows: list[Row] = []
     append = rows.append
     kept_ids: set[str] = set()
@@ -472,3 +651,27 @@ def prepared_phone(text: str, plan: str | None) -> tuple[str, DropReason | None]
     not."""
     number = normalise_phone(text, plan)
     return ("", number) if isinstance(number, DropReason) else (number, None)
+
+
+_KEY_RULES: dict[str, Callable[[str, str | None], str | DropReason]] = {
+    "CT": lambda raw, _: normalise_city(raw),
+    "ST": normalise_state,
+    "ZIP": normalise_postcode,
+    "GEN": lambda raw, _: normalise_gender(raw),
+}
+
+
+def prepared_key(key: str, raw: str, plan: str | None) -> list[tuple[str, str, DropReason | None]]:
+    """A non-blank cell of another match key (``CT``, ``ST``, ``ZIP``, ``GEN``, ``MADID``, or ``DOB`` for
+    the date of birth) as ``prepare_columns`` sends it for a user whose rules' country is ``plan``: per
+    schema key (DOB gives DOBY, DOBM and DOBD), its hash (MADID as it is), or ``""`` and why not."""
+    if key == "MADID":
+        madid = normalise_madid(raw)
+        return [(key, "", madid)] if isinstance(madid, DropReason) else [(key, madid, None)]
+    if key == "DOB":
+        drops: Counter[DropReason] = Counter()
+        years, months, days = _birth_columns([raw], drops)
+        reason = next(iter(drops), None)
+        return [("DOBY", years[0], reason), ("DOBM", months[0], reason), ("DOBD", days[0], reason)]
+    value = _decided_value(raw, plan, _KEY_RULES[key])
+    return [(key, "", value)] if isinstance(value, DropReason) else [(key, value, None)]

@@ -10,7 +10,22 @@ from numpy.typing import NDArray
 
 from shared.dataplane.runner import query_runner
 
-COLUMNS = ("user_id", "email", "first_name", "last_name", "phone", "country", "limited_data_use", "state")
+COLUMNS = (
+    "user_id",
+    "email",
+    "first_name",
+    "last_name",
+    "phone",
+    "country",
+    "limited_data_use",
+    "state",
+    "city",
+    "postcode",
+    "date_of_birth",
+    "gender",
+    "external_id",
+    "madid",
+)
 
 
 def segment_customers(parquet: bytes, user_ids: NDArray[np.str_]) -> dict[str, list[Any]]:

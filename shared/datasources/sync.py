@@ -179,7 +179,8 @@ def _check_file(
                     queries.run(connection, layout.shape)
     except Unreadable as exc:
         raise _unreadable(file.name, exc) from None
-    queries.run(connection, f"classify_{kind}", PATTERNS)
+    # Today as the record model sees it (a date of birth after it is not one).
+    queries.run(connection, f"classify_{kind}", {**PATTERNS, "today": datetime.now(UTC).date().isoformat()})
     queries.run(connection, f"errors_{kind}")
     cells = _cell_columns(model)
     fixed, model_errors = _model_verdicts(

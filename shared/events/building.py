@@ -18,10 +18,12 @@ from typing import Any
 
 from shared.audiences.identifiers import (
     DATA_PROCESSING_SCHEMA,
-    SCHEMA,
     DataProcessingOptions,
+    DropReason,
     data_processing_options,
-    extern_id,
+    extern_id_of,
+    normalise_date_of_birth,
+    sha256_hex,
 )
 from shared.audiences.preparation import IdentifierColumns, prepare_columns
 
@@ -35,7 +37,14 @@ USER_DATA_KEYS: Mapping[str, str] = {
     "FN": "fn",
     "LN": "ln",
     "COUNTRY": "country",
+    "CT": "ct",
+    "ST": "st",
+    "ZIP": "zp",
+    "GEN": "ge",
+    "MADID": "madid",
 }
+# Sent as one value, not a list (§11.4: never hashed).
+_SCALAR_KEYS = frozenset({"madid"})
 
 
 class EventName(StrEnum):
@@ -85,24 +94,35 @@ def customers(columns: IdentifierColumns, *, default_country: str | None = None)
     """Each customer of ``columns`` by user id, ready for :func:`server_event`.
 
     ``columns`` holds the customers of one bounded batch (distinct user ids). Identifiers are
-    normalised and hashed by ``prepare_columns``; a customer without a usable e-mail or phone (whom an
-    upload would drop) still gets an event with ``external_id`` alone. Raises what ``prepare_columns``
-    raises (an unknown ``default_country``).
+    normalised and hashed by ``prepare_columns`` (the other match keys too: city, state, postcode,
+    gender, advertising id; the date of birth as the events' one ``db`` key, the SHA-256 of
+    ``YYYYMMDD``); a customer without a usable e-mail or phone (whom an upload would drop) still gets an
+    event with ``external_id`` alone. Raises what ``prepare_columns`` raises (an unknown
+    ``default_country``).
     """
     prepared = prepare_columns(columns, default_country=default_country)
-    width = len(SCHEMA)
-    by_extern = {extern_id(user_id): user_id for user_id in columns.user_ids}
+    schema = prepared.schema
+    by_extern = {
+        extern_id_of(user_id, None if columns.external_ids is None else columns.external_ids[at]): user_id
+        for at, user_id in enumerate(columns.user_ids)
+    }
+    births = _birth_dates(columns)
     result: dict[str, Customer] = {}
     for row in prepared.rows:
         user_data: dict[str, Any] = {"external_id": [row[0]]}
-        for key, value in zip(SCHEMA[1:], row[1:width], strict=True):
-            if value:
-                user_data[USER_DATA_KEYS[key]] = [value]
+        for key, value in zip(schema[1:], row[1:], strict=True):
+            name = USER_DATA_KEYS.get(key)
+            if name is not None and value:
+                user_data[name] = value if name in _SCALAR_KEYS else [value]
+        user_id = by_extern[row[0]]
+        if (born := births.get(user_id)) is not None:
+            user_data["db"] = [born]
         options: DataProcessingOptions | None = None
         if columns.carries_limited_data_use:
-            flags_cell, country_cell, state_cell = row[width : width + len(DATA_PROCESSING_SCHEMA)]
+            at = schema.index(DATA_PROCESSING_SCHEMA[0])
+            flags_cell, country_cell, state_cell = row[at : at + len(DATA_PROCESSING_SCHEMA)]
             options = (flags_cell, country_cell, state_cell)
-        result[by_extern[row[0]]] = Customer(user_data, options)
+        result[user_id] = Customer(user_data, options)
     flags, states = columns.limited_data_use, columns.states
     for position, user_id in enumerate(columns.user_ids):
         if user_id in result or not user_id:
@@ -114,8 +134,22 @@ def customers(columns: IdentifierColumns, *, default_country: str | None = None)
             if flags is not None
             else None
         )
-        result[user_id] = Customer({"external_id": [extern_id(user_id)]}, dpo)
+        given = None if columns.external_ids is None else columns.external_ids[position]
+        result[user_id] = Customer({"external_id": [extern_id_of(user_id, given)]}, dpo)
     return result
+
+
+def _birth_dates(columns: IdentifierColumns) -> dict[str, str]:
+    """Each customer's date of birth as the events' ``db`` key: the SHA-256 of ``YYYYMMDD``, by the
+    uploads' rule for the date (``identifiers.normalise_date_of_birth``), for those who have one."""
+    if columns.dates_of_birth is None:
+        return {}
+    hashed: dict[str, str] = {}
+    for user_id, raw in zip(columns.user_ids, columns.dates_of_birth, strict=True):
+        born = normalise_date_of_birth(raw)
+        if not isinstance(born, DropReason):
+            hashed[user_id] = sha256_hex("".join(born))
+    return hashed
 
 
 def server_event(

@@ -96,7 +96,7 @@ def _chunk(workspace: Workspace, start: int, stop: int) -> OrderChunk:
     ).fetchall():
         units = int(quantity)
         contents[int(seq) - start].append(Content(str(product_id), units, float(amount) / units))
-    columns: list[list[Any]] = [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * 12
+    columns: list[list[Any]] = [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * 18
     flags = columns[11]
     return OrderChunk(
         start=start,
@@ -113,9 +113,20 @@ def _chunk(workspace: Workspace, start: int, stop: int) -> OrderChunk:
             countries=columns[9],
             limited_data_use=flags if any(flag is not None for flag in flags) else None,
             states=columns[10],
+            cities=_given(columns[12]),
+            postcodes=_given(columns[13]),
+            dates_of_birth=_given(columns[14]),
+            genders=_given(columns[15]),
+            external_ids=_given(columns[16]),
+            madids=_given(columns[17]),
         ),
         contents=contents,
     )
+
+
+def _given(column: list[Any]) -> list[Any] | None:
+    # A key no customer of the chunk has is left out, as the uploads leave it out.
+    return column if any(value is not None for value in column) else None
 
 
 def purchase_events(

@@ -17,7 +17,7 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -30,6 +30,7 @@ from pydantic import (
     ValidationError,
     field_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from shared.errors import ValidationFailed
 
@@ -80,6 +81,37 @@ class CustomerRecord(_Record):
     # Whether the customer agreed to marketing (same words as limited_data_use; blank: not flagged). A
     # customer who said no is never sent to the platform as a conversion event (issue 21, item 5).
     marketing_consent: bool | None = None
+    # The other match keys (docs/platform-notes.md §3.7; normalised when an audience is uploaded): the
+    # date of birth as YYYY-MM-DD, the gender in words or letters, the id the shop's pixel and server
+    # events carry for the customer (sent as EXTERN_ID instead of user_id), a mobile advertiser id.
+    city: OptionalText = None
+    postcode: OptionalText = Field(
+        default=None, validation_alias=AliasChoices("postcode", "zip", "postal_code")
+    )
+    date_of_birth: str | None = Field(
+        default=None, validation_alias=AliasChoices("date_of_birth", "dateOfBirth", "birthday")
+    )
+    gender: OptionalText = None
+    external_id: OptionalText = Field(
+        default=None, validation_alias=AliasChoices("external_id", "externalId")
+    )
+    madid: OptionalText = Field(
+        default=None, validation_alias=AliasChoices("madid", "mobile_advertiser_id", "advertising_id")
+    )
+
+    @field_validator("date_of_birth")
+    @classmethod
+    def _date_of_birth(cls, value: str | None) -> str | None:
+        # A real date, written YYYY-MM-DD, from 1900 to today (the platform's DOBY range).
+        if value is None or not (text := value.strip()):
+            return None
+        try:
+            born = date.fromisoformat(text) if len(text) == 10 and text[4] == "-" and text[7] == "-" else None
+        except ValueError:
+            born = None
+        if born is None or born.year < 1900 or born > datetime.now(UTC).date():
+            raise PydanticCustomError("date_of_birth", "must be a date of birth written YYYY-MM-DD")
+        return born.isoformat()
 
 
 class ProductRecord(_Record):

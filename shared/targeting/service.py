@@ -273,6 +273,12 @@ class TargetingService:
                 country=c.country,
                 limited_data_use=c.limited_data_use,
                 state=c.state,
+                city=c.city,
+                postcode=c.postcode,
+                date_of_birth=c.date_of_birth,
+                gender=c.gender,
+                external_id=c.external_id,
+                madid=c.madid,
                 score=chosen[c.user_id],
             )
             for c in customers

@@ -8,7 +8,13 @@ SELECT
   country,
   state,
   limited_data_use,
-  marketing_consent
+  marketing_consent,
+  city,
+  postcode,
+  CAST(date_of_birth AS DATE) AS date_of_birth,
+  gender,
+  external_id,
+  madid
 FROM customers
 ORDER BY
   user_id

@@ -9,7 +9,13 @@ SELECT
   r.country,
   r.limited_data_use,
   r.state,
-  r.marketing_consent
+  r.marketing_consent,
+  r.city,
+  r.postcode,
+  r.date_of_birth,
+  r.gender,
+  r.external_id,
+  r.madid
 FROM raw AS r
 JOIN checked AS c
   ON c.record = r.record

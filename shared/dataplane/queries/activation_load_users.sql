@@ -17,13 +17,21 @@ SELECT
     blank_as_null(limited_data_use) AS limited_data_use,
     blank_as_null(state) AS state,
     blank_as_null(value) AS value,
-    blank_as_null(score) AS score
+    blank_as_null(score) AS score,
+    blank_as_null(city) AS city,
+    blank_as_null(postcode) AS postcode,
+    blank_as_null(date_of_birth) AS date_of_birth,
+    blank_as_null(gender) AS gender,
+    blank_as_null(external_id) AS external_id,
+    blank_as_null(madid) AS madid
 FROM (
     SELECT
         NULL::BIGINT AS pos, NULL::VARCHAR AS user_id, NULL::VARCHAR AS email, NULL::VARCHAR AS phone,
         NULL::VARCHAR AS first_name, NULL::VARCHAR AS last_name, NULL::VARCHAR AS country,
         NULL::VARCHAR AS limited_data_use, NULL::VARCHAR AS state, NULL::VARCHAR AS value,
-        NULL::VARCHAR AS score
+        NULL::VARCHAR AS score, NULL::VARCHAR AS city, NULL::VARCHAR AS postcode,
+        NULL::VARCHAR AS date_of_birth, NULL::VARCHAR AS gender, NULL::VARCHAR AS external_id,
+        NULL::VARCHAR AS madid
     WHERE false
     UNION ALL BY NAME
     SELECT row_number() OVER () AS pos, *

@@ -8,7 +8,9 @@
 -- cases; what they cannot decide comes from the tables filled before: country_rules (every distinct
 -- country, by the Python normaliser), name_rules (every distinct name: ASCII ones in SQL, the rest by
 -- the Python normaliser), email_rules (addresses that are not ASCII) and phone_rules (every distinct
--- phone number, read by the Python normaliser with libphonenumber's plans, already hashed).
+-- phone number, read by the Python normaliser with libphonenumber's plans, already hashed) and
+-- key_rules (every distinct value of the other match keys, by the Python normaliser). The other keys
+-- follow in the row when $extras (a mask over identifiers.EXTRA_SCHEMA) says the upload sends them.
 -- Adding a key: its cell in activation_load_users, its tests in cells, its value and reason in keys,
 -- and its place in the row.
 CREATE OR REPLACE TABLE normalised AS
@@ -39,13 +41,51 @@ WITH cells AS (
         py_strip(users.limited_data_use) AS flag_text,
         py_strip(coalesce(users.state, '')) AS state_text,
         users.value,
-        py_strip(users.value) AS value_text
+        py_strip(users.value) AS value_text,
+        py_strip(users.external_id) AS external_text,
+        users.city,
+        city_rules.value AS city_rule_value,
+        city_rules.reason AS city_rule_reason,
+        users.state,
+        state_rules.value AS state_rule_value,
+        state_rules.reason AS state_rule_reason,
+        users.postcode,
+        postcode_rules.value AS postcode_rule_value,
+        postcode_rules.reason AS postcode_rule_reason,
+        users.date_of_birth,
+        year_rules.value AS year_rule_value,
+        year_rules.reason AS birth_rule_reason,
+        month_rules.value AS month_rule_value,
+        day_rules.value AS day_rule_value,
+        users.gender,
+        gender_rules.value AS gender_rule_value,
+        gender_rules.reason AS gender_rule_reason,
+        users.madid,
+        madid_rules.value AS madid_rule_value,
+        madid_rules.reason AS madid_rule_reason
     FROM users
     LEFT JOIN country_rules ON country_rules.key = users.country_key
     LEFT JOIN email_rules ON email_rules.raw = users.email
     LEFT JOIN name_rules AS first_rules ON first_rules.raw = users.first_name
     LEFT JOIN name_rules AS last_rules ON last_rules.raw = users.last_name
     LEFT JOIN phone_rules ON phone_rules.country_key = users.country_key AND phone_rules.text = users.phone_text
+    LEFT JOIN key_rules AS city_rules
+        ON city_rules.key = 'CT' AND city_rules.country_key = '' AND city_rules.raw = users.city
+    LEFT JOIN key_rules AS state_rules
+        ON state_rules.key = 'ST' AND state_rules.country_key = users.country_key AND state_rules.raw = users.state
+    LEFT JOIN key_rules AS postcode_rules
+        ON postcode_rules.key = 'ZIP' AND postcode_rules.country_key = users.country_key
+        AND postcode_rules.raw = users.postcode
+    LEFT JOIN key_rules AS year_rules
+        ON year_rules.key = 'DOBY' AND year_rules.country_key = '' AND year_rules.raw = users.date_of_birth
+    LEFT JOIN key_rules AS month_rules
+        ON month_rules.key = 'DOBM' AND month_rules.country_key = '' AND month_rules.raw = users.date_of_birth
+    LEFT JOIN key_rules AS day_rules
+        ON day_rules.key = 'DOBD' AND day_rules.country_key = '' AND day_rules.raw = users.date_of_birth
+    LEFT JOIN key_rules AS gender_rules
+        ON gender_rules.key = 'GEN' AND gender_rules.country_key = '' AND gender_rules.raw = users.gender
+    LEFT JOIN key_rules AS madid_rules
+        ON madid_rules.key = 'MADID' AND madid_rules.country_key = '' AND madid_rules.raw = users.madid
 ),
 tested AS (
     SELECT
@@ -63,8 +103,12 @@ keys AS (
     SELECT
         pos,
         user_id,
-        -- EXTERN_ID: the merchant's id as it is; an id holding an e-mail is sent hashed.
-        CASE WHEN contains(user_id, '@') THEN sha256(user_id) ELSE user_id END AS extern_id,
+        -- EXTERN_ID: the user's external id (trimmed) when given, else the merchant's id, as it is; an
+        -- id holding an e-mail is sent hashed (identifiers.extern_id_of).
+        CASE
+            WHEN contains(coalesce(external_text, user_id), '@') THEN sha256(coalesce(external_text, user_id))
+            ELSE coalesce(external_text, user_id)
+        END AS extern_id,
         -- EMAIL: trimmed, lower-cased, a dot-atom address of at most 254 characters
         -- (identifiers.EMAIL_PATTERN), hashed; a digest passes as it is.
         CASE
@@ -107,6 +151,23 @@ keys AS (
         coalesce(country_code = 'us', false)
             AND is_ascii(state_text)
             AND lower(state_text) IN ('ca', 'california') AS californian,
+        -- CT, ST, ZIP, DOBY/DOBM/DOBD, GEN, MADID: every distinct value decided by the Python
+        -- normaliser (key_rules; hashed but MADID; state and postcode by the user's, else the store's,
+        -- country).
+        nullif(city_rule_value, '') AS city_value,
+        CASE WHEN city IS NULL THEN 'empty' ELSE city_rule_reason END AS city_reason,
+        nullif(state_rule_value, '') AS state_value,
+        CASE WHEN state IS NULL THEN 'empty' ELSE state_rule_reason END AS state_reason,
+        nullif(postcode_rule_value, '') AS postcode_value,
+        CASE WHEN postcode IS NULL THEN 'empty' ELSE postcode_rule_reason END AS postcode_reason,
+        nullif(year_rule_value, '') AS birth_year_value,
+        nullif(month_rule_value, '') AS birth_month_value,
+        nullif(day_rule_value, '') AS birth_day_value,
+        CASE WHEN date_of_birth IS NULL THEN 'empty' ELSE birth_rule_reason END AS birth_reason,
+        nullif(gender_rule_value, '') AS gender_value,
+        CASE WHEN gender IS NULL THEN 'empty' ELSE gender_rule_reason END AS gender_reason,
+        nullif(madid_rule_value, '') AS madid_value,
+        CASE WHEN madid IS NULL THEN 'empty' ELSE madid_rule_reason END AS madid_reason,
         -- LOOKALIKE_VALUE (§4.1): a plain number of at least 0 (uploads.customer_value), or why not.
         CASE WHEN value_plain AND number >= 0 AND isfinite(number) THEN number END AS value,
         CASE
@@ -131,6 +192,15 @@ SELECT
             ELSE ',[],0,0'
         END,
         CASE WHEN NOT $with_value THEN '' WHEN value IS NULL THEN ',""' ELSE ',' || to_json(value)::VARCHAR END,
+        -- The other keys' values are hex digests or advertising ids: nothing to escape in JSON.
+        CASE WHEN $extras[1] THEN ',"' || coalesce(city_value, '') || '"' ELSE '' END,
+        CASE WHEN $extras[2] THEN ',"' || coalesce(state_value, '') || '"' ELSE '' END,
+        CASE WHEN $extras[3] THEN ',"' || coalesce(postcode_value, '') || '"' ELSE '' END,
+        CASE WHEN $extras[4] THEN ',"' || coalesce(birth_year_value, '') || '"' ELSE '' END,
+        CASE WHEN $extras[5] THEN ',"' || coalesce(birth_month_value, '') || '"' ELSE '' END,
+        CASE WHEN $extras[6] THEN ',"' || coalesce(birth_day_value, '') || '"' ELSE '' END,
+        CASE WHEN $extras[7] THEN ',"' || coalesce(gender_value, '') || '"' ELSE '' END,
+        CASE WHEN $extras[8] THEN ',"' || coalesce(madid_value, '') || '"' ELSE '' END,
         ']'
     ) AS row,
     email_reason,
@@ -138,6 +208,12 @@ SELECT
     first_name_reason,
     last_name_reason,
     country_reason,
+    city_reason,
+    state_reason,
+    postcode_reason,
+    birth_reason,
+    gender_reason,
+    madid_reason,
     value,
     value_problem
 FROM keys;

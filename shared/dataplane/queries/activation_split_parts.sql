@@ -4,6 +4,6 @@
 -- a fixed part size). users_input goes: the engine keeps one copy of the list, on disk past its limit.
 CREATE OR REPLACE TABLE users_parted AS
 SELECT hash(user_id) % $parts AS part, pos, user_id, email, phone, first_name, last_name, country,
-    limited_data_use, state, value
+    limited_data_use, state, value, city, postcode, date_of_birth, gender, external_id, madid
 FROM users_input;
 DROP TABLE users_input

@@ -13,5 +13,11 @@ SELECT
     blank_as_null(limited_data_use) AS limited_data_use,
     blank_as_null(state) AS state,
     blank_as_null(value) AS value,
-    NULL::VARCHAR AS score
+    NULL::VARCHAR AS score,
+    blank_as_null(city) AS city,
+    blank_as_null(postcode) AS postcode,
+    blank_as_null(date_of_birth) AS date_of_birth,
+    blank_as_null(gender) AS gender,
+    blank_as_null(external_id) AS external_id,
+    blank_as_null(madid) AS madid
 FROM users_input_columns

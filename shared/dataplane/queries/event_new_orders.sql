@@ -27,7 +27,13 @@ judged AS (
         c.country,
         c.state,
         c.limited_data_use,
-        coalesce(c.marketing_consent = FALSE, FALSE) AS refused
+        coalesce(c.marketing_consent = FALSE, FALSE) AS refused,
+        c.city,
+        c.postcode,
+        c.date_of_birth,
+        c.gender,
+        c.external_id,
+        c.madid
     FROM fresh AS f
     LEFT JOIN event_customers AS c ON c.user_id = f.user_id
 )
@@ -49,6 +55,12 @@ SELECT
     j.country,
     j.state,
     j.limited_data_use,
-    j.refused
+    j.refused,
+    j.city,
+    j.postcode,
+    j.date_of_birth,
+    j.gender,
+    j.external_id,
+    j.madid
 FROM judged AS j
 ORDER BY seq NULLS LAST

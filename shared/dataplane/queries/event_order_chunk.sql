@@ -1,5 +1,6 @@
 -- The new orders numbered $start to $stop - 1, in that order, with their customer's identifiers (NULL
--- when the customer is not in the file, which a sync does not allow) and time in epoch seconds.
+-- when the customer is not in the file, which a sync does not allow; the other match keys last) and
+-- time in epoch seconds.
 SELECT
     seq,
     order_id,
@@ -12,7 +13,13 @@ SELECT
     last_name,
     country,
     state,
-    limited_data_use
+    limited_data_use,
+    city,
+    postcode,
+    date_of_birth,
+    gender,
+    external_id,
+    madid
 FROM event_new_orders
 WHERE seq >= $start AND seq < $stop
 ORDER BY seq

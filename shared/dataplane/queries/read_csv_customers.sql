@@ -16,7 +16,13 @@ SELECT * FROM (
         CAST(NULL AS VARCHAR) AS country,
         CAST(NULL AS VARCHAR) AS limited_data_use,
         CAST(NULL AS VARCHAR) AS state,
-        CAST(NULL AS VARCHAR) AS marketing_consent
+        CAST(NULL AS VARCHAR) AS marketing_consent,
+        CAST(NULL AS VARCHAR) AS city,
+        CAST(NULL AS VARCHAR) AS postcode,
+        CAST(NULL AS VARCHAR) AS date_of_birth,
+        CAST(NULL AS VARCHAR) AS gender,
+        CAST(NULL AS VARCHAR) AS external_id,
+        CAST(NULL AS VARCHAR) AS madid
     LIMIT 0
 )
 UNION ALL BY NAME

@@ -7,6 +7,7 @@ SELECT * FROM read_csv(
     columns = {
         'record': 'BIGINT', 'user_id': 'VARCHAR', 'email': 'VARCHAR', 'first_name': 'VARCHAR',
         'last_name': 'VARCHAR', 'phone': 'VARCHAR', 'country': 'VARCHAR', 'limited_data_use': 'BOOLEAN',
-        'state': 'VARCHAR', 'marketing_consent': 'BOOLEAN'
+        'state': 'VARCHAR', 'marketing_consent': 'BOOLEAN', 'city': 'VARCHAR', 'postcode': 'VARCHAR',
+        'date_of_birth': 'VARCHAR', 'gender': 'VARCHAR', 'external_id': 'VARCHAR', 'madid': 'VARCHAR'
     }
 )

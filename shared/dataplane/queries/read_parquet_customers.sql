@@ -1,9 +1,19 @@
 -- A customers Parquet file (a stored dataset version, synced again to retrain) into `raw` as text, in
 -- the file's order, as read_csv_customers.sql loads a CSV file. A version stored before a column
--- existed (marketing_consent) reads it as NULL: not given.
+-- existed (marketing_consent, the other match keys) reads it as NULL: not given.
 CREATE OR REPLACE TABLE raw AS
 WITH stored AS (
-    SELECT * FROM (SELECT CAST(NULL AS VARCHAR) AS marketing_consent LIMIT 0)
+    SELECT * FROM (
+        SELECT
+            CAST(NULL AS VARCHAR) AS marketing_consent,
+            CAST(NULL AS VARCHAR) AS city,
+            CAST(NULL AS VARCHAR) AS postcode,
+            CAST(NULL AS VARCHAR) AS date_of_birth,
+            CAST(NULL AS VARCHAR) AS gender,
+            CAST(NULL AS VARCHAR) AS external_id,
+            CAST(NULL AS VARCHAR) AS madid
+        LIMIT 0
+    )
     UNION ALL BY NAME
     SELECT * FROM read_parquet($path)
 )
@@ -17,5 +27,11 @@ SELECT
     CAST(country AS VARCHAR) AS country,
     CAST(limited_data_use AS VARCHAR) AS limited_data_use,
     CAST(state AS VARCHAR) AS state,
-    CAST(marketing_consent AS VARCHAR) AS marketing_consent
+    CAST(marketing_consent AS VARCHAR) AS marketing_consent,
+    CAST(city AS VARCHAR) AS city,
+    CAST(postcode AS VARCHAR) AS postcode,
+    CAST(date_of_birth AS VARCHAR) AS date_of_birth,
+    CAST(gender AS VARCHAR) AS gender,
+    CAST(external_id AS VARCHAR) AS external_id,
+    CAST(madid AS VARCHAR) AS madid
 FROM stored

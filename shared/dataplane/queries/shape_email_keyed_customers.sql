@@ -12,5 +12,11 @@ SELECT
     country,
     limited_data_use,
     state,
-    marketing_consent
+    marketing_consent,
+    city,
+    postcode,
+    date_of_birth,
+    gender,
+    external_id,
+    madid
 FROM raw

@@ -29,14 +29,14 @@ from shared.activation.hashing import (
     write_parts,
     write_snapshot,
 )
-from shared.activation.users_files import snapshot_rows_of_csv
-from shared.audiences.identifiers import AudienceUser
+from shared.activation.users_files import snapshot_rows_of_csv, users_csv
+from shared.audiences.identifiers import EXTRA_SCHEMA, SCHEMA, AudienceUser
 from shared.audiences.preparation import IdentifierColumns, prepare_audience, prepare_columns
 from shared.audiences.snapshot import SNAPSHOT_COLUMNS, SNAPSHOT_START
 from shared.dataplane.runner import QueryRunner, query_runner
 from shared.errors import ValidationFailed
 from tests.audience_reference import PLAN_COUNTRIES, generate_corpus
-from tests.unit.audiences.test_preparation import EDGE_EMAILS, EDGE_NAMES, EDGE_PHONES
+from tests.unit.audiences.test_preparation import EDGE_EMAILS, EDGE_NAMES, EDGE_PHONES, extra_key_records
 
 
 @pytest.fixture
@@ -101,6 +101,41 @@ def test_the_engine_prepares_every_edge_case_as_the_python_path_does(
     }
 
 
+@pytest.mark.parametrize("default_country", [None, "US", "GB"])
+def test_the_engine_prepares_the_other_keys_as_the_python_path_does(
+    engine: QueryRunner, default_country: str | None
+) -> None:
+    # Given users with every edge case of city, state, postcode, date of birth, gender, external id and
+    # advertising id
+    columns = IdentifierColumns.from_records(extra_key_records())
+
+    # When the engine and the Python path prepare them
+    bulk = prepare_in_engine(engine, columns, default_country=default_country, batch_size=100)
+    python = prepare_columns(columns, default_country=default_country)
+
+    # Then the schemas (every other key sent), rows and reports are the same
+    assert bulk.schema == python.schema
+    assert bulk.schema[6:] == ("CT", "ST", "ZIP", "DOBY", "DOBM", "DOBD", "GEN", "MADID")
+    assert bulk.rows == [tuple(row) for row in python.rows]
+    assert bulk.report == python.report
+
+
+def test_the_engine_sends_only_the_other_keys_a_user_has(engine: QueryRunner) -> None:
+    # Given users with a gender and an unusable city, no other key
+    users = [
+        AudienceUser(user_id="a", email="a@example.com", gender="female", city="東京"),
+        AudienceUser(user_id="b", email="b@example.com", gender="M"),
+    ]
+
+    # When the engine prepares them
+    bulk = prepare_in_engine(engine, IdentifierColumns.from_users(users))
+
+    # Then GEN is sent, CT is reported (someone gave one) but not sent, the others neither
+    assert bulk.schema[6:] == ("GEN",)
+    assert bulk.rows == [tuple(row) for row in prepare_audience(users).rows]
+    assert set(bulk.report.identifiers) == {"EMAIL", "PHONE", "FN", "LN", "COUNTRY", "CT", "GEN"}
+
+
 def test_limited_data_use_and_values_come_out_as_the_python_path_gives_them(engine: QueryRunner) -> None:
     # Given Californians (by code and by name, in any case and white space), others who asked for
     # Limited Data Use, people who did not or said nothing, with values and without
@@ -127,6 +162,43 @@ def test_limited_data_use_and_values_come_out_as_the_python_path_gives_them(engi
     assert bulk.report == python.report
 
 
+def test_a_segments_users_file_carries_the_other_keys_to_the_upload(
+    engine: QueryRunner, tmp_path: Path
+) -> None:
+    # Given segment users with the other match keys (a state without Limited Data Use flags too), as
+    # SelectUsers stores them
+    users = [
+        AudienceUser(
+            user_id="a",
+            email="a@example.com",
+            country="US",
+            state="New York",
+            city="New York",
+            postcode="10001",
+            date_of_birth="1985-03-07",
+            gender="F",
+            external_id="shop-1",
+            madid="6d92078a-8246-4ba4-ae5b-76104861e7dc",
+        ),
+        AudienceUser(user_id="b", phone="+44 7700 900123", country="GB", city="London"),
+    ]
+    path = tmp_path / "users.csv"
+    path.write_bytes(users_csv(users))
+
+    # When the engine reads the file and prepares it
+    loaded = load_users_file(engine, path, csv_header(path), None)
+    hashed = hash_users(engine, loaded, default_country=None, batch_size=10)
+    rows = [
+        tuple(row) for _, doc in batch_documents(engine, loaded, 1, hashed.batches) for row in json.loads(doc)
+    ]
+
+    # Then every key reaches the upload, as the Python path prepares the same users
+    expected = prepare_audience(users)
+    assert hashed.schema == expected.schema == (*SCHEMA, *EXTRA_SCHEMA)
+    assert rows == [tuple(row) for row in expected.rows]
+    assert rows[0][0] == "shop-1"
+
+
 def test_a_users_csv_is_read_as_the_python_path_reads_it(engine: QueryRunner, tmp_path: Path) -> None:
     # Given a users CSV with a byte order mark, a blank line, a quoted line break, a short row, a cell
     # past the header, blank cells of white space, columns in another order and a value column
@@ -147,7 +219,9 @@ def test_a_users_csv_is_read_as_the_python_path_reads_it(engine: QueryRunner, tm
     users = load_users_file(engine, path, header, "spend")
     hashed = hash_users(engine, users, default_country="GB", batch_size=2)
     rows = [
-        tuple(row) for _, doc in batch_documents(engine, users, 1, hashed.batches) for row in json.loads(doc)
+        tuple(row)
+        for _, doc in batch_documents(engine, hashed.users, 1, hashed.batches)
+        for row in json.loads(doc)
     ]
 
     # Then it is what the Python path makes of the same cells
@@ -339,6 +413,48 @@ def test_a_list_hashed_in_parts_uploads_what_the_whole_list_uploads(tmp_path: Pa
     assert whole.report.duplicate_user_ids > 0
     assert all(not (a & b) for a, b in itertools.combinations(ids_by_part, 2))
     assert all(ids_by_part)
+
+
+def test_every_part_of_a_list_sends_the_other_keys_the_whole_list_sends(tmp_path: Path) -> None:
+    # Given a users file with the other match keys, only some users having them
+    users = [
+        AudienceUser(
+            user_id=f"u{i}",
+            email=f"u{i}@example.com",
+            country="US",
+            state="California" if i % 3 == 0 else None,
+            city="Boston" if i % 4 == 0 else None,
+            postcode="02110" if i % 5 == 0 else None,
+            date_of_birth="1985-03-07" if i % 6 == 0 else None,
+            gender="F" if i % 7 == 0 else None,
+            madid="6d92078a-8246-4ba4-ae5b-76104861e7dc" if i % 8 == 0 else None,
+        )
+        for i in range(60)
+    ]
+    path = tmp_path / "users.csv"
+    path.write_bytes(users_csv(users))
+    header = csv_header(path)
+    with query_runner(function_mb=512, threads=2) as engine:
+        loaded = load_users_file(engine, path, header, None)
+        whole = hash_users(engine, loaded, default_country=None, batch_size=10)
+        whole_rows = _hashed_rows(engine, loaded, (1, whole.batches))
+        parts = write_parts(engine, tmp_path / "parts", 3)
+
+    # When each part is hashed on its own
+    schemas, rows = set(), []
+    for part in parts:
+        with query_runner(function_mb=512, threads=2) as engine:
+            loaded = load_users_part(engine, part, header, None)
+            hashed = hash_users(engine, loaded, default_country=None, batch_size=10)
+            schemas.add(hashed.schema)
+            rows += [
+                row for batch in _hashed_rows(engine, loaded, (1, hashed.batches)).values() for row in batch
+            ]
+
+    # Then every part has the whole list's schema (every other key, even in a part where no user has
+    # it), and together the parts upload the whole list's rows
+    assert schemas == {whole.schema} == {(*SCHEMA, *EXTRA_SCHEMA)}
+    assert sorted(rows) == sorted(row for batch in whole_rows.values() for row in batch)
 
 
 def test_a_list_s_countries_are_its_distinct_country_cells_trimmed_and_upper_cased(

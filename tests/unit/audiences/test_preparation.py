@@ -149,6 +149,101 @@ EDGE_NAMES = [
 ]
 
 
+# The other match keys' edge cases: scripts and accents, US and UK shapes, dates that do not exist,
+# genders in several languages, advertising ids of every shape, pre-hashed values.
+EDGE_CITIES = ["São Paulo", "St. Albans", "  New York ", "東京", "Zürich", "--", "", "F" * 64, "KÖLN"]
+EDGE_STATES = [
+    "California",
+    " ca ",
+    "CA",
+    "New York",
+    "XX",
+    "Île-de-France",
+    "東京都",
+    "",
+    "Bavaria",
+    "d" * 64,
+]
+EDGE_POSTCODES = [
+    "94105-1234",
+    "94105",
+    "9410",
+    "SW1A 1AA",
+    "sw1a1",
+    "EC1A",
+    "75008",
+    "M5V 3L9",
+    " ",
+    "1" * 64,
+]
+EDGE_BIRTHS = [
+    "1985-03-07",
+    "1985-02-30",
+    "07/03/1985",
+    "1899-12-31",
+    "2999-01-01",
+    "",
+    " 2000-01-01 ",
+    "1985",
+]
+EDGE_GENDERS = ["F", "female", "M", "Male", "w", "Weiblich", "non-binary", "x", " ", "f" * 64]
+EDGE_MADIDS = [
+    "6D92078A-8246-4BA4-AE5B-76104861E7DC",
+    " 6d92078a-8246-4ba4-ae5b-76104861e7dc ",
+    "00000000-0000-0000-0000-000000000000",
+    "6d92078a82464ba4ae5b76104861e7dc",
+    "not-an-id",
+    "a" * 64,
+    "",
+]
+EDGE_EXTERNAL_IDS = ["shop-42", " 1001 ", "ann@example.com", "", None]
+
+
+def extra_key_records(count: int = 400) -> list[dict[str, str | None]]:
+    """Users with every edge case of the other match keys, under several countries."""
+    countries = [None, "US", "gb", "FR", "BR", "xx"]
+
+    def pick(values: list[str], index: int) -> str | None:
+        value = values[index % len(values)]
+        return value if index % 11 else None
+
+    return [
+        {
+            "user_id": f"u{index % 350}",
+            "email": f"user{index}@example.com" if index % 7 else None,
+            "phone": "+1 415 555 2671" if index % 5 == 0 else None,
+            "country": countries[index % len(countries)],
+            "city": pick(EDGE_CITIES, index),
+            "state": pick(EDGE_STATES, index * 3),
+            "postcode": pick(EDGE_POSTCODES, index * 5),
+            "dateOfBirth": pick(EDGE_BIRTHS, index * 7),
+            "gender": pick(EDGE_GENDERS, index),
+            "externalId": EDGE_EXTERNAL_IDS[index % len(EDGE_EXTERNAL_IDS)],
+            "madid": pick(EDGE_MADIDS, index * 3),
+        }
+        for index in range(count)
+    ]
+
+
+@pytest.mark.parametrize("default_country", [None, "US", "GB"])
+def test_fast_path_equals_reference_on_the_other_keys(default_country: str | None) -> None:
+    # Given users with every edge case of city, state, postcode, date of birth, gender, external id and
+    # advertising id
+    records = extra_key_records()
+
+    # When both implementations prepare them
+    fast = prepare_columns(IdentifierColumns.from_records(records), default_country=default_country)
+    reference = prepare_reference(records, default_country=default_country)
+
+    # Then schema, rows and report are identical, every other key is sent, and each reached its drops
+    assert fast.schema == reference.schema
+    assert fast.schema[len(SCHEMA) :] == ("CT", "ST", "ZIP", "DOBY", "DOBM", "DOBD", "GEN", "MADID")
+    assert fast.rows == reference.rows
+    assert fast.report == reference.report
+    for key in ("CT", "ST", "ZIP", "DOB", "GEN", "MADID"):
+        assert fast.report.identifiers[key].unusable > 0, key
+
+
 @pytest.mark.parametrize("default_country", [None, "GB", "US", "AU", "ES", "NZ"])
 def test_fast_path_equals_reference_on_edge_cases(default_country: str | None) -> None:
     # Given every edge case under countries of every continent (each read by its own numbering plan),
@@ -336,22 +431,31 @@ def test_limited_data_use_adds_the_data_processing_options_to_every_row() -> Non
     # When the upload rows are prepared
     prepared = prepare_audience(users)
 
-    # Then the schema ends with the three columns (docs/platform-notes.md §3.8), and each row says
-    # LDU in California, LDU located by the platform, or explicitly not LDU
+    # Then the schema has the three columns after the identifiers (docs/platform-notes.md §3.8), and
+    # each row says LDU in California, LDU located by the platform, or explicitly not LDU; the states
+    # follow as the ST key
     assert prepared.schema == (
         *SCHEMA,
         "DATA_PROCESSING_OPTIONS",
         "DATA_PROCESSING_OPTIONS_COUNTRY",
         "DATA_PROCESSING_OPTIONS_STATE",
+        "ST",
     )
-    assert [row[6:] for row in prepared.rows] == [(["LDU"], 1, 1000), (["LDU"], 0, 0), ([], 0, 0)]
+    assert [row[6:9] for row in prepared.rows] == [(["LDU"], 1, 1000), (["LDU"], 0, 0), ([], 0, 0)]
+    assert [row[9] for row in prepared.rows] == [sha256_hex("ca"), sha256_hex("ny"), ""]
     assert [row[1] for row in prepared.rows] == [sha256_hex(f"{u}@example.com") for u in ("ca", "ny", "gb")]
 
 
 def test_without_any_limited_data_use_flag_the_schema_is_the_identifiers_alone() -> None:
     prepared = prepare_audience([AudienceUser(user_id="u1", email="a@example.com", state="CA")])
+    assert prepared.schema == (*SCHEMA, "ST")
+    assert len(prepared.rows[0]) == len(SCHEMA) + 1
+
+
+def test_a_list_without_the_other_keys_sends_the_six_keys_alone() -> None:
+    prepared = prepare_audience([AudienceUser(user_id="u1", email="a@example.com", country="GB")])
     assert prepared.schema == SCHEMA
-    assert len(prepared.rows[0]) == len(SCHEMA)
+    assert set(prepared.report.identifiers) == set(SCHEMA[1:])
 
 
 def test_the_users_list_accepts_the_flag_under_its_camel_case_name() -> None:

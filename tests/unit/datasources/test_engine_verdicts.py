@@ -126,6 +126,53 @@ def test_marketing_consent_gets_the_record_models_verdict_and_reaches_the_versio
     assert kept[f"f{FLAGS.index('')}"] is None
 
 
+def test_the_other_match_keys_get_the_record_models_verdict_and_reach_the_version(
+    workspace: Workspace,
+) -> None:
+    # Given customers with a city, postcode, date of birth, gender, external id and advertising id,
+    # some dates of birth that are no dates of birth (malformed, impossible, before 1900, after the sync)
+    header = [*CUSTOMER_HEADER, "city", "postcode", "date_of_birth", "gender", "external_id", "madid"]
+    births = ["1985-03-07", "", "07/03/1985", "1985-02-30", "1899-12-31", "2031-01-01", " 1990-12-31 "]
+    rows = [
+        [
+            f"b{i}",
+            "",
+            "",
+            "",
+            "",
+            "US",
+            "San Francisco",
+            "94105",
+            born,
+            "F",
+            f"shop-{i}",
+            "6d92078a-8246-4ba4-ae5b-76104861e7dc",
+        ]
+        for i, born in enumerate(births)
+    ]
+    customers = csv_text(header, rows)
+
+    # When checked
+    check, problems = engine_check(
+        workspace,
+        {"customers": customers, "products": PRODUCTS, "orders": csv_text(ORDER_HEADER, order_lines()[:1])},
+    )
+
+    # Then the rows accepted and rejected are the model's, and the accepted keys are kept as given
+    good, errors = model_verdict(customers, "customers.csv", CustomerRecord)
+    assert [e for e in problems if e["file"] == "customers.csv"] == _sorted(errors)
+    assert check.row_counts["customers"] == good
+    assert {e["row"] for e in problems if e["field"] == "date_of_birth"} == {4, 5, 6, 7}
+    kept = {
+        row[0]: row[1:]
+        for row in workspace.connection.sql(
+            "SELECT user_id, city, postcode, date_of_birth, gender, external_id FROM customers"
+        ).fetchall()
+    }
+    assert kept["b0"] == ("San Francisco", "94105", "1985-03-07", "F", "shop-0")
+    assert kept["b1"][2] is None
+
+
 def test_lines_are_counted_across_blank_lines_quoted_breaks_and_a_last_line_without_a_break(
     workspace: Workspace,
 ) -> None:

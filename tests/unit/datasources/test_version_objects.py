@@ -124,6 +124,12 @@ def test_the_tables_are_parquet_with_the_contracts_columns(world: DataSourceWorl
         "state",
         "limited_data_use",
         "marketing_consent",
+        "city",
+        "postcode",
+        "date_of_birth",
+        "gender",
+        "external_id",
+        "madid",
     ]
     ids = [row[0] for row in table.fetchall()]
     assert ids == sorted(c.user_id for c in SHOP.data.customers)

@@ -143,3 +143,35 @@ def test_a_purchase_is_identified_by_its_order_and_built_the_same_every_time() -
         "predicted_ltv": 140.46,
     }
     assert "event_source_url" not in first
+
+
+def test_the_other_match_keys_are_sent_as_the_uploads_normalise_them() -> None:
+    # Given customers with a city, state, postcode, date of birth, gender, external id and advertising id
+    shop = columns(
+        countries=["US", "US", "GB"],
+        states=["California", None, None],
+        cities=["San Francisco", "St. Albans", None],
+        postcodes=["94105-1234", None, "SW1A 1AA"],
+        dates_of_birth=["1985-03-07", None, "1985-02-30"],
+        genders=["Female", None, "x"],
+        external_ids=["shop-42", None, None],
+        madids=["6D92078A-8246-4BA4-AE5B-76104861E7DC", None, None],
+    )
+
+    # When their events' customer information is built
+    built = customers(shop)
+
+    # Then each key is normalised by the uploads' rules and hashed (the advertising id is not), the date
+    # of birth as one YYYYMMDD key, the external id in place of the user id
+    first = built["c-1"].user_data
+    assert first["external_id"] == ["shop-42"]
+    assert first["ct"] == [sha256_hex("sanfrancisco")]
+    assert first["st"] == [sha256_hex("ca")]
+    assert first["zp"] == [sha256_hex("94105")]
+    assert first["db"] == [sha256_hex("19850307")]
+    assert first["ge"] == [sha256_hex("f")]
+    assert first["madid"] == "6d92078a-8246-4ba4-ae5b-76104861e7dc"
+    third = built["mary@example.com"].user_data
+    assert third["zp"] == [sha256_hex("sw1a1")]  # a UK postcode's area, district and sector
+    # and an unusable value (a date that does not exist, an unknown gender) is left out
+    assert {"db", "ge", "ct"}.isdisjoint(third)
