@@ -245,16 +245,6 @@ def prepare_columns(columns: IdentifierColumns, *, default_country: str | None =
     return PreparedAudience(rows=rows, report=report, schema=(*schema, *sent))
 
 
-def prepared_keys(columns: IdentifierColumns, *, default_country: str | None = None) -> dict[str, list[str]]:
-    """Every user's value of each match key, as ``prepare_columns`` sends it (hashed, MADID as it is;
-    ``""`` where unusable or missing), by schema key, in the users' order and before duplicates and
-    users without an e-mail or phone are left out: what the sync's coverage counts."""
-    drops: dict[str, Counter[DropReason]] = {key: Counter() for key in (*SCHEMA[1:], *EXTRA_REPORT_KEYS)}
-    with _cyclic_gc_paused():
-        prepared, extras = _prepared_keys(columns, _store_country(default_country), drops)
-    return {**prepared, **extras}
-
-
 def _prepared_keys(
     columns: IdentifierColumns, store_country: str | None, drops: dict[str, Counter[DropReason]]
 ) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
