@@ -623,6 +623,7 @@ def purchase_events() -> PurchaseEvents:
         clock=utc_now,
         models=model_store(),
         bundles=whole_bundles(),
+        tally=event_site_store(),
     )
 
 
@@ -720,6 +721,7 @@ def readiness_service() -> ReadinessService:
         coverages=coverage_cache(),
         rules=FreshnessRules.from_settings(settings()),
         clock=utc_now,
+        events=event_site_store(),
     )
 
 

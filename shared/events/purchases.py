@@ -66,6 +66,10 @@ class Connections(Protocol):
     def record_usage(self, org_id: str, graph: GraphClient) -> None: ...
 
 
+class Tally(Protocol):
+    def add_counts(self, org_id: str, day: str, counts: dict[tuple[str, str, str], int]) -> None: ...
+
+
 class ModelReader(Protocol):
     def get(self, org_id: str, name: str) -> ModelRecord | None: ...
 
@@ -98,6 +102,8 @@ class PurchaseEvents:
     # The purchase model in force gives each purchase its customer's predicted value (None: no values).
     models: ModelReader | None = None
     bundles: BundleSource | None = None
+    # The Events page's and the readiness check's counts per day (None: not counted).
+    tally: Tally | None = None
 
     def step(self, org_id: str, version: str, seconds_left: Callable[[], float]) -> PurchaseProgress:
         """Send what ``version``'s purchases (and an earlier version's left part-sent) still need, for
@@ -219,6 +225,16 @@ class PurchaseEvents:
                 first_batch = record.position == 0
                 self._add(record, report, len(chunk))
                 self._save(record)
+                # After the save: a step killed in between counts a batch short, never twice.
+                if self.tally is not None:
+                    self.tally.add_counts(
+                        record.org_id,
+                        self.clock().date().isoformat(),
+                        {
+                            ("sync", "Purchase", "sent"): report.sent,
+                            ("sync", "Purchase", "rejected"): report.rejected,
+                        },
+                    )
                 if first_batch:
                     self.events.mark_part_sent(record.org_id, record.dataset_version)
         record.state, record.error = "sent", None

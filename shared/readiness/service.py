@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Literal, Protocol
 
 import numpy as np
@@ -20,17 +21,20 @@ from shared.clock import Clock
 from shared.datasources.coverage import Coverage
 from shared.errors import NotFound, ServiceError
 from shared.ml.freshness import FreshnessRules, freshness
-from shared.platform.accounts import list_pixels
+from shared.platform.accounts import Pixel, list_pixels
 from shared.platform.client import GraphClient
 from shared.platform.oauth import DEFAULT_SCOPES, TokenInfo
 from shared.platform.preflight import AccountFacts, app_is_live, read_account_facts
 from shared.records.connections import Connection
 from shared.records.datasources import DatasetVersion
+from shared.records.events import EventDay
 from shared.records.models import ModelRecord
 from shared.targeting.models import MIN_SEED_USERS
 from shared.wire_models import CamelModel
 
 Status = Literal["pass", "fail", "unknown"]
+# How recent the pixel's purchases must be for Publish advert's purchase optimisation.
+PURCHASE_DAYS = 7
 # Countries whose ads need a beneficiary and payer (DSA and similar rules): the EU, the UK, Australia
 # (docs/service-contract.md §7.2; docs/platform-notes.md §6.3).
 BENEFICIARY_COUNTRIES = frozenset(
@@ -93,6 +97,10 @@ class DatasetReader(Protocol):
     def current(self, org_id: str) -> DatasetVersion | None: ...
 
 
+class EventCounts(Protocol):
+    def days(self, org_id: str, first: str, last: str) -> list[EventDay]: ...
+
+
 class CoverageSource(Protocol):
     def coverage(self, dataset: DatasetVersion) -> Coverage: ...
 
@@ -114,6 +122,8 @@ class ReadinessService:
     coverages: CoverageSource
     rules: FreshnessRules
     clock: Clock
+    # The events the service sent, counted per day (None: only the platform's last_fired_time is read).
+    events: EventCounts | None = None
 
     def check(self, org_id: str, query: ReadinessQuery) -> Readiness:
         items = [*self._platform_items(org_id, query), *self._data_items(org_id, query)]
@@ -161,7 +171,17 @@ class ReadinessService:
         items.extend(_account_items(facts))
         if query.publish:
             items.extend(_publish_items(facts, pixels, live, query.countries))
+            items.insert(
+                items.index(next(i for i in items if i.id == "pixel_linked")) + 1,
+                self._purchases(org_id, pixels),
+            )
         return items
+
+    def _purchases(self, org_id: str, pixels: Sequence[Pixel]) -> ReadinessItem:
+        now = self.clock()
+        first = (now - timedelta(days=PURCHASE_DAYS)).date().isoformat()
+        days = self.events.days(org_id, first, now.date().isoformat()) if self.events and pixels else []
+        return purchases_item(days, pixels, now)
 
     # --- the data ------------------------------------------------------------------------------------
 
@@ -330,10 +350,50 @@ def _publish_items(
     ]
 
 
+def purchases_item(days: Sequence[EventDay], pixels: Sequence[Pixel], now: datetime) -> ReadinessItem:
+    """Whether the pixel received purchase events in the ``PURCHASE_DAYS`` days to ``now``: counted by
+    the service as it sent them (``days``: synced orders and the shop's pages), or, failing that, the
+    platform's own ``last_fired_time`` of one of ``pixels`` (which does not say which events fired).
+    Unknown without a pixel."""
+    if not pixels:
+        return _item("pixel_purchases", "publish_advert", "unknown", "Not checked: pixel_linked failed.")
+    sent = {"sync": 0, "site": 0}
+    for day in days:
+        for source in sent:
+            sent[source] += day.counts.get(source, {}).get("Purchase", {}).get("sent", 0)
+    if sum(sent.values()):
+        return _item(
+            "pixel_purchases",
+            "publish_advert",
+            "pass",
+            f"{sum(sent.values())} purchase event(s) sent to the pixel in the last {PURCHASE_DAYS} days "
+            f"({sent['sync']} from the synced orders, {sent['site']} from the shop's pages).",
+        )
+    fired = [when for pixel in pixels if (when := _fired_at(pixel.last_fired_time)) is not None]
+    if fired and max(fired) >= now - timedelta(days=PURCHASE_DAYS):
+        return _item(
+            "pixel_purchases",
+            "publish_advert",
+            "pass",
+            f"The pixel last received events on {max(fired):%Y-%m-%d %H:%M} UTC (the platform's "
+            "last_fired_time, which does not say which events).",
+        )
+    return _item(
+        "pixel_purchases",
+        "publish_advert",
+        "fail",
+        f"The pixel has received no purchase event in the last {PURCHASE_DAYS} days: a campaign that "
+        "optimises for purchases would have nothing to learn from.",
+        "Sync the shop's orders while the ad account is connected (each sync sends the last 7 days' "
+        "orders as purchases), or paste the snippet from the Events page into the shop's pages; then "
+        "check them in Events Manager's Test events tab with the test event code.",
+    )
+
+
 _LATER_ITEMS = {
     "connection": ["token_valid", "scopes_granted"],
     "ad_account": ["business_owned", "advertiser_role", "custom_audience_terms"],
-    "publish_advert": ["pixel_linked", "payment_method", "beneficiary_payer", "app_live"],
+    "publish_advert": ["pixel_linked", "pixel_purchases", "payment_method", "beneficiary_payer", "app_live"],
 }
 
 
@@ -364,3 +424,13 @@ def _item(
 def _sentence(text: str) -> str:
     text = text.strip()
     return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
+def _fired_at(text: str | None) -> datetime | None:
+    """A Graph datetime (``2026-06-24T10:00:00+0000``), or None when absent or unreadable."""
+    if not text:
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S%z")
+    except ValueError:
+        return None

@@ -53,6 +53,8 @@ def test_in_the_default_world_every_item_passes(
     assert sandbox.post("/scenario", json={"name": "default"}).status_code == 200
     org = connected_org(stack, api)
     synced_and_trained(api, org)
+    # and a purchase on the shop's site (the synthetic shop's orders are older than the pixel's window)
+    site_purchase(api, org)
     sandbox.delete("/requests")
 
     # When: the checklist is read for retargeting with Publish advert
@@ -60,9 +62,46 @@ def test_in_the_default_world_every_item_passes(
 
     # Then: every item passes, and reading it sent nothing but reads
     assert {name: item["status"] for name, item in items.items()} == dict.fromkeys(
-        [*PLATFORM_ITEMS, "model_fresh", "enough_users"], "pass"
+        [*PLATFORM_ITEMS, "pixel_purchases", "model_fresh", "enough_users"], "pass"
     )
+    assert "1 from the shop's pages" in items["pixel_purchases"]["evidence"]
     nothing_created(sandbox)
+
+
+def site_purchase(api: httpx.Client, org: ConnectedOrg) -> None:
+    """One purchase sent by the shop's page through the site events endpoint."""
+    saved = api.post("/platform-ads/events/site", json={"domains": ["shop.example.com"]}, headers=org.headers)
+    assert saved.status_code == 200, saved.text
+    key = api.post("/platform-ads/events/site/key", headers=org.headers).json()["siteKey"]
+    event = {
+        "eventName": "Purchase",
+        "eventId": f"order-{uuid.uuid4().hex[:8]}",
+        "url": "https://shop.example.com/thanks",
+        "customData": {"value": 20.0, "currency": "GBP"},
+    }
+    sent = api.post(
+        "/site-events",
+        params={"key": key},
+        json={"events": [event]},
+        headers={"Origin": "https://shop.example.com", "User-Agent": "Mozilla/5.0"},
+    )
+    assert sent.status_code == 200, sent.text
+
+
+def test_a_pixel_without_purchases_in_the_last_7_days_fails_with_what_to_do(
+    stack: LocalStack, api: httpx.Client, sandbox: httpx.Client
+) -> None:
+    # Given: a fresh default world (the pixel has fired nothing) and an organization that sent no purchase
+    assert sandbox.post("/scenario", json={"name": "default"}).status_code == 200
+    org = connected_org(stack, api)
+
+    # When: the checklist is read with Publish advert
+    item = readiness(api, org)["pixel_purchases"]
+
+    # Then: the item fails, saying how to get purchases to the pixel
+    assert item["status"] == "fail"
+    assert "no purchase event" in item["evidence"]
+    assert "Events page" in item["remedy"]
 
 
 SCENARIOS = [

@@ -4,6 +4,7 @@ version, inside the window, go to the pixel once, through the engine and the in-
 from __future__ import annotations
 
 import shutil
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -72,6 +73,8 @@ class Shop:
         self.events = MemoryEvents()
         self.token = platform.user_token()
         self.connected = True
+        # What the step counted per day: (org, day) -> {(source, event name, outcome): count}.
+        self.counted: dict[tuple[str, str], Counter[tuple[str, str, str]]] = {}
 
     def sync(self, version: str, orders: list[Order], *, refused: tuple[str, ...] = ()) -> None:
         """Store a version with ``orders``; the customers of ``refused`` said no to marketing (without
@@ -159,8 +162,12 @@ class Shop:
             batch_size=batch_size,
             models=One(model),
             bundles=One(bundle),
+            tally=self,
         )
         return service.step("org-1", version, seconds_left)
+
+    def add_counts(self, org_id: str, day: str, counts: dict[tuple[str, str, str], int]) -> None:
+        self.counted.setdefault((org_id, day), Counter()).update(counts)
 
     def pixel(self) -> dict[str, Any]:
         held: dict[str, Any] = self.platform.admin("GET", f"/pixels/{PIXEL}/events")
@@ -447,3 +454,12 @@ def test_a_purchase_models_bundle_that_cannot_be_read_holds_no_purchase_back(sho
     # Then the purchases go, without predicted values
     assert shop.sent_ids() == ["o-1", "o-2", "o-3"]
     assert shop.events.records["v1"].with_predicted_value == 0
+
+
+def test_the_purchases_sent_are_counted_on_the_day_they_were_sent(shop: Shop) -> None:
+    # Given a sync with three orders in the window
+    shop.sync("v1", FIRST)
+    # When its purchases are sent, in batches of two
+    shop.step("v1", batch_size=2)
+    # Then the day's counts say three purchases were sent (for the Events page and the readiness check)
+    assert shop.counted[("org-1", NOW.date().isoformat())][("sync", "Purchase", "sent")] == 3
