@@ -156,21 +156,21 @@ class DynamoEventSiteStore:
         serializer = TypeSerializer()
         now = site.updated_at
         settings = {":domains": site.domains, ":org": site.org_id}
-        actions: list[dict[str, Any]] = [
+        # Each Put and Update without its TableName, which the one call below adds (written out there so
+        # that scripts/aws_calls.py reads the calls the role must grant).
+        puts: list[dict[str, Any]] = [
             {
-                "Put": {
-                    "TableName": self._table.name,
-                    "Item": {
-                        key: serializer.serialize(value)
-                        for key, value in {
-                            "pk": _pk(site.org_id),
-                            "sk": _SITE,
-                            **to_item(site.model_dump()),
-                        }.items()
-                    },
-                }
+                "Item": {
+                    key: serializer.serialize(value)
+                    for key, value in {
+                        "pk": _pk(site.org_id),
+                        "sk": _SITE,
+                        **to_item(site.model_dump()),
+                    }.items()
+                },
             }
         ]
+        updates: list[dict[str, Any]] = []
         revoked = set(revoke_keys)
         for key in {k for k in (site.key, site.previous_key) if k} - revoked - {new_key}:
             expires = expire_key[1] if expire_key and expire_key[0] == key else None
@@ -184,9 +184,9 @@ class DynamoEventSiteStore:
                 update += ", valid_until = :until, expires_at = :cleanup"
                 values[":until"] = int(expires.timestamp())
                 values[":cleanup"] = int(expires.timestamp()) + _KEEP_SECONDS
-            actions.append(self._lookup_update(key, update + remove, values))
+            updates.append(self._lookup_update(key, update + remove, values))
         for key in revoked:
-            actions.append(
+            updates.append(
                 self._lookup_update(
                     key,
                     "SET revoked_at = :at, expires_at = :cleanup",
@@ -205,34 +205,33 @@ class DynamoEventSiteStore:
             }
             if site.test_event_code:
                 item["test_event_code"] = site.test_event_code
-            actions.append(
+            puts.append(
                 {
-                    "Put": {
-                        "TableName": self._table.name,
-                        "Item": {key: serializer.serialize(value) for key, value in item.items()},
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
+                    "Item": {key: serializer.serialize(value) for key, value in item.items()},
+                    "ConditionExpression": "attribute_not_exists(pk)",
                 }
             )
-        self._client.transact_write_items(TransactItems=actions)  # type: ignore[arg-type]
+        self._client.transact_write_items(
+            TransactItems=[
+                *({"Put": {"TableName": self._table.name, **put}} for put in puts),  # type: ignore[list-item]
+                *({"Update": {"TableName": self._table.name, **update}} for update in updates),  # type: ignore[list-item]
+            ]
+        )
 
     def _lookup_update(self, key: str, update: str, values: dict[str, Any]) -> dict[str, Any]:
         from boto3.dynamodb.types import TypeSerializer
 
         serializer = TypeSerializer()
         return {
-            "Update": {
-                "TableName": self._table.name,
-                "Key": {
-                    "pk": {"S": _SITE_KEY + site_key_hash(key)},
-                    "sk": {"S": _SITE_KEY.rstrip("#")},
-                },
-                "UpdateExpression": update,
-                "ConditionExpression": "attribute_exists(pk)",
-                "ExpressionAttributeValues": {
-                    name: serializer.serialize(value) for name, value in values.items()
-                },
-            }
+            "Key": {
+                "pk": {"S": _SITE_KEY + site_key_hash(key)},
+                "sk": {"S": _SITE_KEY.rstrip("#")},
+            },
+            "UpdateExpression": update,
+            "ConditionExpression": "attribute_exists(pk)",
+            "ExpressionAttributeValues": {
+                name: serializer.serialize(value) for name, value in values.items()
+            },
         }
 
     # The public endpoint's one write --------------------------------------------------------------------
