@@ -274,6 +274,7 @@ class _MethodReader:
     private helper called with ``self._main``)."""
 
     def __init__(self, info: ClassInfo, code: Index) -> None:
+        self._body: ast.AST = info.node
         self.info = info
         self.code = code
         self.kinds = dict(_init_params(info, code))
@@ -284,6 +285,23 @@ class _MethodReader:
             if name in ancestor.methods:
                 return ancestor.methods[name]
         return None
+
+    def _request_nodes(self, call: ast.Call, items: ast.expr | None) -> list[ast.AST]:
+        """Where a transaction's items are written: the call, or, for a list built first, the
+        method's body and the bodies of the methods it calls to build an item."""
+        if not isinstance(items, ast.Name):
+            return list(ast.walk(call))
+        found = list(ast.walk(self._body))
+        for node in list(found):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "self"
+                and (helper := self._method_node(node.func.attr)) is not None
+            ):
+                found += list(ast.walk(helper))
+        return found
 
     def slot_of(self, node: ast.expr | None, bound: dict[str, str], local: dict[str, ast.expr]) -> str | None:
         """The constructor parameter an expression holds (``self._table``, ``self._table.name``,
@@ -395,11 +413,13 @@ class _MethodReader:
                 and (operation := _constant(paginator.args[0] if paginator.args else None))
                 and (receiver := self.slot_of(paginator.func.value, bound, local)) is not None
             ):
+                self._body = node  # a transaction's items may be appended to a list first
                 found |= self._operation(receiver, operation, item, bound, local)
                 continue
             receiver = self.slot_of(function.value, bound, local)
             if receiver is None:
                 continue
+            self._body = node
             found |= self._operation(receiver, function.attr, item, bound, local)
         return found
 
@@ -434,7 +454,8 @@ class _MethodReader:
                     "ConditionCheck": "ConditionCheckItem",
                 }
                 found = set()
-                for node in ast.walk(call):
+                items = _keyword(call, "TransactItems")
+                for node in self._request_nodes(call, items):
                     if isinstance(node, ast.Dict):
                         for key, value in zip(node.keys, node.values, strict=True):
                             if _constant(key) in kinds and isinstance(value, ast.Dict):
