@@ -50,8 +50,9 @@ def test_users_flagged_in_the_request_are_sent_with_their_options(
     # Then: every row reached the platform with the options, country and state the platform documents
     assert created.status_code == 201, created.text
     [group] = member_groups(sandbox, created.json()["platformCustomAudienceId"])
-    assert group["schema"][-3:] == DPO_COLUMNS
-    options = sorted(row[-3:] for row in group["rows"])
+    assert [key for key in group["schema"] if key.startswith("DATA_PROCESSING_OPTIONS")] == DPO_COLUMNS
+    at = [group["schema"].index(key) for key in DPO_COLUMNS]
+    options = sorted([row[i] for i in at] for row in group["rows"])
     assert options == sorted([CALIFORNIA_LDU] * 10 + [LOCATED_LDU] * 10 + [NOT_LDU] * 10)
 
 
@@ -94,8 +95,9 @@ def test_a_segment_of_flagged_customers_is_sent_with_their_options(
     # customers are left to the platform to locate, the rest are explicitly not LDU
     assert created.status_code == 201, created.text
     [group] = member_groups(sandbox, created.json()["platformCustomAudienceId"])
-    assert group["schema"][-3:] == DPO_COLUMNS
-    options = [row[-3:] for row in group["rows"]]
+    assert [key for key in group["schema"] if key.startswith("DATA_PROCESSING_OPTIONS")] == DPO_COLUMNS
+    at = [group["schema"].index(key) for key in DPO_COLUMNS]
+    options = [[row[i] for i in at] for row in group["rows"]]
     assert len(options) == created.json()["userCount"]
     assert {tuple(o) for o in options} <= {tuple(CALIFORNIA_LDU), tuple(LOCATED_LDU), tuple(NOT_LDU)}
     assert options.count(NOT_LDU) > 0
