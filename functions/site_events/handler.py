@@ -38,7 +38,10 @@ def receive() -> Response[str]:
     service = wiring.site_events()
     headers = cors_headers(origin, [])
     try:
-        text = event.decoded_body or ""
+        try:
+            text = event.decoded_body or ""
+        except UnicodeDecodeError:  # not UTF-8: no JSON, so the batch is refused (400) once admitted
+            text = ""
         body = parsed_body(text)
         admission = service.admit(
             event.get_query_string_value("key") or "", events_in(body, service.limits.per_request), origin

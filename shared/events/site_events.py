@@ -208,6 +208,10 @@ class RelayTargets:
         self._targets.pop(org_id, None)
 
 
+# Site keys are ``sk_`` and 18 characters; anything longer is refused before it is looked up.
+MAX_SITE_KEY_CHARACTERS = 64
+
+
 def events_in(body: Any, per_request: int) -> int:
     """How many events a body holds, read before it is validated (the admission counts them): at least
     one, and at most one more than a request may carry (the validation refuses the rest)."""
@@ -284,10 +288,15 @@ class SiteEvents:
         """Admit a request of ``events`` under ``site_key`` from a page of ``origin``. Raises
         ``Unauthorized`` (unknown or revoked key), ``SiteThrottled`` (limit reached, with the wait) or
         ``Forbidden`` (a page of a domain the organization did not declare, or no page at all)."""
-        admission = self.admissions.admit(
-            site_key, events, self.clock().timestamp(), self.limits.per_window, self.limits.window_seconds
+        known = bool(site_key) and len(site_key) <= MAX_SITE_KEY_CHARACTERS
+        admission = (
+            self.admissions.admit(
+                site_key, events, self.clock().timestamp(), self.limits.per_window, self.limits.window_seconds
+            )
+            if known  # no key, or one no key could be, is not looked up (an empty key is no item key)
+            else None
         )
-        if admission.refused in ("unknown", "revoked"):
+        if admission is None or admission.refused in ("unknown", "revoked"):
             raise Unauthorized(
                 "The site key is not valid: it was revoked, or replaced more than a day ago.",
                 field="siteKey",

@@ -326,7 +326,20 @@ def with_an_accepted_closure(env: SampleContext, event: dict[str, Any]) -> Setti
     return Setting({SAMPLE_USER_ID: user_id, SAMPLE_CLOSURE_ID: record.closure_id})
 
 
+def with_a_site_key(env: SampleContext, event: dict[str, Any]) -> Setting:
+    """The organization's shop domain (the sample's Origin) declared and a site key made for it on the
+    Events page, as the merchant does before pasting the snippet."""
+    origin = event["headers"]["origin"]
+    saved = env.api.post("/platform-ads/events/site", json={"domains": [origin]}, headers=env.org.headers)
+    assert saved.status_code == 200, saved.text
+    site = env.api.post("/platform-ads/events/site/key", headers=env.org.headers)
+    assert site.status_code in (200, 201), site.text
+    placeholder = event["rawQueryString"].removeprefix("key=")
+    return Setting({placeholder: site.json()["siteKey"]})
+
+
 SETUP: dict[str, Callable[[SampleContext, dict[str, Any]], Setting]] = {
+    "site_events": with_a_site_key,
     "activation_step": with_an_accepted_activation,
     "account_closure_step": with_an_accepted_closure,
     "close_account": with_the_organizations_name,
