@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError
 
 from shared.audiences.identifiers import AudienceUser
 from shared.errors import NotFound, ValidationFailed
+from shared.filekinds import HEAD_BYTES, not_text
 from shared.records.uploads import UploadForm
 from shared.wire_models import CamelModel
 
@@ -137,7 +138,8 @@ def check_upload(
     the activation's SelectUsers step, which reads them all anyway (``rows_problems``).
 
     Raises ``NotFound`` for no upload, and ``ValidationFailed`` for a file over ``max_bytes``, a
-    header without ``user_id``, no rows, or a start that is not UTF-8."""
+    header without ``user_id``, no rows, or a start that is not UTF-8; a file that is not text at all
+    (a compressed file, a workbook, binary data) is refused saying what it is."""
     with open_upload(org_id, upload_id, blobs, max_bytes) as text:
         try:
             reader = csv_rows(text, f"The uploaded CSV (upload {upload_id})")
@@ -154,7 +156,29 @@ def check_upload(
             if next((row for row in reader if row), None) is None:
                 raise ValidationFailed("The uploaded CSV has no users.", field="uploadId")
         except UnicodeDecodeError as exc:
+            _refuse_not_text(org_id, upload_id, blobs)
             raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
+        except ValidationFailed as refused:
+            # (a file that is not text fails first as whatever its bytes look like: no user_id, one
+            # enormous line, no users; it is refused for what it is)
+            if refused.field == "uploadId":
+                _refuse_not_text(org_id, upload_id, blobs)
+            raise
+
+
+def _refuse_not_text(org_id: str, upload_id: str, blobs: UploadBlobs) -> None:
+    """Raise ``ValidationFailed`` saying what the upload is when its first bytes show it is not text
+    (a compressed file, a workbook, UTF-16, binary data) and what to upload instead; read only on
+    the way to refusing the file, so a good list costs no second read."""
+    with blobs.open(upload_key(org_id, upload_id)) as stream:
+        found = not_text(stream.read(HEAD_BYTES))
+    if found is not None:
+        raise ValidationFailed(
+            f"The uploaded file (upload {upload_id}) is {found.what}: an audience is made from a UTF-8 CSV "
+            "list of users only.",
+            field="uploadId",
+            remedy=f"{found.remedy} Columns: {CSV_COLUMNS}; use the new upload's uploadId.",
+        )
 
 
 def row_problems(error: ValidationError, line: int) -> list[str]:

@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from shared.dataplane import queries
 from shared.dataplane.engine import Workspace
+from shared.filekinds import HEAD_BYTES, NotText, not_text
 
 FileFormat = Literal["csv", "jsonl", "parquet"]
 _LINE_CHUNK = 64 << 20
@@ -66,6 +67,15 @@ class Unreadable(Exception):
         self.reason, self.line, self.byte = reason, line, byte
 
 
+class NotTextFile(Unreadable):
+    """The file is not text at all (``found`` says what it is: a compressed file, a workbook,
+    UTF-16, binary data), seen from its first bytes before anything parses it."""
+
+    def __init__(self, found: NotText) -> None:
+        super().__init__(found.what, 1)
+        self.found = found
+
+
 def format_of(name: str, head: bytes, options: FileOptions) -> FileFormat:
     """CSV, JSON Lines or Parquet: as given, else by the file name's suffix, else by its first bytes."""
     if options.format is not None:
@@ -82,10 +92,14 @@ def format_of(name: str, head: bytes, options: FileOptions) -> FileFormat:
 
 def detect(workspace: Workspace, path: Path, name: str, options: FileOptions) -> Dialect:
     """The file's dialect: what ``options`` give, the engine's sniffer for the rest (CSV). Raises
-    :class:`Unreadable` for a CSV header over ``MAX_HEADER_BYTES`` or ``MAX_COLUMNS``."""
+    :class:`NotTextFile` for a file whose first bytes show it is not text (a compressed file, a
+    workbook: never opened), :class:`Unreadable` for a CSV header over ``MAX_HEADER_BYTES`` or
+    ``MAX_COLUMNS``."""
     with path.open("rb") as file:
-        head = file.read(4096)
+        head = file.read(HEAD_BYTES)
     fmt = format_of(name, head, options)
+    if fmt != "parquet" and (found := not_text(head, expected="CSV or JSON Lines")) is not None:
+        raise NotTextFile(found)
     if fmt != "csv" or not head.strip():
         return Dialect(format=fmt)  # (an empty file has no header: the caller says so)
     check_header_size(path, options.delimiter)

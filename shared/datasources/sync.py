@@ -38,7 +38,15 @@ from pydantic import ValidationError
 
 from shared.dataplane import queries
 from shared.dataplane.engine import Workspace
-from shared.dataplane.reader import FileOptions, Unreadable, detect, load, load_lines, read_header
+from shared.dataplane.reader import (
+    FileOptions,
+    NotTextFile,
+    Unreadable,
+    detect,
+    load,
+    load_lines,
+    read_header,
+)
 from shared.datasources.coverage import FLAGS, build_coverage
 from shared.datasources.shop_exports import ExportLayout, one_file, recognise
 from shared.errors import ValidationFailed
@@ -358,6 +366,13 @@ def _number_lines(workspace: Workspace, kind: str, ends: NDArray[np.int64]) -> N
 
 
 def _unreadable(name: str, exc: Unreadable) -> ValidationFailed:
+    if isinstance(exc, NotTextFile):
+        return ValidationFailed(
+            f"{name} is {exc.found.what}: the service reads UTF-8 CSV, JSON Lines or Parquet files only.",
+            field="file",
+            remedy=exc.found.remedy,
+            details={"file": name, "errors": [_error(name, 0, "file", f"not text: {exc.found.what}")]},
+        )
     if exc.reason == "not UTF-8 text":
         where = f" (byte {exc.byte})" if exc.byte is not None else f" (line {exc.line})" if exc.line else ""
         return ValidationFailed(
@@ -366,8 +381,9 @@ def _unreadable(name: str, exc: Unreadable) -> ValidationFailed:
             remedy="Export the file as UTF-8 CSV or JSON Lines.",
             details={"file": name, "errors": [_error(name, 0, "file", "not UTF-8 text")]},
         )
+    where = f" at line {exc.line}" if exc.line else ""
     return ValidationFailed(
-        f"{name} is not readable CSV at line {exc.line} ({exc.reason}).",
+        f"{name} is not readable CSV{where} ({exc.reason}).",
         field="file",
         remedy="Export the file again as CSV (quote cells holding commas, quotes or line breaks).",
         details={"file": name, "errors": [_error(name, exc.line, "file", exc.reason)]},

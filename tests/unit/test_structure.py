@@ -8,7 +8,7 @@ below it, never from a layer above:
                auth, publishing, datasources, targeting, events  as Protocols
     adapters   aws, repositories, platform, ml, dataplane        AWS, the Graph API, the models, the engine
     foundation clock, deadline, errors, settings,                what everything needs
-               observability, wire_models
+               observability, wire_models, filekinds
     records    shared.records                                    plain data; imports nothing of shared
 
 and four rules sharpen it:
@@ -56,6 +56,7 @@ LAYERS: tuple[Layer, ...] = (
             "shared.settings",
             "shared.observability",
             "shared.wire_models",
+            "shared.filekinds",
         ),
     ),
     Layer(

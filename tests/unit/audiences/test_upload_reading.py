@@ -18,6 +18,7 @@ from moto import mock_aws
 from shared.audiences.uploads import check_upload, upload_key
 from shared.errors import NotFound, ValidationFailed
 from shared.repositories.blobs import S3BlobStore
+from tests.hostile_files import WORKBOOK, gzip_bomb
 
 ORG = "org-1"
 UPLOAD = "0b6f1c9e-2a43-4a7e-9d1f-5e0c2b7a8d34"
@@ -115,6 +116,35 @@ def test_a_file_that_is_not_utf8_is_refused_naming_the_upload(blobs: WatchedBlob
         "uploadId",
         "The uploaded file is not UTF-8 text.",
     )
+
+
+@pytest.mark.parametrize(
+    ("data", "what"),
+    [
+        (gzip_bomb(256), "a compressed file (gz)"),
+        (WORKBOOK, "an Excel workbook (.xlsx)"),
+        ("user_id,email\nu1,a@example.com\n".encode("utf-16"), "UTF-16 text"),
+        (bytes(200_000), "binary data (it holds NUL bytes)"),
+    ],
+    ids=["a gzip bomb (256 MiB of zeros)", "an Excel workbook", "UTF-16", "zeros"],
+)
+def test_a_file_that_is_not_text_is_refused_saying_what_it_is_from_its_start(
+    blobs: WatchedBlobs, data: bytes, what: str
+) -> None:
+    # Given: a compressed file, a workbook or binary data where a CSV list of users was expected
+    blobs.put(upload_key(ORG, UPLOAD), data, "text/csv")
+    # When
+    with pytest.raises(ValidationFailed) as refused:
+        check_upload(ORG, UPLOAD, blobs, max_bytes=len(data))
+    # Then: refused saying what the file is and what to upload instead, from its first bytes (the
+    # bomb is never decompressed: its 256 MiB of zeros are not read, only its start)
+    assert refused.value.field == "uploadId"
+    assert refused.value.message == (
+        f"The uploaded file (upload {UPLOAD}) is {what}: "
+        "an audience is made from a UTF-8 CSV list of users only."
+    )
+    assert "user_id,email,firstName" in (refused.value.remedy or "")
+    assert blobs.total_read <= 3 * 64 * 1024
 
 
 def test_a_missing_upload_is_not_found(blobs: WatchedBlobs) -> None:

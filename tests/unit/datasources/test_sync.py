@@ -13,6 +13,7 @@ from shared.datasources.coverage import read_coverage
 from shared.datasources.models import SyncRequest, UploadLinksRequest
 from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.records.datasources import ModelTraining
+from tests.hostile_files import WORKBOOK, gzip_bomb
 from tests.unit.datasources.conftest import ORG, DataSourceWorld
 
 CUSTOMERS = (
@@ -201,6 +202,32 @@ def test_a_hostile_orders_file_fails_the_sync_naming_the_file_and_the_limit(
     assert latest.error["field"] == "file"
     assert "orders.csv is not readable CSV" in latest.error["message"]
     assert words in latest.error["message"]
+
+
+@pytest.mark.parametrize(
+    ("customers", "what", "remedy"),
+    [
+        (gzip_bomb(256), "a compressed file (gz)", "Decompress it"),
+        (WORKBOOK, "an Excel workbook (.xlsx)", "save it as CSV UTF-8"),
+        (CUSTOMERS.decode().encode("utf-16-le"), "UTF-16 text", "in UTF-8"),
+        (bytes(100_000), "binary data (it holds NUL bytes)", "Export the data as CSV"),
+    ],
+    ids=["a gzip bomb (256 MiB of zeros)", "an Excel workbook", "UTF-16 without a byte-order mark", "zeros"],
+)
+def test_a_file_that_is_not_text_fails_the_sync_saying_what_it_is(
+    world: DataSourceWorld, customers: bytes, what: str, remedy: str
+) -> None:
+    # When the customers slot holds a compressed file, a workbook or binary data
+    sync(world, world.put_files(customers, PRODUCTS, ORDERS))
+    # Then the sync fails from the file's first bytes (nothing is decompressed), saying what it is
+    latest = world.service.view(ORG).syncs[0]
+    assert latest.state == "failed"
+    assert latest.error is not None
+    assert latest.error["field"] == "file"
+    assert latest.error["message"] == (
+        f"customers.csv is {what}: the service reads UTF-8 CSV, JSON Lines or Parquet files only."
+    )
+    assert remedy in latest.error["remedy"]
 
 
 def test_duplicate_customers_are_rejected_rows(world: DataSourceWorld) -> None:
