@@ -160,6 +160,7 @@ const PAGES = [
   ["payments.html", "Payments"],
   ["wizard.html", "Launch wizard"],
   ["audiences.html", "Audiences"],
+  ["events.html", "Events"],
   ["models.html", "Models"],
   ["api-keys.html", "API keys"],
   ["account.html", "Account"],

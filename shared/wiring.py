@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from shared.connections.lifecycle import ConnectionService
     from shared.datasources.failures import StepFailures
     from shared.datasources.service import DataSourceService
+    from shared.events.overview import EventsOverview
     from shared.events.purchases import PurchaseEvents
     from shared.events.site_events import SiteEvents
     from shared.events.sites import EventSites
@@ -652,6 +653,14 @@ def site_events() -> SiteEvents:
             per_request=limits.site_events_per_request,
         ),
     )
+
+
+def events_overview() -> EventsOverview:
+    """The Events page's report: day counts, the latest rejections."""
+    from shared.clock import utc_now
+    from shared.events.overview import EventsOverview
+
+    return EventsOverview(counts=event_site_store(), purchases=event_store(), clock=utc_now)
 
 
 def event_sites() -> EventSites:

@@ -348,7 +348,8 @@ class SiteEvents:
             event = _server_event(item, admission, client_ip, user_agent, now)
             problem = check_event(event, now.timestamp())
             if problem is None and not origin_allowed(page_origin(item.url), admission.domains):
-                rejected.append(_rejection(item, "url is not a page of the shop's declared domains", now))
+                reason = "url is not a page of the shop's declared domains"
+                rejected.append(_rejection(item, reason, now, "url"))
                 outcomes["site", item.event_name, "rejected"] += 1
             elif problem is None:
                 ready.append(event)
@@ -356,7 +357,7 @@ class SiteEvents:
                 skipped += 1
                 outcomes["site", item.event_name, "skipped"] += 1
             else:
-                rejected.append(_rejection(item, f"{problem.field} {problem.reason}", now))
+                rejected.append(_rejection(item, f"{problem.field} {problem.reason}", now, problem.field))
                 outcomes["site", item.event_name, "rejected"] += 1
         sent = 0
         if ready:
@@ -462,12 +463,13 @@ def _server_event(
     )
 
 
-def _rejection(item: SiteEvent, reason: str, now: datetime) -> StoredRejection:
+def _rejection(item: SiteEvent, reason: str, now: datetime, field: str) -> StoredRejection:
     return StoredRejection(
         event_id=item.event_id,
         event_name=item.event_name,
         reason=reason,
         remedy=SITE_REMEDY,
+        field=field,
         source="site",
         at=now,
     )

@@ -21,6 +21,7 @@ SIGNED_IN_PAGES = [
     "connection.html",
     "api-keys.html",
     "audiences.html",
+    "events.html",
     "models.html",
     "wizard.html",
     "account.html",

@@ -160,6 +160,7 @@ PAGES = [
     "connect-callback.html",
     "payments.html",
     "audiences.html",
+    "events.html",
     "wizard.html",
     "models.html",
 ]

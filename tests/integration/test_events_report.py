@@ -1,0 +1,89 @@
+"""The Events page's report through the local stack (issue 21, item 6): GET /platform-ads/events counts
+what a sync and the shop's pages sent today, by source and event name, and lists the rejected events
+with what to do, for the signed-in user's organization only."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import httpx
+import pytest
+
+from local.connected import ConnectedOrg, connected_org
+from local.stack import LocalStack
+from tests.integration.test_purchase_events import ShopFiles, purchases_of, sync
+from tests.integration.test_site_events import page_event, post_events, site_key
+
+pytestmark = pytest.mark.integration
+
+
+def report(api: httpx.Client, org: ConnectedOrg, days: int = 14) -> dict:  # type: ignore[type-arg]
+    answer = api.get("/platform-ads/events", params={"days": days}, headers=org.headers)
+    assert answer.status_code == 200, answer.text
+    return dict(answer.json())
+
+
+def test_a_syncs_purchases_and_the_pages_events_are_counted_today_with_the_rejected_one_explained(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg
+) -> None:
+    # Given a shop that synced orders of the last ten days (seven days' are in the platform's window)
+    shop = ShopFiles()
+    purchases = purchases_of(org, sync(api, org, shop))
+    assert purchases.sent == len(shop.in_window())
+    # And whose pages sent two add-to-carts, and a purchase without its value
+    key = site_key(api, org)["siteKey"]
+    answer = post_events(
+        api, key, [page_event(), page_event(), page_event("Purchase", "order-no-value", content_ids=["p1"])]
+    )
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["sent"] == 2
+    # When the Events page asks for the last 14 days
+    found = report(api, org)
+    # Then today holds them by source and event name, and the other 13 days are there with nothing
+    today = datetime.now(UTC).date().isoformat()
+    assert found["lastDay"] == today
+    assert len(found["perDay"]) == 14
+    [day] = [entry for entry in found["perDay"] if entry["date"] == today]
+    rows = {(row["source"], row["eventName"]): (row["sent"], row["rejected"]) for row in day["events"]}
+    assert rows == {
+        ("sync", "Purchase"): (len(shop.in_window()), 0),
+        ("site", "AddToCart"): (2, 0),
+        ("site", "Purchase"): (0, 1),
+    }
+    assert sum(entry["total"]["sent"] for entry in found["perDay"]) == len(shop.in_window()) + 2
+    assert [row["sourceLabel"] for row in found["bySource"]] == [
+        "Synced orders",
+        "The shop's pages",
+        "The shop's pages",
+    ]
+    # And the rejected purchase is listed with the check that failed, in plain words and what to do
+    [rejected] = found["rejections"]
+    assert (rejected["eventId"], rejected["source"]) == ("order-no-value", "site")
+    assert "value and currency" in rejected["reason"]
+    assert "value" in rejected["explanation"]
+    assert "custom_data" not in rejected["explanation"]
+    assert "thank-you page" in rejected["remedy"]
+    # And the 28 days' report has the same counts over more days
+    month = report(api, org, 28)
+    assert len(month["perDay"]) == 28
+    assert month["total"] == found["total"]
+
+
+def test_another_organization_sees_none_of_it_and_a_stranger_is_refused(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg
+) -> None:
+    # Given an organization whose page sent an event
+    key = site_key(api, org)["siteKey"]
+    assert post_events(api, key, [page_event()]).status_code == 200
+    assert report(api, org)["total"]["sent"] == 1
+    # Then another organization's report is empty, and no one without a session reads any
+    other = connected_org(stack, api)
+    assert report(api, other)["total"] == {"sent": 0, "rejected": 0, "skipped": 0}
+    assert report(api, other)["rejections"] == []
+    assert api.get("/platform-ads/events").status_code == 401
+
+
+def test_a_period_other_than_14_or_28_days_is_a_400_naming_it(api: httpx.Client, org: ConnectedOrg) -> None:
+    answer = api.get("/platform-ads/events", params={"days": 7}, headers=org.headers)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["field"] == "days"
