@@ -40,6 +40,7 @@ from shared.dataplane import queries
 from shared.dataplane.engine import Workspace
 from shared.dataplane.reader import (
     FileOptions,
+    LineNumbers,
     NotTextFile,
     Unreadable,
     detect,
@@ -173,7 +174,7 @@ def _check_file(
         else:
             header = read_header(file.path, dialect)
             file, layout = _as_exported(kind, file, header)
-            columns = _resolve_header(file, model, header)
+            columns = _resolve_header(file, model, header, layout.derived if layout else frozenset())
             loaded = load(workspace, kind, file.path, dialect, columns)
             if loaded.records == 0:
                 raise _file_problem(
@@ -185,6 +186,8 @@ def _check_file(
                 recognised[kind] = layout.title
                 if layout.shape is not None:
                     queries.run(connection, layout.shape)
+                if layout.splits_records:
+                    lines = _split_record_lines(workspace, loaded.lines)
     except Unreadable as exc:
         raise _unreadable(file.name, exc) from None
     # Today as the record model sees it (a date of birth after it is not one).
@@ -312,24 +315,32 @@ def _as_exported(kind: str, file: SyncFile, header: list[str]) -> tuple[SyncFile
             f"looks like {layout.title}, not {one_file(kind)}",
             f"Choose this file as the {layout.kind} file, and your {kind} file here.",
         )
+    if layout.unreadable is not None:
+        reason, remedy = layout.unreadable
+        raise _file_problem(file.name, "file", f"looks like {layout.title}, which {reason}", remedy)
     options = replace(file.options, columns=layout.columns_for(header))
     return replace(file, options=options), layout
 
 
-def _resolve_header(file: SyncFile, model: type[_Record], header: list[str]) -> list[str | None]:
+def _resolve_header(
+    file: SyncFile, model: type[_Record], header: list[str], derived: frozenset[str] = frozenset()
+) -> list[str | None]:
     """The service column of each of the file's columns (None: ignored), or the file problem of a
     header that lacks a required column or has one the file type does not define. The saved mapping
-    (``file.options.columns``) is applied first; a column it does not name keeps its own name."""
+    (``file.options.columns``) is applied first; a column it does not name keeps its own name.
+    ``derived`` columns are made by a shop export's shape query from other cells."""
     names = [cell.strip() for cell in header]
     mapped = [file.options.columns.get(cell, cell) if cell else "" for cell in names]
-    present = {cell for cell in mapped if cell}
+    # A layout's own columns (``_item_type``) reach its shape query only, never the checks.
+    helpers = {column for column in file.options.columns.values() if column.startswith("_")}
+    present = {cell for cell in mapped if cell and cell not in helpers} | derived
     missing = [
         field_name
         for field_name, info in model.model_fields.items()
         if info.is_required() and not _present(field_name, info.validation_alias, present)
     ]
     _check_header(file.name, model, present, missing)
-    resolved = [_field_of(model, cell) if cell else None for cell in mapped]
+    resolved = [(cell if cell in helpers else _field_of(model, cell)) if cell else None for cell in mapped]
     twice = sorted({column for column in resolved if column and resolved.count(column) > 1})
     if twice:
         # Which of two cells is the customer's value is anyone's guess: refuse rather than pick one.
@@ -340,6 +351,13 @@ def _resolve_header(file: SyncFile, model: type[_Record], header: list[str]) -> 
             "Keep one column of each name (firstName and first_name are the same column), then sync again.",
         )
     return resolved
+
+
+def _split_record_lines(workspace: Workspace, lines: LineNumbers) -> NDArray[np.int64]:
+    """The line each of ``raw``'s rows ends on after a shape made several rows of one record (each
+    row's ``_source_record``): a row's problem is named by its record's line."""
+    source = queries.run(workspace.connection, "split_sources").fetchnumpy()["_source_record"]
+    return np.asarray(lines.of(np.asarray(source, dtype=np.int64)), dtype=np.int64)
 
 
 def _present(field_name: str, alias: object, header: set[str]) -> bool:

@@ -1,5 +1,6 @@
-"""Files as shops and spreadsheet programs save them (issue 23, item 1), in Chromium: Shopify's three
-exports synced as they are; a file saved by a European spreadsheet program (semicolons, Windows-1252)
+"""Files as shops and spreadsheet programs save them (issue 23, item 1), in Chromium: Shopify's,
+WooCommerce's and BigCommerce's three exports synced as they are; Magento's orders grid export named
+for what it lacks; a file saved by a European spreadsheet program (semicolons, Windows-1252)
 is met with a clear question about its encoding, and the answer sends it as UTF-8 with every
 accented name intact."""
 
@@ -16,7 +17,7 @@ from local.seed import create_user
 from local.stack import LocalStack
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
 from tests.integration.test_data_source import shop_files
-from tests.shop_exports import shopify_exports
+from tests.shop_exports import bigcommerce_exports, magento_exports, shopify_exports, woocommerce_exports
 
 pytestmark = pytest.mark.integration
 
@@ -113,5 +114,96 @@ def test_shopifys_own_exports_sync_as_they_are(page: Page, stack: LocalStack, sc
     for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
         page.set_viewport_size(size)
         page.screenshot(path=screenshots / f"wizard-2-shopify-synced-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+    assert not violations, dump(violations)
+
+
+@pytest.mark.parametrize(
+    ("system", "exporter", "names"),
+    [
+        (
+            "WooCommerce",
+            woocommerce_exports,
+            {"customers": "customers.csv", "products": "wc-product-export.csv", "orders": "orders.csv"},
+        ),
+        (
+            "BigCommerce",
+            bigcommerce_exports,
+            {
+                "customers": "customers-2026-05-01.csv",
+                "products": "products-2026-05-01.csv",
+                "orders": "orders-2026-05-01.csv",
+            },
+        ),
+    ],
+)
+def test_a_shop_systems_own_exports_sync_as_they_are(
+    page: Page, stack: LocalStack, screenshots: Path, system: str, exporter: object, names: dict[str, str]
+) -> None:
+    # Given: a shop's customers, products and orders as the system exports them (keyed by e-mail;
+    # WooCommerce's orders one row per line item, BigCommerce's one row per order with its items packed)
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
+    files = shop_files(n_users=60, seed=9)
+    exports = exporter(files)  # type: ignore[operator]
+    page.goto("/wizard.html")
+    for kind, data in exports.items():
+        page.get_by_label(f"{kind.capitalize()} file").set_input_files(
+            files=[{"name": names[kind], "mimeType": "text/csv", "buffer": data}]
+        )
+
+    # When: they are uploaded and synced
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: every row is kept and read as the system's export; every order line item is an order line
+    expect(page.locator("#sync-state")).to_contain_text("Synced: every row was kept", timeout=60_000)
+    expect(page.locator("#sync-state")).to_contain_text(
+        f"Read the customers file as a {system} customers export, the products file as a {system} products "
+        f"export, the orders file as a {system} orders export."
+    )
+    emails = {row.split(",")[0] for row in files["customers"].decode().splitlines()[1:] if row.split(",")[1]}
+    lines = sum(1 for row in files["orders"].decode().splitlines()[1:] if row.split(",")[1] in emails)
+    orders = page.locator("#sync-counts tr").filter(has_text="orders").locator("td")
+    expect(orders).to_have_text(["orders", f"{lines:,}", f"{lines:,}"])
+    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=90_000)
+    violations = axe_violations(page)
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"wizard-2-{system.lower()}-synced-{label}.png", full_page=True)
+    page.set_viewport_size(DESKTOP)
+    assert not violations, dump(violations)
+
+
+def test_magentos_orders_grid_export_is_named_with_what_to_export_instead(
+    page: Page, stack: LocalStack, screenshots: Path
+) -> None:
+    # Given: Magento's customers and products exports, and its orders grid export, which lists each
+    # order's total but no product
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
+    exports = magento_exports(shop_files(n_users=30, seed=9))
+    names = {"customers": "export_customer.csv", "products": "catalog_product.csv", "orders": "export.csv"}
+    page.goto("/wizard.html")
+    for kind, data in exports.items():
+        page.get_by_label(f"{kind.capitalize()} file").set_input_files(
+            files=[{"name": names[kind], "mimeType": "text/csv", "buffer": data}]
+        )
+
+    # When: they are uploaded and synced
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: the sync stops naming the orders file for what it is and what to export instead
+    expect(page.locator("#sync-failed-what")).to_have_text(
+        "orders.csv looks like a Magento orders grid export, which lists each order's total but not the "
+        "products in it.",
+        timeout=60_000,
+    )
+    expect(page.locator("#sync-failed-remedy")).to_contain_text("one row per item")
+    violations = axe_violations(page)
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"wizard-2-magento-orders-grid-{label}.png", full_page=True)
     page.set_viewport_size(DESKTOP)
     assert not violations, dump(violations)
