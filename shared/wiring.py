@@ -942,7 +942,7 @@ def payments_webhook() -> WebhookHandler:
         store=payments_store(),
         accounts=payments_connection_status(),
         buyers=data_blobs(),
-        purchases=PixelPurchases(connection_service(), utc_now),
+        purchases=PixelPurchases(connection_service(), utc_now, tally=event_site_store()),
         secret=payments_secrets().webhook_secret,
         clock=utc_now,
     )

@@ -299,6 +299,11 @@ def rejection_view(rejection: StoredRejection) -> RejectionView:
 
 
 def _plain_words(rejection: EventRejection, source: str) -> tuple[str, str]:
+    if rejection.platform_code is None and rejection.field and source == "checkout":
+        # The service built the checkout's purchase itself: nothing on the merchant's side to correct.
+        for field, explanation, *_ in _PLAIN:
+            if rejection.field == field or rejection.field.startswith(field + "."):
+                return explanation, rejection.remedy
     if rejection.platform_code is None and rejection.field:
         for field, explanation, on_site, on_sync in _PLAIN:
             if rejection.field == field or rejection.field.startswith(field + "."):

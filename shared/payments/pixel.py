@@ -15,7 +15,8 @@ provider delivers the event again.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from shared.audiences.preparation import IdentifierColumns
@@ -30,7 +31,11 @@ from shared.platform.client import GraphClient
 from shared.platform.errors import PlatformThrottled, PlatformUnavailable
 from shared.platform.events import send_events
 from shared.records.connections import Connection
+from shared.records.events import StoredRejection
 from shared.records.payments import CheckoutRecord, OrderRecord
+
+# What to do about a checkout purchase the service's own check keeps back: the service built it.
+CHECKOUT_REMEDY = "The hosted checkout built this event: report it to us with the event id."
 
 
 class PlatformConnections(Protocol):
@@ -48,16 +53,33 @@ def buyer_id(email: str | None, session_id: str) -> str:
     return f"checkout-{session_id}"
 
 
+class Tally(Protocol):
+    """``shared.repositories.events.DynamoEventSiteStore``: the Events page's day counts and rejections."""
+
+    def add_counts(self, org_id: str, day: str, counts: dict[tuple[str, str, str], int]) -> None: ...
+    def add_rejections(self, org_id: str, rejections: Sequence[StoredRejection]) -> None: ...
+
+
 @dataclass
 class PixelPurchases:
     connections: PlatformConnections
     clock: Clock
+    tally: Tally | None = None
 
     def send(
-        self, order: OrderRecord, email: str | None, name: str | None, checkout: CheckoutRecord, page: str
+        self,
+        order: OrderRecord,
+        email: str | None,
+        name: str | None,
+        checkout: CheckoutRecord,
+        page: str,
+        *,
+        count: bool = True,
     ) -> bool:
         """Send ``order`` to the pixel of the organization's ad account; False when there is nowhere
-        to send it (no connected ad account, no pixel). Raises the platform's transient failures."""
+        to send it (no connected ad account, no pixel). With ``count``, what became of it is added to
+        the Events page's counts (source ``checkout``) and a rejection kept there. Raises the
+        platform's transient failures."""
         try:
             connection, graph = self.connections.client_for(order.org_id)
         except (PlatformUnavailable, PlatformThrottled):
@@ -105,6 +127,7 @@ class PixelPurchases:
                 lambda batch: send_events(graph, pixel_id, batch),
                 [event],
                 now=lambda: self.clock().timestamp(),
+                remedy=CHECKOUT_REMEDY,
             )
         except (PlatformUnavailable, PlatformThrottled):
             raise
@@ -114,4 +137,23 @@ class PixelPurchases:
         finally:
             self.connections.record_usage(order.org_id, graph)
         logger.info("checkout purchase sent", extra={"sent": report.sent, "rejected": report.rejected})
+        if count and self.tally is not None:
+            now = self.clock()
+            self.tally.add_counts(
+                order.org_id,
+                now.date().isoformat(),
+                {
+                    ("checkout", "Purchase", "sent"): report.sent,
+                    ("checkout", "Purchase", "rejected"): report.rejected,
+                    ("checkout", "Purchase", "skipped"): report.skipped_too_old,
+                },
+            )
+            if report.rejections:
+                self.tally.add_rejections(
+                    order.org_id,
+                    [
+                        StoredRejection(**asdict(item), source="checkout", at=now)
+                        for item in report.rejections
+                    ],
+                )
         return report.sent == 1

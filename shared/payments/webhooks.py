@@ -72,7 +72,14 @@ class PurchaseSender(Protocol):
     """Sends a paid order to the ad account's pixel as a ``Purchase`` (``shared.payments.pixel``)."""
 
     def send(
-        self, order: OrderRecord, email: str | None, name: str | None, checkout: CheckoutRecord, page: str
+        self,
+        order: OrderRecord,
+        email: str | None,
+        name: str | None,
+        checkout: CheckoutRecord,
+        page: str,
+        *,
+        count: bool = True,
     ) -> bool: ...
 
 
@@ -223,9 +230,10 @@ class WebhookHandler:
             return recorded
         if self.purchases is not None and connection.checkout_base_url:
             # Sent for a first recording and again for a repeat whose first sending failed: the pixel
-            # keeps one event per event_id (the session id).
+            # keeps one event per event_id (the session id). Counted for the Events page on the first
+            # recording only, so a repeat never counts twice (one whose first sending failed counts short).
             page = connection.checkout_base_url.rstrip("/") + checkout_path(org_id, checkout.product_id)
-            self.purchases.send(order, buyer.email, buyer.name, checkout, page)
+            self.purchases.send(order, buyer.email, buyer.name, checkout, page, count=recorded == "recorded")
         return "order_recorded" if recorded == "recorded" else "already_paid"
 
     def _ignored(self, event_id: str, kind: str, why: str) -> WebhookAnswer:

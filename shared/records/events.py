@@ -63,7 +63,7 @@ class PurchaseSend(BaseModel):
     updated_at: datetime
 
 
-EventSource = Literal["site", "sync"]
+EventSource = Literal["site", "sync", "checkout"]
 EventOutcome = Literal["sent", "rejected", "skipped"]
 
 
@@ -97,7 +97,8 @@ class SiteAdmission(BaseModel):
 
 class EventDay(BaseModel):
     """One UTC day's events, counted as they were dealt with: ``counts[source][event name][outcome]``
-    (``site``: the shop's pages; ``sync``: purchases from the synced orders)."""
+    (``site``: the shop's pages; ``sync``: purchases from the synced orders; ``checkout``: the hosted
+    checkout's paid orders)."""
 
     date: str
     counts: dict[str, dict[str, dict[str, int]]] = Field(default_factory=dict)

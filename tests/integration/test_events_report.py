@@ -5,19 +5,23 @@ with what to do, for the signed-in user's organization only."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
 
 from local.connected import ConnectedOrg, connected_org
+from local.payments_browser import connect_payments
 from local.stack import LocalStack
+from tests.integration.payments_shop import PaymentsShop, sync_products
+from tests.integration.test_payments_webhooks import event_of, eventually, new_session, our_attempts, pay
 from tests.integration.test_purchase_events import ShopFiles, purchases_of, sync
 from tests.integration.test_site_events import page_event, post_events, site_key
 
 pytestmark = pytest.mark.integration
 
 
-def report(api: httpx.Client, org: ConnectedOrg, days: int = 14) -> dict:  # type: ignore[type-arg]
+def report(api: httpx.Client, org: ConnectedOrg, days: int = 14) -> dict[str, Any]:
     answer = api.get("/platform-ads/events", params={"days": days}, headers=org.headers)
     assert answer.status_code == 200, answer.text
     return dict(answer.json())
@@ -87,3 +91,40 @@ def test_a_period_other_than_14_or_28_days_is_a_400_naming_it(api: httpx.Client,
     answer = api.get("/platform-ads/events", params={"days": 7}, headers=org.headers)
     assert answer.status_code == 400
     assert answer.json()["error"]["field"] == "days"
+
+
+def test_a_hosted_checkouts_paid_order_is_counted_once_even_when_its_event_is_delivered_again(
+    stack: LocalStack, api: httpx.Client
+) -> None:
+    # Given a shop whose ad account is connected and whose payments take cards
+    org = connected_org(stack, api)
+    assert connect_payments(stack.api_url, org.headers["Authorization"]).json()["checkoutAvailable"] is True
+    sync_products(api, org)
+    # When a shopper pays on the hosted checkout
+    session_id = new_session(api, PaymentsShop(org, "", ""))
+    with httpx.Client(base_url=f"{stack.payments.url}/_admin", timeout=30) as payments:
+        pay(payments, session_id)
+        event = event_of(payments, "checkout.session.completed", session_id)
+
+        # Then the Events page counts its purchase under the hosted checkout
+        def checkout_rows() -> list[dict[str, Any]]:
+            return [row for row in report(api, org)["bySource"] if row["source"] == "checkout"]
+
+        [row] = eventually(checkout_rows)
+        assert (row["sourceLabel"], row["eventName"], row["sent"], row["rejected"]) == (
+            "Hosted checkout",
+            "Purchase",
+            1,
+            0,
+        )
+        # When the provider delivers the event again, and it is answered
+        attempts = len(our_attempts(event, stack))
+        payments.post(f"/events/{event['id']}/resend", json={})
+        eventually(
+            lambda: (
+                len(our_attempts(event_of(payments, "checkout.session.completed", session_id), stack))
+                > attempts
+            )
+        )
+    # Then it is still counted once
+    assert [(r["source"], r["sent"]) for r in report(api, org)["bySource"]] == [("checkout", 1)]

@@ -12,6 +12,7 @@ import pytest
 
 from shared.errors import ValidationFailed
 from shared.events.overview import EventsOverview
+from shared.payments.pixel import CHECKOUT_REMEDY
 from shared.records.events import EventRejection, PurchaseSend, StoredRejection
 from shared.repositories.events import DynamoEventSiteStore, DynamoEventStore
 from tests.unit.moto_aws import REGION, offline_aws, table
@@ -197,3 +198,29 @@ def test_rejections_before_the_period_are_left_out(
     )
     assert overview.report("org-1", 14).rejections == []
     assert [r.source for r in overview.report("org-1", 28).rejections] == ["site", "sync"]
+
+
+def test_a_checkout_purchase_kept_back_is_explained_without_asking_the_merchant_to_fix_a_file(
+    stores: tuple[DynamoEventSiteStore, DynamoEventStore], overview: EventsOverview
+) -> None:
+    # Given the hosted checkout's purchase, built by the service, kept back by its own check
+    counts, _ = stores
+    counts.add_rejections(
+        "org-1",
+        [
+            StoredRejection(
+                event_id="cs_1",
+                event_name="Purchase",
+                reason="custom_data.currency is not a three-letter ISO 4217 code",
+                remedy=CHECKOUT_REMEDY,
+                field="custom_data.currency",
+                source="checkout",
+                at=NOW,
+            )
+        ],
+    )
+    # Then the page says what was wrong in plain words, and that it is ours to fix
+    [rejection] = overview.report("org-1", 14).rejections
+    assert rejection.source_label == "Hosted checkout"
+    assert "three-letter currency code" in rejection.explanation
+    assert rejection.remedy == CHECKOUT_REMEDY
