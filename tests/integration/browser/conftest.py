@@ -21,6 +21,7 @@ from local.seed import create_user
 from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
 from local.template import ROOT
+from tests.integration.browser.this_machine import keep_on_this_machine
 
 CHROMIUM = Path("/usr/bin/chromium")
 AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
@@ -65,15 +66,7 @@ def dashboard(stack: LocalStack) -> str:
 def context(browser: Browser, dashboard: str) -> Iterator[BrowserContext]:
     context = browser.new_context(base_url=dashboard, viewport=DESKTOP)
     context.grant_permissions(["clipboard-read", "clipboard-write"], origin=dashboard)
-    # Every request the pages make stays on this machine: anything else fails the test.
-    context.route(
-        "**/*",
-        lambda route: (
-            route.continue_()
-            if route.request.url.startswith(("http://127.0.0.1", "http://localhost"))
-            else route.abort()
-        ),
-    )
+    keep_on_this_machine(context)
     yield context
     context.close()
 

@@ -59,7 +59,7 @@ window.fbq = function () {{ window.pixelCalls.push([...arguments]); }};
 
 def held(sandbox: httpx.Client, event_ids: set[str], count: int) -> list[dict[str, Any]]:
     """The pixel's events with ``event_ids``, once ``count`` of them arrived (the snippet's requests
-    are not awaited by the page)."""
+    are not awaited by the page; they go out while this waits outside Playwright, see this_machine)."""
     deadline = time.monotonic() + 30
     while True:
         events = sandbox.get(f"/pixels/{PIXEL_ID}/events").json()["events"]
@@ -69,13 +69,6 @@ def held(sandbox: httpx.Client, event_ids: set[str], count: int) -> list[dict[st
         time.sleep(0.2)
 
 
-@pytest.mark.xfail(
-    reason="Known defect, found 2026-11-25 and not yet fixed: the reload's purchase, served by the "
-    "warm SiteEventsFunction container after the first, is never answered (the fetch stays pending; "
-    "three requests at once, each on a cold container, pass). Not the Graph client kept between "
-    "invocations: with none kept it still hangs.",
-    strict=False,
-)
 def test_the_snippets_events_arrive_with_the_pixels_ids_deduplicated_and_readable(
     page: Page, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client, shop: tuple[str, list[str]]
 ) -> None:
@@ -91,8 +84,7 @@ def test_the_snippets_events_arrive_with_the_pixels_ids_deduplicated_and_readabl
     page.goto(f"{address}/products/p1?fbclid=AbCdEfGhIjKl")
     order = f"order-{uuid.uuid4().hex[:8]}"
     viewed = page.evaluate("shopEvent('ViewContent', {content_ids: ['p1'], value: 24, currency: 'GBP'})")
-    # (the reload comes after the first thank-you page's request was relayed, so the second is served by
-    # a warm container: a Graph client kept from an earlier invocation left it unanswered)
+    # (the reload comes after the first thank-you page's request was relayed: a warm container serves it)
     for shown in (2, 3):
         page.evaluate(
             f"shopEvent('Purchase', {{value: 24, currency: 'GBP', content_ids: ['p1']}}, '{order}')"
