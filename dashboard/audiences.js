@@ -60,7 +60,7 @@ function row(audience) {
   );
 }
 
-const ADVERT_STATES = { creating: "being created", paused: "paused", active: "active", rolling_back: "being rolled back", rolled_back: "rolled back: nothing left on the platform", failed: "failed" };
+const ADVERT_STATES = { creating: "being created", paused: "paused", active: "active", rolling_back: "being rolled back", rolled_back: "rolled back: nothing left on the platform", failed: "failed", deleted_on_platform: "deleted on the platform" };
 
 /** Publish advert's campaign: its id and state in words, and what a failed rollback left behind. */
 function campaign(audience) {

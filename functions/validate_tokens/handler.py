@@ -1,4 +1,5 @@
-"""Scheduled (EventBridge Scheduler): validate every active platform connection's token."""
+"""Scheduled (EventBridge Scheduler): validate every active platform connection's token, then look
+for what was deleted on the platform's side (audiences, adverts) since the last run."""
 
 from typing import Any
 
@@ -6,6 +7,8 @@ from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from shared import deadline, wiring
+from shared.audiences.drift import check_connected_drift
+from shared.clock import utc_now
 from shared.connections.validation import validate_active_connections
 from shared.observability import logger, metrics, tracer
 
@@ -18,4 +21,11 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     summary = validate_active_connections(wiring.connection_service(), wiring.connection_store())
     metrics.add_metric(name="TokensInvalid", unit=MetricUnit.Count, value=summary.invalid)
     metrics.add_metric(name="TokensExpiring", unit=MetricUnit.Count, value=summary.expiring)
-    return summary.model_dump()
+    drift = check_connected_drift(
+        wiring.connection_store(), wiring.audience_store(), wiring.connection_service(), utc_now
+    )
+    metrics.add_metric(
+        name="AudiencesDeletedOnPlatform", unit=MetricUnit.Count, value=drift.audiences_deleted
+    )
+    metrics.add_metric(name="AdvertsDeletedOnPlatform", unit=MetricUnit.Count, value=drift.adverts_deleted)
+    return {**summary.model_dump(), "drift": drift.model_dump()}

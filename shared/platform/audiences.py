@@ -129,6 +129,14 @@ def find_marked(client: GraphClient, ad_account_id: str, marker: str) -> list[Cr
     return [CreatedObject.model_validate(node) for node in client.iterate(path, query)]
 
 
+def list_audience_ids(client: GraphClient, ad_account_id: str) -> frozenset[str]:
+    """The ids of every audience (custom and lookalike) the ad account has now, every page of its
+    ``customaudiences`` edge: what the scheduled drift check compares the service's audiences with
+    (an audience deleted in the ads manager is no longer listed)."""
+    path = f"{ad_account_node(ad_account_id)}/customaudiences"
+    return frozenset(str(node["id"]) for node in client.iterate(path, {"fields": "id", "limit": 500}))
+
+
 def create_custom_audience(
     client: GraphClient,
     ad_account_id: str,

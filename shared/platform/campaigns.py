@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from shared.platform.audiences import CreatedObject
 from shared.platform.client import GraphClient
 from shared.platform.encoding import ad_account_node
+from shared.platform.errors import PlatformError, object_gone
 
 PAUSED = "PAUSED"
 ACTIVE = "ACTIVE"
@@ -149,6 +150,20 @@ def list_objects(
     if name is not None:
         query["filtering"] = [{"field": "name", "operator": "EQUAL", "value": name}]
     return [AdObjectSummary.model_validate(node) for node in client.iterate(path, query)]
+
+
+def read_status(client: GraphClient, object_id: str) -> str | None:
+    """A campaign's, ad set's or ad's ``effective_status`` (``status`` when the platform gives no
+    effective one), or None when the platform says the object no longer exists (100/33). A deleted
+    object may stay readable for a while with ``DELETED`` (docs/platform-notes.md §6.7)."""
+    try:
+        body = client.get(object_id, {"fields": "status,effective_status"}).body
+    except PlatformError as exc:
+        if object_gone(exc):
+            return None
+        raise
+    status = body.get("effective_status") or body.get("status")
+    return str(status) if status is not None else None
 
 
 def set_status(client: GraphClient, object_id: str, status: str) -> None:

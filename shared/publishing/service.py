@@ -79,7 +79,7 @@ EDGE_OF_KIND: dict[AdObjectKind, campaigns.Edge] = {
 PLACEHOLDER = "{%s}"
 # Activation order: the campaign last, so nothing delivers before the whole chain is active.
 ACTIVATION_ORDER: tuple[AdObjectKind, ...] = ("ad", "adset", "campaign")
-FINISHED = frozenset({"paused", "active", "rolled_back", "failed"})
+FINISHED = frozenset({"paused", "active", "rolled_back", "failed", "deleted_on_platform"})
 _CONFLICT_REMEDY = {
     "creating": "Repeat the request that started it, with its Idempotency-Key, to resume it.",
     "rolling_back": "Repeat the request that started it, with its Idempotency-Key, to finish its rollback.",
@@ -247,7 +247,11 @@ class PublishingService:
             finally:
                 self.connections.record_usage(org_id, graph)
         done = publication.state in FINISHED
-        failure = publication.failure if done and publication.state in {"rolled_back", "failed"} else None
+        failure = (
+            publication.failure
+            if done and publication.state in {"rolled_back", "failed", "deleted_on_platform"}
+            else None
+        )
         return PublishProgress(state=publication.state, done=done, failure=failure)
 
     def _run(self, record: AudienceRecord, *, repeated: bool = False) -> PublicationView:

@@ -52,7 +52,11 @@ AdObjectKind = Literal["campaign", "adset", "adcreative", "ad"]
 # platform and reported (the remedy says to delete it by hand).
 AdObjectState = Literal["planned", "attempted", "created", "deleted", "delete_failed"]
 # creating -> paused | active; on a failure: rolling_back -> rolled_back | failed (objects left).
-PublicationState = Literal["creating", "paused", "active", "rolling_back", "rolled_back", "failed"]
+# deleted_on_platform: its campaign, ad set or ad was deleted in the platform's ads manager (found by
+# the scheduled drift check); deleting the advert in the service removes what is left.
+PublicationState = Literal[
+    "creating", "paused", "active", "rolling_back", "rolled_back", "failed", "deleted_on_platform"
+]
 
 
 class AdObjectRecord(BaseModel):

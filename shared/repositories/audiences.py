@@ -38,6 +38,20 @@ class DynamoAudienceStore:
     def put(self, record: AudienceRecord) -> None:
         self._table.put_item(Item=_item(record))
 
+    def save_unchanged(self, record: AudienceRecord, seen: datetime) -> bool:
+        """Write ``record`` whole if the stored one was last written at ``seen`` (its ``updated_at``
+        when read); False when another writer changed it meanwhile. For a check that read the record
+        some platform calls ago and must not overwrite an activation's, a sync's or a delete's write."""
+        try:
+            self._table.put_item(
+                Item=_item(record),
+                ConditionExpression="updated_at = :seen",
+                ExpressionAttributeValues={":seen": iso(seen)},
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
     def mark_recovery(self, record: AudienceRecord) -> bool:
         """Write ``record.recovery`` (and ``updated_at``, which moves it in the in-progress index)
         if the audience is still in progress; False when it is not (it finished meanwhile)."""

@@ -1,7 +1,8 @@
 """Drift from the platform's side: an audience deleted in the platform's ads manager (a DELETE by
 the marketer on the Graph API, not by the service) is listed as deleted on the platform once the
-service meets it, refresh says why it cannot run, and deleting it in the service succeeds
-(issue 25, item 2)."""
+service meets it (a refresh, a sync, or the scheduled check, which also finds adverts whose campaign,
+ad set or ad were deleted there), refresh says why it cannot run, and deleting it in the service
+succeeds (issue 25, item 2)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from local.connected import ConnectedOrg
 from local.stack import LocalStack
 from tests.integration.test_audiences import body, users
 from tests.integration.test_publishing import MarketerToken, create_audience, ids_of, publish
+from tests.integration.test_token_validation import SCHEDULED_EVENT
 
 
 @pytest.fixture
@@ -92,3 +94,40 @@ def test_an_advert_whose_campaign_was_deleted_in_ads_manager_is_deleted_in_the_s
     # Then both succeed
     assert advert_deleted.status_code == 204, advert_deleted.text
     assert audience_deleted.status_code == 204, audience_deleted.text
+
+
+def test_the_scheduled_check_shows_what_was_deleted_in_ads_manager_before_the_marketer_meets_it(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, ads_manager: httpx.Client
+) -> None:
+    # Given: an audience the marketer deleted in the ads manager, and another whose published advert's
+    # campaign they deleted there
+    gone = deleted_in_ads_manager(api, org, ads_manager)
+    advertised = create_audience(api, org)
+    published = publish(api, org, advertised)
+    assert published.status_code == 201, published.text
+    assert ads_manager.delete(f"/{ids_of(published.json())['campaign']}").json() == {"success": True}
+    # When the scheduled job runs (token validation, then the look for drift)
+    assert stack.gateway is not None
+    summary = stack.gateway.invoke("ValidateTokensFunction", SCHEDULED_EVENT)
+    # Then the list shows both as deleted on the platform, with what to do, before any refresh or delete
+    assert summary["drift"]["audiences_deleted"] >= 1
+    assert summary["drift"]["adverts_deleted"] >= 1
+    shown = listed(api, org, gone["audienceId"])
+    assert shown["status"] == "deleted_on_platform"
+    assert shown["failure"]["code"] == "platform_audience_deleted"
+    advert = listed(api, org, advertised["audienceId"])["advert"]
+    assert advert["state"] == "deleted_on_platform"
+    assert advert["failure"]["code"] == "platform_advert_deleted"
+    assert "campaign" in advert["failure"]["message"]
+    assert "Delete the advert here" in advert["failure"]["remedy"]
+    # And the actions that still make sense work: the advert, then its audience, are deleted
+    path = f"/platform-ads/audiences/{advertised['audienceId']}"
+    advert_deleted = api.delete(f"{path}/advert", params={"confirm": "true"}, headers=org.headers)
+    assert advert_deleted.status_code == 204, advert_deleted.text
+    assert api.delete(path, params={"confirm": "true"}, headers=org.headers).status_code == 204
+    assert (
+        api.delete(
+            f"/platform-ads/audiences/{gone['audienceId']}", params={"confirm": "true"}, headers=org.headers
+        ).status_code
+        == 204
+    )

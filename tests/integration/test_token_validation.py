@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from typing import Any
 
 import httpx
 import pytest
@@ -33,9 +34,9 @@ def platform_token(org_id: str) -> str:
     return wiring.envelope_cipher().decrypt(connection.token, connection.token_context())
 
 
-def run_job(stack: LocalStack) -> dict[str, int]:
+def run_job(stack: LocalStack) -> dict[str, Any]:
     assert stack.gateway is not None
-    result: dict[str, int] = stack.gateway.invoke("ValidateTokensFunction", SCHEDULED_EVENT)
+    result: dict[str, Any] = stack.gateway.invoke("ValidateTokensFunction", SCHEDULED_EVENT)
     return result
 
 
@@ -52,7 +53,7 @@ def test_the_job_marks_a_revoked_token_invalid_and_keeps_the_others(
     # (the stack is shared, so other tests' connections are among them)
     recorded = [wiring.connection_store().get(org_id) for org_id in active]
     health = Counter(c.token_health for c in recorded if c is not None)
-    assert summary == {
+    assert {key: value for key, value in summary.items() if key != "drift"} == {
         "checked": len(active),
         "valid": health["valid"],
         "expiring": health["expiring"],
