@@ -1,6 +1,7 @@
 """The dashboard runs under its Content-Security-Policy in Chromium: every page is served with it,
-the pages do their work without a single violation, and script planted in the page (an inline
-script, an inline handler) is refused and reported by the browser."""
+the pages do their work without a single violation, script planted in the page (an inline script,
+an inline handler) is refused and reported by the browser, and markup a merchant or the platform
+puts in a field (a key label, an audience name, the platform's error message) is shown as text."""
 
 from __future__ import annotations
 
@@ -11,9 +12,13 @@ import httpx
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 
+from local.connected import ConnectedOrg
 from local.seed import DemoCredentials
+from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
 from tests.integration.browser.conftest import sign_in
+from tests.integration.browser.test_wizard import connected_user
+from tests.integration.test_activation_pipeline import users, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -37,6 +42,7 @@ document.addEventListener("securitypolicyviolation", (event) => {
 });
 """
 HOSTILE_LABEL = '<img src=x onerror="window.__ran=1">'
+HOSTILE_MESSAGE = "<svg onload=\"window.__ran='message'\"></svg>"
 
 
 @pytest.fixture
@@ -114,6 +120,51 @@ def test_markup_in_a_key_label_is_shown_as_text_and_never_runs(
     watched.goto("/api-keys.html")
     # Then: the label is text, nothing ran, and nothing needed refusing
     expect(watched.get_by_role("row").filter(has_text=re.compile(re.escape(HOSTILE_LABEL)))).to_have_count(1)
+    watched.wait_for_load_state("networkidle")
+    assert watched.evaluate("window.__ran") is None
+    assert violations(watched) == []
+
+
+def test_markup_in_an_audience_name_and_a_platform_message_is_shown_as_text_and_never_runs(
+    watched: Page, stack: LocalStack, sandbox: httpx.Client
+) -> None:
+    # Given: an organization whose audience is named with markup, and whose other activation the
+    # platform refused with a message holding markup (the platform's words are shown to the marketer)
+    email, password = connected_user(watched, stack)
+    org = ConnectedOrg(email.split("@")[0], {"Authorization": f"Bearer {jwt_for(stack, email, password)}"})
+    with httpx.Client(base_url=stack.api_url, timeout=60) as api:
+        named = api.post(
+            "/platform-ads/audiences",
+            json={"name": f"Buyers {HOSTILE_LABEL}", "users": users(20, "n")},
+            headers=org.headers,
+        )
+        assert named.status_code == 201, named.text
+        sandbox.post(
+            "/faults",
+            json={
+                "kind": "error",
+                "method": "POST",
+                "path": "/customaudiences$",
+                "code": 100,
+                "message": f"Invalid parameter {HOSTILE_MESSAGE}",
+                "http_status": 400,
+            },
+        ).raise_for_status()
+        started = api.post(
+            "/platform-ads/activations",
+            json={"name": "Refused list", "users": users(20, "r")},
+            headers=org.headers,
+        )
+        assert started.status_code == 202, started.text
+        wait_until(api, org, started.json()["audienceId"], "failed", "succeeded")
+    # When the Audiences page shows them
+    watched.goto("/audiences.html")
+    named_row = watched.get_by_role("row").filter(has_text=f"Buyers {HOSTILE_LABEL}")
+    refused_row = watched.get_by_role("row").filter(has_text="Refused list")
+    # Then both are text: the name as written, the platform's message with its markup; nothing ran and
+    # nothing needed refusing
+    expect(named_row).to_have_count(1)
+    expect(refused_row).to_contain_text(HOSTILE_MESSAGE)
     watched.wait_for_load_state("networkidle")
     assert watched.evaluate("window.__ran") is None
     assert violations(watched) == []
