@@ -34,6 +34,47 @@ async function load() {
   document.getElementById("disconnect").hidden = !status.connected;
 }
 
+const OUTCOMES = { expired: "Expired unpaid", failed: "Payment failed" };
+
+function cell(label, ...content) {
+  return el("td", { "data-label": label }, ...content);
+}
+
+/** Fill a table's body with rows, or show its empty state instead. */
+function fill(name, rows) {
+  document.getElementById(name).replaceChildren(...rows);
+  document.getElementById(`${name}-block`).hidden = rows.length === 0;
+  document.getElementById(`${name}-empty`).hidden = rows.length !== 0;
+}
+
+async function loadOrders() {
+  const { orders, unpaid } = await api("/payments/orders");
+  fill("orders", orders.map((order) => el(
+    "tr",
+    {},
+    cell("Product", order.productName),
+    cell("Quantity", String(order.quantity)),
+    cell("Amount", order.amount),
+    cell("Paid", formatDate(order.paidAt)),
+  )));
+  fill("unpaid", unpaid.map((checkout) => el(
+    "tr",
+    {},
+    cell("Product", checkout.productName),
+    cell("Quantity", String(checkout.quantity)),
+    cell("Amount", checkout.amount),
+    cell("Outcome", OUTCOMES[checkout.state] ?? checkout.state),
+    cell(
+      "Cards refused",
+      checkout.failedAttempts
+        ? `${checkout.failedAttempts} refused. Last: ${checkout.lastFailureReason ?? checkout.lastFailure}`
+        : "None",
+    ),
+    cell("Started", formatDate(checkout.createdAt)),
+    cell("Ended", formatDate(checkout.updatedAt)),
+  )));
+}
+
 document.getElementById("connect").addEventListener("click", async () => {
   try {
     const { onboardingUrl } = await api("/payments/connect", { method: "POST" });
@@ -60,5 +101,8 @@ page(async () => {
   if (new URLSearchParams(location.search).get("returned") === "1") {
     announce("You are back from the payment provider: here is where your account stands.", "success");
   }
-  await load().catch((exc) => announce(exc.message, "error"));
+  await Promise.all([
+    load().catch((exc) => announce(exc.message, "error")),
+    loadOrders().catch((exc) => announce(exc.message, "error")),
+  ]);
 });

@@ -20,6 +20,33 @@ from shared.wire_models import CamelModel
 ORDERS_SHOWN = 100
 UNPAID_SHOWN = 50
 
+# The provider's refusal codes (its decline_code, else its error code; the webhook keeps the last one)
+# as a merchant reads them.
+REFUSALS = {
+    "generic_decline": "The card was declined by its bank.",
+    "card_declined": "The card was declined by its bank.",
+    "do_not_honor": "The card was declined by its bank.",
+    "insufficient_funds": "The card did not have enough funds.",
+    "lost_card": "The card was reported lost.",
+    "stolen_card": "The card was reported stolen.",
+    "expired_card": "The card has expired.",
+    "incorrect_cvc": "The card's security code was wrong.",
+    "invalid_cvc": "The card's security code was wrong.",
+    "incorrect_number": "The card number was wrong.",
+    "processing_error": "The payment provider could not process the card; the shopper may try again.",
+    "authentication_required": "The card's bank asked for authentication, which was not completed.",
+    "payment_intent_authentication_failure": "The card's bank authentication failed or was abandoned.",
+    "test_mode_live_card": "A real card was used while payments are in test mode.",
+    "payment_failed": "The payment failed.",
+}
+
+
+def refusal_in_words(code: str | None) -> str | None:
+    """What a refusal code means, for the dashboard; an unknown code is named as the provider gave it."""
+    if code is None:
+        return None
+    return REFUSALS.get(code, f"The card was refused (the provider's code: {code}).")
+
 
 class OrderStore(Protocol):
     def list_orders(self, org_id: str, limit: int) -> list[OrderRecord]: ...
@@ -49,6 +76,9 @@ class UnpaidCheckoutView(CamelModel):
     failed_attempts: int = Field(description="Cards the provider refused on it.")
     last_failure: str | None = Field(
         description="The provider's code for the last refusal, e.g. card_declined."
+    )
+    last_failure_reason: str | None = Field(
+        description="The last refusal in words, e.g. The card was declined by its bank."
     )
     created_at: datetime
     updated_at: datetime
@@ -94,6 +124,7 @@ class Orders:
                     state=checkout.state,
                     failed_attempts=checkout.failed_attempts,
                     last_failure=checkout.last_failure,
+                    last_failure_reason=refusal_in_words(checkout.last_failure),
                     created_at=checkout.created_at,
                     updated_at=checkout.updated_at,
                 )

@@ -4,14 +4,22 @@ disconnecting, as a merchant does it."""
 
 from __future__ import annotations
 
+import re
+import time
 import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 from playwright.sync_api import Page, expect
 
 from local.seed import create_user
 from local.stack import LocalStack
-from tests.integration.browser.conftest import axe_violations, dump, sign_in
+from shared import wiring
+from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
+from tests.integration.payments_shop import shop_taking_payments
 
 pytestmark = pytest.mark.integration
 
@@ -95,3 +103,96 @@ def test_disconnecting_asks_first_and_then_offers_to_connect_again(page: Page, s
     expect(page.locator(".badge")).to_have_text("Disconnected")
     expect(page.get_by_role("button", name="Connect a payments account")).to_be_visible()
     assert "can no longer take payments" in asked[0]
+
+
+LOADED = 30_000  # ms
+
+
+def fill_card(page: Page, number: str) -> None:
+    """The provider's hosted payment page, as a shopper fills it in."""
+    page.get_by_label("Email").fill("ada@example.com")
+    page.get_by_label("Card number").fill(number)
+    page.get_by_label("Expiration (MM / YY)").fill("12 / 34")
+    page.get_by_label("CVC").fill("123")
+    page.get_by_label("Cardholder name").fill("Ada Lovelace")
+
+
+def eventually(found: Callable[[], Any], timeout: float = 60.0) -> Any:
+    """``found()`` once it is truthy (the provider delivers its webhooks in the background)."""
+    deadline = time.monotonic() + timeout
+    while not (value := found()):
+        assert time.monotonic() < deadline, "not within the time"
+        time.sleep(0.3)
+    return value
+
+
+def test_paid_orders_and_unpaid_checkouts_are_listed_on_the_payments_page(
+    page: Page, stack: LocalStack, screenshots: Path
+) -> None:
+    # Given: a shop taking card payments (its products synced: a mug at 12.50, a teapot at 30), no
+    # order yet: the page says so
+    shop = shop_taking_payments(stack)
+    org_id = shop.org.org_id
+    sign_in(page, shop.email, shop.password)
+    page.goto("/payments.html")
+    # (a function's first answer may take a cold start on a busy machine)
+    expect(page.get_by_text("Taking card payments")).to_be_visible(timeout=LOADED)
+    expect(page.get_by_text("No orders yet.")).to_be_visible(timeout=LOADED)
+    expect(page.get_by_text("None: no checkout has expired unpaid or failed.")).to_be_visible()
+    assert axe_violations(page) == [], dump(axe_violations(page))
+
+    # When: a shopper buys two mugs on the hosted checkout, a declined card first, then the success card
+    page.goto(f"{stack.api_url}/checkout/{org_id}/p-mug")
+    page.get_by_label("Quantity").fill("2")
+    page.get_by_role("button", name="Continue to secure payment").click()
+    expect(page.get_by_role("heading", name="Pay Ada's Mugs")).to_be_visible(timeout=LOADED)
+    fill_card(page, "4000 0000 0000 0002")
+    page.get_by_role("button", name="Pay $25.00").click()
+    expect(page.get_by_role("alert")).to_have_text("Your card was declined.")
+    fill_card(page, "4242 4242 4242 4242")
+    page.get_by_role("button", name="Pay $25.00").click()
+    page.wait_for_url(f"**/checkout/{org_id}/p-mug/paid**", timeout=LOADED)
+    expect(page.get_by_role("heading", name="Thank you for your order")).to_be_visible()
+    # And another shopper's card is declined on three teapots, and the session expires unpaid
+    page.goto(f"{stack.api_url}/checkout/{org_id}/p-teapot")
+    page.get_by_label("Quantity").fill("3")
+    page.get_by_role("button", name="Continue to secure payment").click()
+    expect(page.get_by_role("heading", name="Pay Ada's Mugs")).to_be_visible(timeout=LOADED)
+    fill_card(page, "4000 0000 0000 9995")
+    page.get_by_role("button", name="Pay $90.00").click()
+    expect(page.get_by_role("alert")).to_have_text("Your card has insufficient funds.")
+    session_id = page.url.rsplit("/", 1)[1].split("?")[0]
+    connection = wiring.payments_store().get_connection(org_id)
+    assert connection is not None
+    account = wiring.payments_connection_status().account_id(connection)
+    expired = httpx.post(
+        f"{stack.payments.url}/v1/checkout/sessions/{session_id}/expire",
+        headers={"Authorization": f"Bearer {stack.payments.config.secret_key}", "Stripe-Account": account},
+    )
+    assert expired.status_code == 200, expired.text
+    # (the provider's webhooks are delivered in the background: the page is read once both arrived)
+    eventually(lambda: (v := wiring.payments_orders().view(org_id)).orders and v.unpaid)
+
+    # Then: the Payments page lists the order (product, quantity, amount in its currency, when) ...
+    page.goto("/payments.html")
+    orders = page.get_by_role("table", name="Orders")
+    expect(orders.get_by_role("row")).to_have_count(2, timeout=LOADED)  # the header and the one order
+    row = orders.get_by_role("row").nth(1)
+    expect(row.get_by_role("cell")).to_have_text(["Ada's Mug", "2", "$25.00", re.compile(r"\d")])
+    expect(page.get_by_text("No orders yet.")).to_be_hidden()
+    # ... and the checkout that expired unpaid, with the refused card in words
+    unpaid = page.get_by_role("table", name="Checkouts not paid")
+    expect(unpaid.get_by_role("row")).to_have_count(2)
+    cells = unpaid.get_by_role("row").nth(1).get_by_role("cell")
+    expect(cells.nth(0)).to_have_text("Teapot")
+    expect(cells.nth(1)).to_have_text("3")
+    expect(cells.nth(2)).to_have_text("$90.00")
+    expect(cells.nth(3)).to_have_text("Expired unpaid")
+    expect(cells.nth(4)).to_have_text("1 refused. Last: The card did not have enough funds.")
+    assert axe_violations(page) == [], dump(axe_violations(page))
+    for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
+        page.set_viewport_size(size)
+        page.screenshot(path=screenshots / f"payments-orders-{label}.png", full_page=True)
+    # And on a phone the rows still name each value (the table stacks)
+    expect(row.get_by_role("cell").nth(2)).to_be_visible()
+    assert axe_violations(page) == [], dump(axe_violations(page))
