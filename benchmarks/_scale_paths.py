@@ -114,6 +114,10 @@ class DiskBlobs:
         target.parent.mkdir(parents=True, exist_ok=True)
         _copy(path, target)
 
+    def delete(self, key: str) -> None:
+        self.calls += 1
+        self._path(key).unlink(missing_ok=True)
+
     def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
         return UploadForm(f"file://{self._path(key)}", {"key": key})
 

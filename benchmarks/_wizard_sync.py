@@ -38,6 +38,9 @@ class MemoryBlobs:
     def upload(self, key: str, path: Path, content_type: str = "application/octet-stream") -> None:
         self.objects[key] = path.read_bytes()
 
+    def delete(self, key: str) -> None:
+        self.objects.pop(key, None)
+
     def size(self, key: str) -> int | None:
         return len(self.objects[key]) if key in self.objects else None
 

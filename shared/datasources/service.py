@@ -41,8 +41,8 @@ from shared.datasources.models import (
 from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, columns_of
 from shared.observability import logger
+from shared.payments.order_files import CheckoutOrderFiles
 from shared.records.datasources import FILE_KINDS, DatasetVersion, ModelTraining, SyncRecord
-from shared.records.payments import checkout_orders_prefix
 from shared.records.uploads import UploadForm
 
 if TYPE_CHECKING:
@@ -70,6 +70,7 @@ class DataBlobs(Protocol):
     def download(self, key: str, path: Path) -> None: ...
     def keys(self, prefix: str) -> list[str]: ...
     def upload(self, key: str, path: Path, content_type: str = ...) -> None: ...
+    def delete(self, key: str) -> None: ...
     def size(self, key: str) -> int | None: ...
     def upload_form(
         self, key: str, content_type: str, max_bytes: int, expires_seconds: int
@@ -96,6 +97,11 @@ class DataSourceService:
     blobs: DataBlobs
     clock: Clock
     max_file_bytes: int
+
+    @property
+    def checkout_orders(self) -> CheckoutOrderFiles:
+        """The hosted checkout's paid orders in the data bucket (read and compacted at each sync)."""
+        return CheckoutOrderFiles(self.blobs)
 
     def upload_links(self, org_id: str, request: UploadLinksRequest) -> UploadLinks:
         """Three 15-minute presigned POSTs, one per file, under a new upload id; S3 refuses a file
@@ -235,9 +241,24 @@ class DataSourceService:
             # The hosted checkout's orders join every version (the files are a whole export each time).
             directory = workspace.path("checkout-orders")
             directory.mkdir()
-            for key in self.blobs.keys(checkout_orders_prefix(org_id)):
-                self.blobs.download(key, directory / key.rsplit("/", 1)[-1])
-            check, checkout_orders = engine_sync.add_checkout_orders(workspace, directory, check)
+            found = self.checkout_orders.gather(org_id, directory)
+            checkout_orders = 0
+            if found.parts or found.singles:
+                days = engine_sync.read_checkout_orders(workspace, found.part_paths, found.single_paths)
+                check, checkout_orders = engine_sync.add_checkout_orders(workspace, check)
+                # Before the version is published: a failed compaction fails the step, which is run
+                # again whole (the objects it had not yet replaced are still there).
+                compacted = self.checkout_orders.compact(
+                    org_id, found, engine_sync.write_checkout_order_days(workspace, days)
+                )
+                logger.info(
+                    "checkout orders compacted",
+                    extra={
+                        "days": compacted.days,
+                        "parts_replaced": compacted.parts_deleted,
+                        "orders_compacted": compacted.singles_deleted,
+                    },
+                )
             version = self._store_version(record, check, engine_sync.write_version(workspace, files, check))
         logger.info(
             "dataset synced",

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import csv
 import zipfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -411,15 +411,38 @@ def _unreadable(name: str, exc: Unreadable) -> ValidationFailed:
 # --- the hosted checkout's orders ------------------------------------------------------------------
 
 
-def add_checkout_orders(workspace: Workspace, directory: Path, check: ShopCheck) -> tuple[ShopCheck, int]:
-    """The hosted checkout's paid orders (the JSON files in ``directory``, one per order) joined to the
-    checked files' tables: each buyer is the customers file's customer with the same e-mail, or a new
-    customer; an order already in the orders file or for a product not in the products file is left
-    out. Returns ``check`` with the tables' new counts and latest order, and the orders added."""
+def read_checkout_orders(workspace: Workspace, parts: Sequence[Path], singles: Sequence[Path]) -> list[str]:
+    """The hosted checkout's paid orders into the engine: ``parts`` (the compacted days, Parquet) and
+    ``singles`` (one JSON object per order paid since). Returns the days (UTC, ``YYYY-MM-DD``) that
+    gained an order, which ``write_checkout_order_days`` writes again whole."""
     connection = workspace.connection
-    if not any(directory.glob("*.json")):
-        return check, 0
-    queries.run(connection, "read_checkout_orders", {"glob": str(directory / "*.json")})
+    queries.run(connection, "checkout_order_files")
+    if parts:
+        queries.run(connection, "read_checkout_order_days", {"parts": [str(path) for path in parts]})
+    if singles:
+        queries.run(connection, "read_checkout_order_singles", {"singles": [str(path) for path in singles]})
+    queries.run(connection, "read_checkout_orders")
+    return [str(day) for (day,) in queries.run(connection, "checkout_order_new_days").fetchall()]
+
+
+def write_checkout_order_days(workspace: Workspace, days: Sequence[str]) -> dict[str, Path]:
+    """Each of ``days`` whole, one row per order, as a Parquet file (the day's new part)."""
+    written = {}
+    for day in days:
+        path = workspace.path(f"checkout-orders-{day}.parquet")
+        workspace.connection.sql(queries.text("checkout_order_day"), params={"day": day}).write_parquet(
+            str(path)
+        )
+        written[day] = path
+    return written
+
+
+def add_checkout_orders(workspace: Workspace, check: ShopCheck) -> tuple[ShopCheck, int]:
+    """The hosted checkout's paid orders (``read_checkout_orders``) joined to the checked files'
+    tables: each buyer is the customers file's customer with the same e-mail, or a new customer; an
+    order already in the orders file or for a product not in the products file is left out. Returns
+    ``check`` with the tables' new counts and latest order, and the orders added."""
+    connection = workspace.connection
     queries.run(connection, "checkout_buyers")
     queries.run(connection, "add_checkout_customers")
     queries.run(connection, "add_checkout_orders")

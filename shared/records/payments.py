@@ -104,6 +104,7 @@ class OrderRecord(BaseModel):
 
 
 def checkout_orders_prefix(org_id: str) -> str:
-    """Where the hosted checkout keeps each paid order's line and buyer in the data bucket, one JSON
-    object per order (``shared.payments.webhooks`` writes them, each sync reads them all)."""
+    """Where the hosted checkout keeps each paid order's line and buyer in the data bucket: one JSON
+    object per order as ``shared.payments.webhooks`` writes it, until a sync compacts it into its
+    day's Parquet part under ``days/`` (``shared.payments.order_files``)."""
     return f"checkout-orders/{org_id}/"

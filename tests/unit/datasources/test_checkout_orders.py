@@ -2,7 +2,8 @@
 JSON object per order under ``checkout-orders/<org>/``; every sync adds them to the version's tables,
 the buyer as the customers file's customer with the same e-mail or a customer of their own, with the
 order id the provider's session id (so the purchase the sync sends later has the event id the webhook
-already sent, and the pixel keeps one)."""
+already sent, and the pixel keeps one). Each sync compacts what it read into one Parquet part per day
+(``shared/payments/order_files.py``), so the next reads one object per day, not one per order."""
 
 from __future__ import annotations
 
@@ -20,9 +21,13 @@ from tests.unit.datasources.conftest import ORG, DataSourceWorld
 from tests.unit.datasources.test_sync import CUSTOMERS, ORDERS, PRODUCTS
 
 
-def paid_order(world: DataSourceWorld, session_id: str, **fields: Any) -> None:
+def paid_order(
+    world: DataSourceWorld,
+    session_id: str,
+    paid_at: datetime = datetime(2026, 11, 20, 15, 30, tzinfo=UTC),
+    **fields: Any,
+) -> None:
     """A paid order's file as the webhook writes it (``shared.payments.webhooks._buyer_file``)."""
-    paid_at = datetime(2026, 11, 20, 15, 30, tzinfo=UTC)
     order = {
         "order_id": session_id,
         "product_id": "p1",
@@ -137,3 +142,95 @@ def test_every_sync_holds_every_paid_order(world: DataSourceWorld, tmp_path: Pat
         None,
         None,
     )
+
+
+def order_objects(world: DataSourceWorld) -> list[str]:
+    """What the data bucket holds of the checkout's orders, the day parts' ids left out."""
+    return [
+        key.rsplit("/", 1)[0] + "/" if "/days/" in key else key
+        for key in world.blobs.keys(f"checkout-orders/{ORG}/")
+    ]
+
+
+def test_a_sync_compacts_the_orders_it_read_into_one_part_per_day(
+    world: DataSourceWorld, tmp_path: Path
+) -> None:
+    # Given: three orders paid over two days, one object each as the webhook writes them
+    paid_order(world, "cs_a", datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
+    paid_order(world, "cs_b", datetime(2026, 11, 20, 23, 59, tzinfo=UTC))
+    paid_order(world, "cs_c", datetime(2026, 11, 21, 0, 1, tzinfo=UTC), email="grace@example.com")
+
+    # When: the shop syncs
+    version = synced(world)
+
+    # Then: the version holds all three, and the bucket one part per day (UTC) instead of three objects
+    assert {"cs_a", "cs_b", "cs_c"} <= {o["order_id"] for o in rows(world, version, "orders", tmp_path)}
+    assert order_objects(world) == [
+        f"checkout-orders/{ORG}/days/2026-11-20/",
+        f"checkout-orders/{ORG}/days/2026-11-21/",
+    ]
+    # And the day's part holds its orders, as the webhook wrote them, in the time they were paid
+    [day] = world.blobs.keys(f"checkout-orders/{ORG}/days/2026-11-20/")
+    path = tmp_path / "day.parquet"
+    path.write_bytes(world.blobs.get(day))
+    held = duckdb.connect().execute(
+        "SELECT order_id, amount_total, currency, email FROM read_parquet($p)", {"p": str(path)}
+    )
+    assert held.fetchall() == [
+        ("cs_a", 1900, "usd", "ada@example.com"),
+        ("cs_b", 1900, "usd", "ada@example.com"),
+    ]
+
+
+def test_the_next_sync_reads_the_parts_and_the_orders_paid_since(
+    world: DataSourceWorld, tmp_path: Path
+) -> None:
+    # Given: a sync that compacted a day, then an order paid later that day and one the next day
+    paid_order(world, "cs_a", datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
+    synced(world)
+    paid_order(world, "cs_b", datetime(2026, 11, 20, 18, 0, tzinfo=UTC))
+    paid_order(world, "cs_c", datetime(2026, 11, 21, 8, 0, tzinfo=UTC))
+
+    # When: the shop syncs again
+    version = synced(world)
+
+    # Then: every order is in the version, once
+    orders = [o["order_id"] for o in rows(world, version, "orders", tmp_path)]
+    assert sorted(o for o in orders if o.startswith("cs_")) == ["cs_a", "cs_b", "cs_c"]
+    # And the day that gained an order was written again whole: still one part a day
+    assert order_objects(world) == [
+        f"checkout-orders/{ORG}/days/2026-11-20/",
+        f"checkout-orders/{ORG}/days/2026-11-21/",
+    ]
+    # And a third sync with nothing new reads the parts and leaves them as they are
+    before = world.blobs.keys(f"checkout-orders/{ORG}/")
+    again = synced(world)
+    assert sorted(
+        o["order_id"] for o in rows(world, again, "orders", tmp_path) if o["order_id"].startswith("cs_")
+    ) == [
+        "cs_a",
+        "cs_b",
+        "cs_c",
+    ]
+    assert world.blobs.keys(f"checkout-orders/{ORG}/") == before
+
+
+def test_an_order_both_compacted_and_written_again_counts_once(
+    world: DataSourceWorld, tmp_path: Path
+) -> None:
+    # Given: a compacted order whose event the provider delivered again later (the webhook rewrites
+    # its object), and a second part of its day left by another sync compacting at the same time
+    paid_order(world, "cs_a")
+    synced(world)
+    [part] = world.blobs.keys(f"checkout-orders/{ORG}/days/")
+    world.blobs.put(part.rsplit("/", 1)[0] + "/concurrent.parquet", world.blobs.get(part))
+    paid_order(world, "cs_a")
+
+    # When: the shop syncs
+    version = synced(world)
+
+    # Then: the order is in the version once, and its day is one part again
+    orders = [o["order_id"] for o in rows(world, version, "orders", tmp_path)]
+    assert orders.count("cs_a") == 1
+    assert len(world.blobs.keys(f"checkout-orders/{ORG}/days/")) == 1
+    assert version.row_counts["orders"] == 4
