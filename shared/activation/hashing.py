@@ -3,9 +3,13 @@
 The rules of docs/platform-notes.md §3.7 run as SQL over the whole users file (lower, trim, regular
 expressions, ``sha256``) for the common cases; what repeats is decided once per distinct value (every
 name, country cell and phone number), and the Python normaliser (``shared.audiences.preparation``)
-decides what SQL cannot: every country cell, names and e-mails that are not ASCII, and every distinct
-phone number with the country whose numbering plan reads it (libphonenumber's plans, through
-``shared.audiences.phones``). The output is the output of
+decides what SQL cannot: every country cell, names and e-mails that are not ASCII, and the phone
+numbers the engine cannot read itself. The engine reads a number written with digits and common
+punctuation (with '+', after an international prefix, or nationally) as libphonenumber's ``parse``
+reads it, step by step over the library's own plans (``shared.audiences.phones.numbering_plans``: its
+prefixes and patterns, bound to one query per plan met); the rest (letters, extensions, other scripts'
+digits, a plan's rare rewritten prefixes, the plans with few numbers) goes to the Python normaliser with
+the country whose numbering plan reads it. The output is the output of
 ``prepare_columns``, row for row and count for count (``tests/unit/activation/test_hashing.py``
 compares them on every vector the tests hold).
 
@@ -94,6 +98,9 @@ EXTRA_CSV_HEADER: dict[str, str] = {
 }
 # Distinct phone numbers the Python normaliser reads at a time (bounds the task's memory).
 PHONES_PER_CHUNK = 100_000
+# The fewest numbers of one numbering plan the engine reads with a query of that plan's own (a query
+# costs about what libphonenumber takes for 200 numbers); a plan's fewer numbers go to Python.
+PHONES_PER_PLAN_QUERY = 200
 
 
 @dataclass(frozen=True)
@@ -397,6 +404,7 @@ def _decide_phones(engine: QueryRunner) -> None:
     # Python objects took the task to 985 MB of its 1,024 MB at 1M users.
     chunk = PHONES_PER_CHUNK
     engine.run("activation_distinct_phones")
+    _read_phones_in_engine(engine)
     ((count,),) = engine.rows("activation_count_phones")
     for first in range(1, int(count) + 1, chunk):
         numbers = engine.rows("activation_phone_chunk", {"first": first, "last": first + chunk - 1})
@@ -412,6 +420,61 @@ def _decide_phones(engine: QueryRunner) -> None:
                 "reason": [_reason(reason) for _, reason in decided],
             },
         )
+
+
+def _read_phones_in_engine(engine: QueryRunner) -> None:
+    """Read in the engine the numbers it can read exactly as libphonenumber does (digits and common
+    punctuation, written with '+' or nationally: the queries ``activation_phone_*`` follow ``parse``
+    step by step over the library's own plans, one query per plan met with its patterns bound, which
+    the engine compiles once); their verdicts go into ``phone_rules`` and the rest into
+    ``phones_left``, for the Python normaliser."""
+    from shared.audiences.phones import calling_codes, numbering_plans
+
+    plans = numbering_plans()
+    codes = calling_codes()
+    regions = sorted(region for region in plans if region.isalpha())
+    engine.register(
+        "phone_regions",
+        {"region": regions, "cc": [str(plans[region].country_code) for region in regions]},
+    )
+    engine.register("phone_codes", {"cc": [str(code) for code in codes], "key": list(codes.values())})
+    lengths = [
+        (key, at, reason) for key, plan in plans.items() for at, reason in enumerate(plan.length_reasons)
+    ]
+    engine.register(
+        "phone_lengths",
+        {
+            "key": [key for key, _, _ in lengths],
+            "length": np.array([at for _, at, _ in lengths], dtype=np.int64),
+            "reason": [reason for _, _, reason in lengths],
+        },
+    )
+    engine.run("activation_phone_forms", {"least": PHONES_PER_PLAN_QUERY})
+    for (region,) in engine.rows("activation_phone_regions"):
+        plan = plans[region]
+        engine.run(
+            "activation_phone_idd",
+            {
+                "region": region,
+                "idd": plan.international_prefix or "",
+                "country_code": str(plan.country_code),
+            },
+        )
+    engine.run("activation_phone_country_codes")
+    for (key,) in engine.rows("activation_phone_plans", {"least": PHONES_PER_PLAN_QUERY}):
+        plan = plans[key]
+        engine.run(
+            "activation_phone_national",
+            {
+                "key": key,
+                "prefix": plan.national_prefix or "",
+                "general": plan.general_pattern or "",
+                "transforms": plan.transforms,
+                "last_group": plan.last_group,
+                "strip_lengths": list(plan.strip_lengths),
+            },
+        )
+    engine.run("activation_phone_decided")
 
 
 def _decide_keys(engine: QueryRunner) -> None:

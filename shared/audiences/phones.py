@@ -9,7 +9,9 @@ carries ``phonenumberslite``: the same parser and plans without the geocoder and
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import cache
 
 import phonenumbers
 from phonenumbers import NumberParseException, PhoneNumberFormat, ValidationResult
@@ -83,3 +85,98 @@ def read_phone(text: str, country: str | None) -> Phone | str:
     # zero kept, as libphonenumber keeps it).
     digits = f"{number.country_code}{phonenumbers.national_significant_number(number)}"
     return Phone(digits=digits, number=number)
+
+
+# --- the plans as tables, for the engine (shared.activation.hashing) ---------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NumberingPlan:
+    """What ``phonenumbers.parse`` reads of one plan (a region's, or a non-geographic calling code's):
+    its calling code, its international (IDD) and national prefixes as patterns anchored at the start
+    of the digits (``None``: the plan has none), whether a national prefix is rewritten rather than
+    dropped (Argentina's 15, Japan's) when the prefix pattern's last group (``last_group``, its
+    number; never empty when it takes part: ``tests/unit/audiences/test_phones.py``) takes part, the
+    pattern a national number must match in full to be viable (``None``: none is), and per length of
+    a national number (0 to 17 digits) whether a number stripped of its national prefix may keep that
+    length (not too short, local only or of a length the plan lacks) and why a number of that length
+    is not possible (``None``: possible)."""
+
+    key: str
+    country_code: int
+    international_prefix: str | None
+    national_prefix: str | None
+    transforms: bool
+    last_group: int
+    general_pattern: str | None
+    strip_lengths: tuple[int, ...]
+    length_reasons: tuple[str | None, ...]
+
+
+# The longest national number parse accepts (libphonenumber's _MAX_LENGTH_FOR_NSN).
+MAX_NATIONAL_DIGITS = 17
+
+
+def numbering_plans() -> dict[str, NumberingPlan]:
+    """Every plan libphonenumber holds, by region code (``GB``) or, for a non-geographic calling
+    code, by the code (``800``); read from the library's own metadata, so the engine's rules follow
+    its version."""
+    return _plans()
+
+
+def calling_codes() -> dict[int, str]:
+    """Every country calling code and the key of its main plan (``numbering_plans``): the plan
+    ``parse`` reads a number with that code by (``1`` -> ``US``, ``800`` -> ``800``)."""
+    return {code: _main_key(code) for code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE}
+
+
+def _main_key(code: int) -> str:
+    region = phonenumbers.region_code_for_country_code(code)
+    return str(code) if region == phonenumbers.REGION_CODE_FOR_NON_GEO_ENTITY else region
+
+
+_NOT_STRIPPED = (
+    ValidationResult.TOO_SHORT,
+    ValidationResult.IS_POSSIBLE_LOCAL_ONLY,
+    ValidationResult.INVALID_LENGTH,
+)
+
+
+@cache
+def _plans() -> dict[str, NumberingPlan]:
+    from phonenumbers import PhoneMetadata
+    from phonenumbers.phonenumberutil import _test_number_length
+
+    metadata = {region: PhoneMetadata.metadata_for_region(region) for region in _REGIONS}
+    for code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE:
+        key = _main_key(code)
+        if key not in metadata:
+            metadata[key] = PhoneMetadata.metadata_for_region_or_calling_code(
+                code, phonenumbers.REGION_CODE_FOR_NON_GEO_ENTITY
+            )
+    plans: dict[str, NumberingPlan] = {}
+    for key, plan in metadata.items():
+        if plan is None or plan.country_code is None:  # pragma: no cover (every plan has its code)
+            continue
+        lengths = [_test_number_length("1" * length, plan) for length in range(MAX_NATIONAL_DIGITS + 1)]
+        general = plan.general_desc.national_number_pattern if plan.general_desc else None
+        plans[key] = NumberingPlan(
+            key=key,
+            country_code=plan.country_code,
+            international_prefix=_anchored(plan.international_prefix),
+            national_prefix=_anchored(plan.national_prefix_for_parsing),
+            transforms=bool(plan.national_prefix_transform_rule),
+            last_group=re.compile(plan.national_prefix_for_parsing or "").groups,
+            general_pattern=general or None,
+            strip_lengths=tuple(at for at, result in enumerate(lengths) if result not in _NOT_STRIPPED),
+            length_reasons=tuple(
+                None if result == ValidationResult.IS_POSSIBLE else _LENGTH_REASONS.get(result, INVALID)
+                for result in lengths
+            ),
+        )
+    return plans
+
+
+def _anchored(pattern: str | None) -> str | None:
+    # parse matches these with re.match: at the start of the digits, the first alternative that fits.
+    return f"^(?:{pattern})" if pattern else None

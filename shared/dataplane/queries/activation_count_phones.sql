@@ -1,2 +1,2 @@
--- How many distinct phone numbers activation_distinct_phones found.
-SELECT count(*) AS numbers FROM distinct_phones
+-- How many distinct phone numbers are left to the Python normaliser (activation_phone_decided).
+SELECT count(*) AS numbers FROM phones_left

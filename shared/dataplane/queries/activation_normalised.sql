@@ -8,7 +8,7 @@
 -- cases; what they cannot decide comes from the tables filled before: country_rules (every distinct
 -- country, by the Python normaliser), name_rules (every distinct name: ASCII ones in SQL, the rest by
 -- the Python normaliser), email_rules (addresses that are not ASCII) and phone_rules (every distinct
--- phone number, read by the Python normaliser with libphonenumber's plans, already hashed) and
+-- phone number, read with libphonenumber's plans in the engine or in Python, already hashed) and
 -- key_rules (every distinct value of the other match keys, by the Python normaliser). The other keys
 -- follow in the row when $extras (a mask over identifiers.EXTRA_SCHEMA) says the upload sends them.
 -- Adding a key: its cell in activation_load_users, its tests in cells, its value and reason in keys,

@@ -1,2 +1,2 @@
--- Distinct phone numbers $first to $last (activation_distinct_phones' n), for the Python normaliser.
-SELECT country_key, plan, phone_text FROM distinct_phones WHERE n BETWEEN $first AND $last
+-- Distinct phone numbers $first to $last (activation_phone_decided's phones_left), for the Python normaliser.
+SELECT country_key, plan, phone_text FROM phones_left WHERE n BETWEEN $first AND $last

@@ -3,7 +3,7 @@
 -- cell (raw; key is raw or '' for none, what users.country_key joins on), the Python normaliser's;
 -- name_rules by the name (ASCII ones decided in SQL, the rest in Python) and email_rules by the
 -- address (those not ASCII, in Python); phone_rules by the user's country key and the trimmed
--- number (every distinct one, in Python).
+-- number (read in the engine where it can, activation_phone_*, the rest in Python).
 CREATE OR REPLACE TABLE country_rules (raw VARCHAR, key VARCHAR, value VARCHAR, reason VARCHAR, code VARCHAR, plan VARCHAR);
 CREATE OR REPLACE TABLE name_rules (raw VARCHAR, value VARCHAR, reason VARCHAR);
 CREATE OR REPLACE TABLE email_rules (raw VARCHAR, value VARCHAR, reason VARCHAR);

@@ -7,6 +7,7 @@ import csv
 import io
 import itertools
 import json
+import random
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -484,3 +485,101 @@ def test_phones_read_a_chunk_at_a_time_come_out_as_the_python_path_gives_them(
     assert len({phone for phone in columns.phones if phone}) > 50
     assert bulk.rows == python.rows
     assert bulk.report == python.report
+
+
+def _numbers_of_every_plan(count: int, seed: int) -> list[dict[str, str | None]]:
+    """Users with phone numbers of every plan, in the forms the engine reads itself and beside them:
+    with '+' and a calling code (known or not), after an international prefix, nationally with and
+    without the trunk prefix, with the country's code and no '+', cut short or too long, with spaces,
+    dots, hyphens and brackets; under the plan's country, an unknown one or none."""
+    import phonenumbers
+
+    from shared.audiences.phones import calling_codes, numbering_plans
+
+    rng = random.Random(seed)
+    regions = sorted(key for key in numbering_plans() if key.isalpha())
+    codes = [str(code) for code in calling_codes()]
+
+    def digits(length: int) -> str:
+        return "".join(rng.choice("0123456789") for _ in range(length))
+
+    def written(number: str) -> str:
+        return "".join(ch + (rng.choice(" -.()") if rng.random() < 0.2 else "") for ch in number)
+
+    users: list[dict[str, str | None]] = []
+    for index in range(count):
+        region = rng.choice([*regions, None, "xx"])
+        example = phonenumbers.example_number(region) if region in regions else None
+        national = phonenumbers.national_significant_number(example) if example else digits(9)
+        code = str(example.country_code) if example else rng.choice(codes)
+        number = rng.choice(
+            [
+                "+" + written(rng.choice(codes) + digits(rng.randint(1, 14))),
+                "+" + written(code + national),
+                "+" + written(code + "0" + national),
+                written(
+                    rng.choice(["00", "011", "0011", "001", "010", "810"])
+                    + rng.choice([*codes, "0"])
+                    + national
+                ),
+                written("0" + national),
+                written(national),
+                written(code + national),
+                written(national[:-2]),
+                written(national + digits(2)),
+                written(rng.choice(["1", "8", "15", "9", "0"]) + national),
+                written(digits(rng.randint(1, 18))),
+            ]
+        )
+        users.append({"user_id": f"u{index}", "phone": number, "country": region})
+    return users
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_numbers_of_every_plan_come_out_as_the_python_path_gives_them(
+    engine: QueryRunner, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    # Given numbers of every numbering plan in many forms, and the engine reading every plan's
+    # numbers itself however few
+    monkeypatch.setattr(hashing, "PHONES_PER_PLAN_QUERY", 1)
+    columns = IdentifierColumns.from_records(_numbers_of_every_plan(4_000, seed))
+
+    # When the engine and the Python path prepare them
+    bulk = prepare_in_engine(engine, columns, default_country=None)
+    python = prepare_columns(columns)
+
+    # Then rows and report are identical, and most numbers were read by the engine
+    assert bulk.rows == python.rows
+    assert bulk.report == python.report
+    ((left,),) = engine.rows("activation_count_phones")
+    assert left < len(columns) // 5
+
+
+def test_numbers_written_with_their_code_or_nationally_are_read_by_the_engine(engine: QueryRunner) -> None:
+    # Given numbers written as shops hold them: E.164, international with spaces and a trunk 0 in
+    # brackets, national with its trunk prefix, under the customers' countries (many of each plan)
+    forms = [
+        ("+447700900{:03d}", "GB"),
+        ("+44 (0)7700 900{:03d}", "GB"),
+        ("07700 900{:03d}", "GB"),
+        ("(415) 555-2{:03d}", "US"),
+        ("+1 604 555 0{:03d}", "CA"),
+        ("0412 345 {:03d}", "AU"),
+        ("0011 61 412 345 {:03d}", "AU"),
+        ("090-1234-5{:03d}", "JP"),
+        ("+33 6 12 34 5{:03d}", None),
+    ]
+    records = [
+        {"user_id": f"u{index}-{at}", "phone": form.format(at), "country": country}
+        for index, (form, country) in enumerate(forms)
+        for at in range(hashing.PHONES_PER_PLAN_QUERY)
+    ]
+    columns = IdentifierColumns.from_records(records)
+
+    # When the engine prepares them
+    bulk = prepare_in_engine(engine, columns)
+
+    # Then none was left to the Python normaliser, and each came out as the Python path gives it
+    ((left,),) = engine.rows("activation_count_phones")
+    assert left == 0
+    assert bulk.rows == prepare_columns(columns).rows
