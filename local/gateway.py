@@ -5,6 +5,14 @@ As the HTTP API does, the gateway waits at most 30 s for an integration (then an
 ``{"message":"Service Unavailable"}`` while the function may go on) and answers a failed invocation
 (an unhandled error, the function's own timeout, an oversized response) with 500
 ``{"message":"Internal Server Error"}``.
+
+It holds every route to its throttle from the template (the stage's ``DefaultRouteSettings`` and
+``RouteSettings``, a token bucket per route): a request past it gets 429 ``{"message":"Too Many
+Requests"}`` and no function runs. A function throttled at its reserved concurrency (Lambda's Invoke
+answers 429 ``TooManyRequestsException``) is an invocation Lambda rejected, which API Gateway answers
+with 500 ``{"message":"Internal Server Error"}`` (AWS Lambda Developer Guide, "Handling Lambda errors
+with an API Gateway API": "If the Lambda API rejects the invocation request, API Gateway returns a
+500 error code"); it does not pass Lambda's 429 on.
 """
 
 from __future__ import annotations
@@ -13,9 +21,11 @@ import base64
 import json
 import re
 import threading
+import time
 import uuid
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
@@ -24,7 +34,7 @@ from werkzeug.serving import BaseWSGIServer, make_server
 from werkzeug.wrappers import Request, Response
 
 from local.runner import FunctionRunner
-from local.template import Route
+from local.template import Route, Throttle
 
 # Not an API route: the local equivalent of `sam local invoke` (scheduled jobs, sample events).
 INVOKE_PREFIX = "/_local/invoke/"
@@ -69,6 +79,72 @@ class Cors:
         if origin and origin in self.origins:
             response.headers["Access-Control-Allow-Origin"] = origin
             response.headers["Vary"] = "Origin"
+
+
+@dataclass
+class TokenBucket:
+    """API Gateway's throttling algorithm: ``burst`` tokens, refilled at ``rate`` a second; each
+    request takes one, and a request that finds none is refused."""
+
+    throttle: Throttle
+    clock: Callable[[], float] = time.monotonic
+    _tokens: float = field(init=False)
+    _at: float = field(init=False)
+    _lock: threading.Lock = field(init=False, default_factory=threading.Lock)
+
+    def __post_init__(self) -> None:
+        self._tokens = float(self.throttle.burst)
+        self._at = self.clock()
+
+    def take(self) -> bool:
+        with self._lock:
+            now = self.clock()
+            self._tokens = min(
+                float(self.throttle.burst), self._tokens + (now - self._at) * self.throttle.rate
+            )
+            self._at = now
+            if self._tokens < 1:
+                return False
+            self._tokens -= 1
+            return True
+
+
+class RouteThrottles:
+    """Each route's token bucket: its own ``RouteSettings`` throttle, or the stage's default one
+    (``"$default"``), per API. Every route has a bucket of its own, as API Gateway keeps them."""
+
+    def __init__(
+        self, throttles: dict[str, dict[str, Throttle]], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._throttles = throttles
+        self._clock = clock
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        self._lock = threading.Lock()
+
+    def admit(self, route: Route) -> bool:
+        """Take a token of ``route``'s bucket; False when it has none (answer 429)."""
+        key = (route.api, f"{route.method} {route.path}")
+        with self._lock:
+            bucket = self._buckets.get(key)
+            if bucket is None:
+                settings = self._throttles.get(route.api, {})
+                throttle = settings.get(key[1], settings.get("$default"))
+                if throttle is None:
+                    return True
+                bucket = self._buckets[key] = TokenBucket(throttle, self._clock)
+        return bucket.take()
+
+    @contextmanager
+    def replaced(self, api: str, route_key: str, throttle: Throttle) -> Iterator[None]:
+        """``route_key`` of ``api`` held to ``throttle`` (a fresh, full bucket) inside the block, as
+        after a stage update; its template throttle (a fresh bucket) after it."""
+        with self._lock:
+            self._buckets[(api, route_key)] = TokenBucket(throttle, self._clock)
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._buckets.pop((api, route_key), None)
 
 
 def _route_regex(path: str) -> re.Pattern[str]:
@@ -193,8 +269,10 @@ class LocalGateway:
         api_id: str = "localapi",
         cors: Cors | None = None,
         integration_timeout: float = INTEGRATION_TIMEOUT_SECONDS,
+        throttles: RouteThrottles | None = None,
     ):
         self._cors = cors
+        self.throttles = throttles or RouteThrottles({})
         self._table = RouteTable(routes)
         self.runner = runner
         self._api_id = api_id
@@ -209,6 +287,8 @@ class LocalGateway:
 
     def _integrate(self, function: str, event: dict[str, Any]) -> Response:
         invocation = self.runner.invoke(function, event, timeout=self._integration_timeout)
+        if invocation.throttled:
+            return _message(500, "Internal Server Error")
         if invocation.succeeded:
             return to_response(invocation.result)
         gave_up = invocation.error is not None and invocation.error.get("errorType") == "Sandbox.Timedout"
@@ -231,6 +311,8 @@ class LocalGateway:
             response = Response(
                 json.dumps({"message": "Not Found"}), status=404, content_type="application/json"
             )
+        elif not self.throttles.admit(matched[0]):
+            response = _message(429, "Too Many Requests")
         else:
             route, params = matched
             response = self._integrate(route.function, build_event(request, route, params, self._api_id))

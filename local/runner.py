@@ -11,7 +11,11 @@ The runner holds every invocation to Lambda's rules, answering as Lambda answers
 - a worker that dies mid-invocation (killed, out of memory): ``Runtime.ExitError``;
 - an unhandled exception: ``{"errorMessage", "errorType", "stackTrace"}`` and nothing else (the
   handbook's reference/aws-facts.md, "Lambda errors seen by Step Functions");
-- a result over the 6 MB synchronous response limit: ``Function.ResponseSizeTooLarge``.
+- a result over the 6 MB synchronous response limit: ``Function.ResponseSizeTooLarge``;
+- a function's ``ReservedConcurrentExecutions``: an invocation past it is not run but throttled, as
+  Lambda's Invoke answers 429 ``TooManyRequestsException`` (Reason
+  ``ReservedFunctionConcurrentInvocationLimitExceeded``). Its warm workers are also the last the
+  runner stops when it keeps too many idle: a flood of other functions cannot take its pool.
 Each invocation's duration and peak memory (the worker's resident-set high-water mark during that
 invocation) are recorded (``FunctionRunner.invocations``).
 
@@ -111,6 +115,8 @@ class Invocation:
     result: Any = None
     # The error payload Lambda returns (errorType, errorMessage[, stackTrace]), when it failed.
     error: dict[str, Any] | None = None
+    # Refused at the function's reserved concurrency: it never ran (Lambda's 429).
+    throttled: bool = False
 
     @property
     def succeeded(self) -> bool:
@@ -150,6 +156,16 @@ def timed_out_payload(request_id: str, timeout: float) -> dict[str, Any]:
     return {
         "errorType": "Sandbox.Timedout",
         "errorMessage": f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds",
+    }
+
+
+def throttled_payload() -> dict[str, Any]:
+    """What Lambda's Invoke answers (HTTP 429) to an invocation past the function's reserved
+    concurrency: nothing ran. (Step Functions names this error ``Lambda.TooManyRequestsException``.)"""
+    return {
+        "errorType": "TooManyRequestsException",
+        "errorMessage": "Rate Exceeded.",
+        "Reason": "ReservedFunctionConcurrentInvocationLimitExceeded",
     }
 
 
@@ -297,6 +313,8 @@ class FunctionRunner:
     # Warm workers kept across all functions (about 100 MB each); past it the one idle longest is
     # stopped, as Lambda reclaims idle environments, and its function's next call is a cold start.
     max_idle: int = 24
+    # ``ReservedConcurrentExecutions`` by function: the most invocations of it that run at once.
+    reserved: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self._context = multiprocessing.get_context("forkserver")
@@ -306,6 +324,7 @@ class FunctionRunner:
         self._overrides: dict[str, str] = {}
         self._lock = threading.Lock()
         self._log: list[Invocation] = []
+        self._running: dict[str, int] = dict.fromkeys(self.specs, 0)
 
     def invoke(self, function: str, event: Any, *, timeout: float | None = None) -> Invocation:
         """Run one invocation of ``function`` with ``event`` and wait for it, at most the function's
@@ -314,6 +333,26 @@ class FunctionRunner:
         spec = self.specs[function]
         limit = spec.timeout if timeout is None else min(timeout, spec.timeout)
         request_id = str(uuid.uuid4())
+        with self._lock:
+            reserved = self.reserved.get(function)
+            if reserved is not None and self._running[function] >= reserved:
+                refused = True
+            else:
+                refused = False
+                self._running[function] += 1
+        if refused:
+            return self._record(
+                function, request_id, False, time.monotonic(), None, error=throttled_payload(), throttled=True
+            )
+        try:
+            return self._run(function, spec, event, limit, request_id)
+        finally:
+            with self._lock:
+                self._running[function] -= 1
+
+    def _run(
+        self, function: str, spec: FunctionSpec, event: Any, limit: float, request_id: str
+    ) -> Invocation:
         worker, cold = self._acquire(function)
         started = time.monotonic()
         deadline_ms = int(time.time() * 1000) + spec.timeout * 1000
@@ -345,7 +384,13 @@ class FunctionRunner:
         with self._lock:
             self._idle[function].append(worker)
             idle = [(w.idle_since, name, w) for name, workers in self._idle.items() for w in workers]
-            evicted = sorted(idle, key=lambda entry: entry[0])[: max(0, len(idle) - self.max_idle)]
+            # Oldest first, but a function's workers within its reserved concurrency last.
+            kept = {name: self.reserved.get(name, 0) for name in self._idle}
+            order = sorted(
+                idle,
+                key=lambda entry: (self._idle[entry[1]].index(entry[2]) < kept[entry[1]], entry[0]),
+            )
+            evicted = order[: max(0, len(idle) - self.max_idle)]
             for _, name, stale in evicted:
                 self._idle[name].remove(stale)
         for _, _, stale in evicted:
@@ -398,6 +443,7 @@ class FunctionRunner:
         peak: float | None,
         result: Any = None,
         error: dict[str, Any] | None = None,
+        throttled: bool = False,
     ) -> Invocation:
         done = Invocation(
             function=function,
@@ -407,6 +453,7 @@ class FunctionRunner:
             peak_memory_mb=peak,
             result=result,
             error=error,
+            throttled=throttled,
         )
         with self._lock:
             self._log.append(done)

@@ -14,14 +14,22 @@ from typing import Any
 import httpx
 
 from local.dashboard import DashboardServer
-from local.gateway import Cors, LocalGateway
+from local.gateway import Cors, LocalGateway, RouteThrottles
 from local.iam import Caller, Denial
 from local.moto_server import AwsHook, MotoServer
 from local.provision import Provisioner
 from local.roles import RoleCredentials, create_roles, role_policies, sam_roles
 from local.runner import FunctionRunner
 from local.statemachine import dispatch_lambda_tasks, execute_state_machines
-from local.template import FunctionSpec, Physical, functions, load_template, routes
+from local.template import (
+    FunctionSpec,
+    Physical,
+    functions,
+    load_template,
+    reserved_concurrency,
+    route_throttles,
+    routes,
+)
 from payments_sandbox import PaymentsSandboxConfig, PaymentsSandboxServer
 from platform_sandbox import SandboxConfig, SandboxServer
 
@@ -134,7 +142,10 @@ class LocalStack:
             for name, spec in specs.items()
         }
         self.runner = FunctionRunner(
-            specs, self._function_env.__getitem__, {name: self.physical[name].ref for name in specs}
+            specs,
+            self._function_env.__getitem__,
+            {name: self.physical[name].ref for name in specs},
+            reserved=reserved_concurrency(template, provisioner.resolver),
         )
         # The API answers the dashboard's origin only, as the deployed HttpApi's CorsConfiguration does.
         cors = template["Resources"]["HttpApi"]["Properties"]["CorsConfiguration"]
@@ -142,6 +153,7 @@ class LocalStack:
             routes(template),
             self.runner,
             cors=Cors([self.dashboard_url], cors["AllowMethods"], cors["AllowHeaders"]),
+            throttles=RouteThrottles(route_throttles(template, provisioner.resolver)),
         )
         self.api_url = self.gateway.start(self.host, self.gateway_port)
         # SiteEventsApi's routes are served by the same local gateway (without HttpApi's CORS): the

@@ -148,6 +148,9 @@ class Resolver:
             if key == "Fn::Equals":
                 left, right = self.resolve(arg)
                 return left == right
+            if key == "Fn::Not":
+                (inner,) = arg
+                return not self.resolve(inner)
             if key == "Fn::If":
                 cond, yes, no = arg
                 return self.resolve(yes if self.condition(cond) else no)
@@ -173,3 +176,43 @@ class Resolver:
             return self.ref(name)
 
         return re.sub(r"\$\{([^}!]+)\}", replace, text)
+
+
+@dataclass(frozen=True)
+class Throttle:
+    """An API Gateway throttle: a token bucket of ``burst`` tokens refilled at ``rate`` a second."""
+
+    rate: float
+    burst: int
+
+
+def route_throttles(template: dict[str, Any], resolver: Resolver) -> dict[str, dict[str, Throttle]]:
+    """Each HttpApi's throttles, by route key (``"POST /client/predict/{modelName}"``), with the
+    stage's ``DefaultRouteSettings`` under ``"$default"``: what API Gateway holds each route to."""
+    found: dict[str, dict[str, Throttle]] = {}
+    for logical_id, res in resources_of_type(template, "AWS::Serverless::HttpApi").items():
+        props = res.get("Properties", {})
+        throttles: dict[str, Throttle] = {}
+        for key, settings in [
+            ("$default", resolver.resolve(props.get("DefaultRouteSettings", {}))),
+            *resolver.resolve(props.get("RouteSettings", {})).items(),
+        ]:
+            if "ThrottlingRateLimit" in settings or "ThrottlingBurstLimit" in settings:
+                throttles[str(key)] = Throttle(
+                    float(settings.get("ThrottlingRateLimit", 10_000)),
+                    int(settings.get("ThrottlingBurstLimit", 5_000)),
+                )
+        found[str(logical_id)] = throttles
+    return found
+
+
+def reserved_concurrency(template: dict[str, Any], resolver: Resolver) -> dict[str, int]:
+    """Each function's ``ReservedConcurrentExecutions``, where the template sets one."""
+    found = {}
+    for logical_id, res in resources_of_type(template, "AWS::Serverless::Function").items():
+        props = res["Properties"]
+        if "ReservedConcurrentExecutions" in props:
+            value = resolver.resolve(props["ReservedConcurrentExecutions"])
+            if value is not NO_VALUE:
+                found[str(logical_id)] = int(value)
+    return found

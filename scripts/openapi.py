@@ -55,6 +55,17 @@ _PLATFORM = {
     502: "The platform failed: the error gives its exact message and trace id for support",
 }
 
+
+# The organization's limit of an expensive action (shared/limits/actions.py, README "Limits"): the
+# error says what was limited and when another can start; API Gateway's own route throttle answers
+# 429 too, with its {"message": "Too Many Requests"}.
+def _org_limit(what: str) -> str:
+    return (
+        f"The organization started its limit of {what} for now (or the route's throttle was reached): "
+        "retry after Retry-After"
+    )
+
+
 # The errors of each route beyond the ones every route of its kind has (below): what its service
 # raises (shared/errors.py's Conflict 409, PreconditionFailed 422, QuotaExceeded 429, UpstreamError
 # 502 and the platform's errors mapped to them). tests/unit/test_openapi.py checks it against the
@@ -68,11 +79,17 @@ ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
         409: "The account's closure has already completed",
         422: "Deleting the platform's audiences needs a connected ad account",
     },
-    ("post", "/platform-ads/activations"): _PLATFORM,
+    ("post", "/platform-ads/activations"): {
+        **_PLATFORM,
+        429: f"{_org_limit('audience activations')}; or: {_PLATFORM[429]}",
+    },
     ("post", "/platform-ads/activations/{audienceId}/retry"): {
         409: "Only a failed activation can be retried",
     },
-    ("post", "/platform-ads/audiences"): _PLATFORM,
+    ("post", "/platform-ads/audiences"): {
+        **_PLATFORM,
+        429: f"{_org_limit('audience activations')}; or: {_PLATFORM[429]}",
+    },
     ("delete", "/platform-ads/audiences/{audienceId}"): {
         409: "The audience has an advert on the platform, or lookalikes made outside the service",
         **_PLATFORM,
@@ -120,6 +137,10 @@ ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
     },
     ("post", "/platform-ads/targeting/preview"): {
         422: "No synced data source holds the customers' identifiers",
+        429: _org_limit("targeting previews"),
+    },
+    ("post", "/dashboard/models/retrain"): {
+        429: _org_limit("retrains"),
     },
 }
 
@@ -285,9 +306,37 @@ def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
                 if known and known != description and description not in known:
                     description = f"{known}; or: {description}"
                 responses[str(status)] = {"description": description, "content": body}
-            if "429" in responses:
-                responses["429"]["headers"] = {"Retry-After": RETRY_AFTER}
+            # API Gateway's throttle of the route (template.yaml, RouteSettings) answers before any
+            # function runs, with its own body.
+            throttled = responses.get("429", {}).get("description")
+            responses["429"] = {
+                "description": f"{throttled}; or: {GATEWAY_THROTTLED}" if throttled else GATEWAY_THROTTLED,
+                "content": {
+                    "application/json": {
+                        "schema": {
+                            "anyOf": [
+                                {"$ref": "#/components/schemas/ErrorBody"},
+                                {"$ref": "#/components/schemas/GatewayMessage"},
+                            ]
+                        }
+                    }
+                },
+                "headers": {"Retry-After": RETRY_AFTER},
+            }
+    schemas["GatewayMessage"] = GATEWAY_MESSAGE
     return schema
+
+
+GATEWAY_THROTTLED = (
+    'API Gateway\'s throttle of the route was reached ({"message": "Too Many Requests"}): retry in a moment'
+)
+# What API Gateway itself answers (its throttle's 429): no error code, no remedy.
+GATEWAY_MESSAGE = {
+    "type": "object",
+    "title": "GatewayMessage",
+    "properties": {"message": {"type": "string"}},
+    "required": ["message"],
+}
 
 
 RETRY_AFTER = {

@@ -192,3 +192,21 @@ class SiteSnippetSettings(BaseSettings):
     model_config = SettingsConfigDict(extra="ignore", frozen=True)
 
     site_events_url: Name
+
+
+class ActionLimitSettings(BaseSettings):
+    """Each organization's limits on the expensive dashboard actions (issue 25, item 4): at most
+    ``org_limit_<action>`` starts in each window of ``org_limit_<action>_window_seconds``
+    (``shared.limits.actions``; README, "Limits")."""
+
+    model_config = SettingsConfigDict(extra="ignore", frozen=True)
+
+    # A live preview follows the segment slider (the dashboard waits 350 ms after the last move).
+    org_limit_targeting_previews: int = Field(default=60, ge=1)
+    org_limit_targeting_previews_window_seconds: int = Field(default=60, ge=1)
+    # A retrain syncs the data again and trains both models (and 409s while one is under way).
+    org_limit_retrains: int = Field(default=6, ge=1)
+    org_limit_retrains_window_seconds: int = Field(default=3600, ge=1)
+    # Audience creates and activations together: each hashes and uploads a whole audience.
+    org_limit_activations: int = Field(default=30, ge=1)
+    org_limit_activations_window_seconds: int = Field(default=3600, ge=1)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from shared import aws
 from shared.settings import (
+    ActionLimitSettings,
     ActivationSettings,
     AudienceSyncSettings,
     ClosureSettings,
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from shared.events.purchases import PurchaseEvents
     from shared.events.site_events import SiteEvents
     from shared.events.sites import EventSites
+    from shared.limits.actions import OrgActionLimits
     from shared.ml.freshness import FreshnessRules
     from shared.payments.catalog import ProductCatalog
     from shared.payments.checkout import CheckoutService, HostedCheckoutLinks
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
     from shared.publishing.checkout import CheckoutRoutes
     from shared.publishing.service import PublishingService
     from shared.readiness.service import ReadinessService
+    from shared.repositories.action_counts import DynamoActionCounts
     from shared.repositories.activations import StepFunctionsStarter
     from shared.repositories.api_keys import DynamoApiKeyStore
     from shared.repositories.audiences import DynamoAudienceStore
@@ -179,6 +182,12 @@ def dashboard_settings() -> DashboardSettings:
 def site_events_settings() -> SiteEventsSettings:
     """The public site events endpoint's limits."""
     return SiteEventsSettings()
+
+
+@collaborator
+def action_limit_settings() -> ActionLimitSettings:
+    """Each organization's limits on the expensive dashboard actions."""
+    return ActionLimitSettings()
 
 
 @collaborator
@@ -700,6 +709,34 @@ def whole_bundles() -> WholeBundles:
     from shared.predictions.predict import WholeBundles
 
     return WholeBundles(artifact_blobs())
+
+
+@collaborator
+def action_count_store() -> DynamoActionCounts:
+    from shared.repositories.action_counts import DynamoActionCounts
+
+    return DynamoActionCounts(table(settings().main_table))
+
+
+def action_limits() -> OrgActionLimits:
+    """Each organization's limits on previews, retrains and activations (settings read once)."""
+    from shared.clock import utc_now
+    from shared.limits.actions import ActionLimit, OrgActionLimits
+
+    limits = action_limit_settings()
+    return OrgActionLimits(
+        counts=action_count_store(),
+        limits={
+            "targeting_preview": ActionLimit(
+                limits.org_limit_targeting_previews, limits.org_limit_targeting_previews_window_seconds
+            ),
+            "retrain": ActionLimit(limits.org_limit_retrains, limits.org_limit_retrains_window_seconds),
+            "activation": ActionLimit(
+                limits.org_limit_activations, limits.org_limit_activations_window_seconds
+            ),
+        },
+        clock=utc_now,
+    )
 
 
 def targeting_service() -> TargetingService:

@@ -28,7 +28,15 @@ def local_stack() -> Iterator[object]:
 
     # Platform retries back off in milliseconds here; the policy itself is unit-tested.
     fast_retries = {"PLATFORM_BACKOFF_BASE_SECONDS": "0.01", "PLATFORM_USAGE_PAUSE_SECONDS": "0.05"}
-    with LocalStack(extra_env=fast_retries) as stack:
+    # The suite's organizations (the session's demo one, the fuzzer's) start far more previews, retrains
+    # and activations than a marketer would: each organization's limits are lifted here, and
+    # tests/integration/test_fair_shares.py sets them low where it proves them.
+    lifted = {
+        "ORG_LIMIT_TARGETING_PREVIEWS": "100000",
+        "ORG_LIMIT_RETRAINS": "100000",
+        "ORG_LIMIT_ACTIVATIONS": "100000",
+    }
+    with LocalStack(extra_env={**fast_retries, **lifted}) as stack:
         yield stack
         # What the roles allowed, for the grants' review (docs/permissions.md): git-ignored.
         used = sorted(stack.allowed_calls())

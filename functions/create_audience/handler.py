@@ -59,8 +59,10 @@ def create_audience(
     """Normalise and hash the users' identifiers, create the Custom Audience in the connected ad
     account, upload in batches of at most 10,000 within one session, and for prospecting create the
     lookalike. A CSV snapshot is stored. Waits never outlast the function: what does not fit in this
-    request continues in the activation state machine (202, with where to watch it)."""
+    request continues in the activation state machine (202, with where to watch it). 429
+    (Retry-After) past the organization's limit of activations."""
     org_id = user_principal(app).org_id
+    wiring.action_limits().spend(org_id, "activation")
     if idempotency_key:
         created = idempotent(_create)(scope=scope_for(org_id, idempotency_key, body), body=body)
     else:

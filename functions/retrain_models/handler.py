@@ -27,8 +27,11 @@ app = create_app()
 @tracer.capture_method
 def retrain_models() -> SyncView:
     """Sync the current dataset's files again (same rows, same horizon) and train both models on the
-    new version; GET /dashboard/models shows the training. 409 while a training is under way."""
-    return wiring.data_source_service().retrain(user_principal(app).org_id, wiring.sync_starter())
+    new version; GET /dashboard/models shows the training. 409 while a training is under way, 429
+    (Retry-After) past the organization's limit of retrains."""
+    org_id = user_principal(app).org_id
+    wiring.action_limits().spend(org_id, "retrain")
+    return wiring.data_source_service().retrain(org_id, wiring.sync_starter())
 
 
 lambda_handler = http_entry_point(app)

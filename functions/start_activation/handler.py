@@ -27,9 +27,12 @@ def start_activation(
     normalise and hash, create the Custom Audience, upload the batches, wait for the platform to
     process the seed, create the lookalike, publish the advert or generate the campaign if asked, and
     mark it active. Returns 202 at once. A repeat with the same Idempotency-Key and body returns the
-    audience; when its activation failed, it starts a new attempt that resumes where it stopped."""
+    audience; when its activation failed, it starts a new attempt that resumes where it stopped.
+    429 (Retry-After) past the organization's limit of activations."""
+    org_id = user_principal(app).org_id
+    wiring.action_limits().spend(org_id, "activation")
     return wiring.audience_service().start_activation(
-        user_principal(app).org_id, body, idempotency_key, wiring.activation_starter()
+        org_id, body, idempotency_key, wiring.activation_starter()
     )
 
 

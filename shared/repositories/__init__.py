@@ -10,4 +10,5 @@ Single-table design on the main table (``pk``/``sk`` plus ``gsi1pk``/``gsi1sk``)
 | the organization's key list | ``APIKEY#ORG#<org>`` | ``<key_id>`` | |
 | model | ``ORG#<org>`` | ``MODEL#<name>`` | |
 | audience | ``ORG#<org>`` | ``AUDIENCE#<id>`` | ``AUDIENCES#in_progress`` / ``<updated>#<org>#<id>`` |
+| starts of an action in a window | ``ORG#<org>`` | ``LIMIT#<action>#<window>`` | |
 """

@@ -162,3 +162,59 @@ def test_past_the_warm_limit_the_worker_idle_longest_is_stopped() -> None:
         assert runner.invoke("Quick", {}).cold_start is False
     finally:
         runner.stop()
+
+
+def test_an_invocation_past_the_reserved_concurrency_is_throttled_without_running(tmp_path: Path) -> None:
+    # Given a function with a reserved concurrency of 1, one invocation of it running
+    reserved = FunctionRunner(
+        {"Quick": SPECS["Quick"]}, ENVIRONMENTS.__getitem__, {"Quick": "local-Quick"}, reserved={"Quick": 1}
+    )
+    started, release = tmp_path / "started", tmp_path / "release"
+    running: list[object] = []
+    first = threading.Thread(
+        target=lambda: running.append(
+            reserved.invoke("Quick", {"started": str(started), "release": str(release)})
+        )
+    )
+    try:
+        first.start()
+        while not started.exists():
+            first.join(0.01)
+        # When a second invocation arrives
+        second = reserved.invoke("Quick", {})
+        # Then Lambda refuses it (429 TooManyRequestsException) and it runs nowhere
+        assert second.throttled
+        assert second.error == {
+            "errorType": "TooManyRequestsException",
+            "errorMessage": "Rate Exceeded.",
+            "Reason": "ReservedFunctionConcurrentInvocationLimitExceeded",
+        }
+        assert second.result is None
+    finally:
+        release.touch()
+        first.join()
+    # And once the first is done, the next one runs
+    assert reserved.invoke("Quick", {}).succeeded
+    reserved.stop()
+
+
+def test_a_reserved_functions_warm_workers_are_the_last_stopped_when_too_many_are_idle() -> None:
+    # Given a pool that keeps one idle worker, and a function reserving one
+    pool = FunctionRunner(
+        SPECS,
+        ENVIRONMENTS.__getitem__,
+        {"Quick": "local-Quick", "Short": "local-Short"},
+        max_idle=1,
+        reserved={"Quick": 1},
+    )
+    try:
+        warm = pool.invoke("Quick", {}).result_or_raise()["pid"]
+        # When another function runs after it (a flood of another function would)
+        pool.invoke("Short", {})
+        # Then the reserved function's worker is still warm: the other's was stopped instead
+        again = pool.invoke("Quick", {})
+        assert not again.cold_start
+        assert again.result["pid"] == warm
+        assert pool.invoke("Short", {}).cold_start
+    finally:
+        pool.stop()

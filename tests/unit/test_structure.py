@@ -86,6 +86,7 @@ LAYERS: tuple[Layer, ...] = (
             "shared.closure",
             "shared.events",
             "shared.payments",
+            "shared.limits",
         ),
     ),
     Layer("entry", ("shared.api", "shared.middleware", "shared.idempotency", "shared.wiring")),

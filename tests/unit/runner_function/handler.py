@@ -10,6 +10,11 @@ class Refused(Exception):
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> Any:
+    if "started" in event:  # tell the test it runs, then hold on until it says so
+        with open(event["started"], "w"):
+            pass
+        while not os.path.exists(event["release"]):
+            time.sleep(0.01)
     if "sleep" in event:
         time.sleep(event["sleep"])
     if "raise" in event:
