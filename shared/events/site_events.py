@@ -42,6 +42,7 @@ from shared.platform.accounts import list_pixels, require_pixel
 from shared.platform.client import GraphClient
 from shared.platform.errors import PlatformError, PlatformThrottled, PlatformUnavailable
 from shared.platform.events import send_events
+from shared.platform.retry import should_retry_error
 from shared.records.connections import Connection
 from shared.records.events import SiteAdmission, StoredRejection
 from shared.wire_models import CamelModel
@@ -476,8 +477,12 @@ def _rejection(item: SiteEvent, reason: str, now: datetime, field: str) -> Store
 
 
 def _transient(exc: PlatformError) -> bool:
-    """A failure that waiting cures: throttling, or a platform that did not answer."""
-    return isinstance(exc, PlatformThrottled | PlatformUnavailable)
+    """A failure that waiting cures: throttling, a platform that did not answer, or one that failed on
+    its side and kept failing through the client's retries (HTTP 5xx, codes 1 and 2, ``is_transient``),
+    which the client raises as a generic error: the page may send the events again after the wait."""
+    if isinstance(exc, PlatformThrottled | PlatformUnavailable):
+        return True
+    return exc.detail is not None and should_retry_error(exc.detail, idempotent=True)
 
 
 def _not_relayed(exc: PlatformError) -> EventsNotRelayed:

@@ -7,12 +7,15 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
 import pytest
 
 from local.connected import ConnectedOrg
+from local.seed import PURCHASE_MODEL, DemoCredentials
+from local.stack import LocalStack
 from platform_sandbox.scenarios import PIXEL_ID
 
 pytestmark = pytest.mark.integration
@@ -163,3 +166,106 @@ def test_bad_input_is_a_400_naming_the_field_never_a_500(api: httpx.Client, org:
     assert not_json.json()["error"]["field"] == "body"
     # And an unknown key is told so before anything about the body
     assert post_events(api, "sk_unknown", [{"x": 1}]).status_code == 401
+
+
+# The platform failing as the sandbox's faults make it fail, and what the page is answered: never a 500.
+# Each fault fires on every events call its count covers (the client's retries included).
+PLATFORM_FAULTS = {
+    "platform_500": ({"kind": "transient", "count": 20}, 503, "events_not_relayed"),
+    "throttled": ({"kind": "throttle", "code": 80004, "count": 20}, 503, "events_not_relayed"),
+    "no_answer_in_time": ({"kind": "delay", "seconds": 40, "count": 20}, 503, "events_not_relayed"),
+    "token_revoked": ({"kind": "revoke_token", "subcode": 460}, 409, "conflict"),
+}
+
+
+@pytest.mark.parametrize("fault", PLATFORM_FAULTS.values(), ids=PLATFORM_FAULTS.keys())
+def test_a_platform_that_fails_is_never_a_500_to_the_page_and_the_event_is_kept_once_when_sent_again(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client, fault: tuple[dict[str, Any], int, str]
+) -> None:
+    spec, status, code = fault
+    # Given a site key, and a platform whose events calls fail
+    key = site_key(api, org)["siteKey"]
+    sandbox.post("/faults", json={**spec, "method": "POST", "path": "/events$"}).raise_for_status()
+    event = page_event("Purchase", f"order-{uuid.uuid4().hex[:8]}", value=30.0, currency="GBP")
+    # When the page sends a purchase
+    answer = post_events(api, key, [event])
+    # Then it is told what to do in the service's error shape, never a 500, and may read the answer
+    assert (answer.status_code, answer.json()["error"]["code"]) == (status, code), answer.text
+    assert answer.json()["error"]["remedy"]
+    assert answer.headers["Access-Control-Allow-Origin"] == SHOP
+    if status == 503:  # the page may send it again after the wait, and nothing was kept
+        assert int(answer.headers["Retry-After"]) >= 1
+        assert received(sandbox, event["eventId"]) == []
+        # And once the platform takes events again, the same purchase sent again arrives once
+        sandbox.delete("/faults").raise_for_status()
+        again = post_events(api, key, [event])
+        assert again.json() == {"received": 1, "sent": 1, "skipped": 0, "rejected": []}
+        assert [entry["deduplicated"] for entry in received(sandbox, event["eventId"])] == [False]
+
+
+def test_a_batch_the_platform_refuses_is_split_and_its_lone_refused_event_is_answered_with_the_reason(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given a site key, and a platform that refuses a request for what one of its events says (code 100:
+    # nothing of it kept) three times: the page's two events, then the half with the first of them, again
+    key = site_key(api, org)["siteKey"]
+    refusal = {"kind": "error", "method": "POST", "path": "/events$", "code": 100, "subcode": 2804019}
+    sandbox.post("/faults", json={**refusal, "message": "Invalid parameter", "count": 2}).raise_for_status()
+    bad, good = page_event("Purchase", f"order-{uuid.uuid4().hex[:8]}"), page_event()
+    # When the page sends both
+    answer = post_events(api, key, [bad, good])
+    # Then the one that can succeed is sent, and the other answered with the platform's reason, 200
+    assert answer.status_code == 200, answer.text
+    body = answer.json()
+    assert (body["received"], body["sent"], body["skipped"]) == (2, 1, 0)
+    [rejected] = body["rejected"]
+    assert rejected["eventId"] == bad["eventId"]
+    assert "Invalid parameter" in rejected["reason"]
+    assert rejected["remedy"]
+    assert received(sandbox, bad["eventId"]) == []
+    assert len(received(sandbox, good["eventId"])) == 1
+
+
+def test_a_flood_from_one_site_is_throttled_while_predictions_are_answered(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client, demo: DemoCredentials
+) -> None:
+    assert stack.runner is not None
+    prediction = {"input": {"user_id": demo.sample_user_id, "product_id": demo.sample_product_id}}
+
+    def predict() -> int:
+        answer = api.post(
+            f"/client/predict/{PURCHASE_MODEL}", json=prediction, headers={"X-Service-Api-Key": demo.api_key}
+        )
+        return answer.status_code
+
+    # Given a site allowed 60 events a day, three full requests (a window the test cannot see turn)
+    with stack.runner.environment(SITE_EVENTS_PER_WINDOW="60", SITE_EVENTS_WINDOW_SECONDS="86400"):
+        key = site_key(api, org)["siteKey"]
+        floods = [[page_event() for _ in range(20)] for _ in range(12)]
+        # When its pages send twelve requests of 20 events, four at a time, while the shop's backend
+        # asks for six predictions
+        with ThreadPoolExecutor(max_workers=4) as pages, ThreadPoolExecutor(max_workers=1) as backend:
+            predicted = [backend.submit(predict) for _ in range(6)]
+            answers = list(pages.map(lambda events: post_events(api, key, events), floods))
+            predictions = [future.result() for future in predicted]
+    # Then three requests were taken and the other nine told to wait (429, Retry-After): none failed
+    assert sorted(answer.status_code for answer in answers) == [200] * 3 + [429] * 9
+    for answer in answers:
+        if answer.status_code == 429:
+            assert answer.json()["error"]["code"] == "site_events_throttled"
+            assert 1 <= int(answer.headers["Retry-After"]) <= 86_400
+    # And exactly the events of the requests taken reached the pixel
+    taken = {
+        event["eventId"]
+        for answer, events in zip(answers, floods, strict=True)
+        if answer.status_code == 200
+        for event in events
+    }
+    held = {
+        entry["event"].get("event_id") for entry in sandbox.get(f"/pixels/{PIXEL_ID}/events").json()["events"]
+    }
+    flooded = {event["eventId"] for events in floods for event in events}
+    assert len(taken) == 60
+    assert held & flooded == taken
+    # And every prediction asked for meanwhile was answered
+    assert predictions == [200] * 6
