@@ -79,6 +79,7 @@ LAYOUTS: tuple[ExportLayout, ...] = (
             "City": "city",
             "Default Address Zip": "postcode",
             "Zip": "postcode",
+            "Customer ID": "external_id",  # the id Shopify's pixel and server events carry
         },
         shape="shape_email_keyed_customers",
         source=f"{SHOPIFY_HELP}/customers/import-export-customers",

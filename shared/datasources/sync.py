@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from shared.audiences.countries import country_code
 from shared.dataplane import queries
 from shared.dataplane.engine import Workspace
 from shared.dataplane.reader import (
@@ -75,6 +76,8 @@ MODELS: dict[str, type[_Record]] = {
 MODEL_CHUNK = 50_000
 # Customers whose identifiers are normalised at a time for the coverage.
 COVERAGE_CHUNK = 100_000
+# Distinct country cells that are not a two-letter code looked up at a time.
+COUNTRY_CHUNK = 100_000
 UNCATEGORISED = "Uncategorised"  # as shared.ml.training names a product without a category
 
 # Cell patterns of values the record models accept unchanged (shared/ml/validation.py has the same
@@ -190,6 +193,8 @@ def _check_file(
                     lines = _split_record_lines(workspace, loaded.lines)
     except Unreadable as exc:
         raise _unreadable(file.name, exc) from None
+    if kind == "customers":
+        _country_codes(workspace)
     # Today as the record model sees it (a date of birth after it is not one).
     queries.run(connection, f"classify_{kind}", {**PATTERNS, "today": datetime.now(UTC).date().isoformat()})
     queries.run(connection, f"errors_{kind}")
@@ -208,6 +213,27 @@ def _check_file(
     queries.run(connection, "drop_raw")
     queries.run(connection, "drop_checked")
     return lines
+
+
+def _country_codes(workspace: Workspace) -> None:
+    """Countries written as names or common forms ("United States", "USA", "U.K.") rewritten in the
+    loaded customers as their ISO 3166 alpha-2 codes (``shared.audiences.countries``), each distinct
+    cell looked up once, a chunk at a time; a cell that names no country is left for the checks."""
+    connection = workspace.connection
+    distinct = queries.run(connection, "country_names")
+    found: list[tuple[str, str]] = []
+    while chunk := distinct.fetchmany(COUNTRY_CHUNK):
+        found.extend((raw, code.upper()) for (raw,) in chunk if (code := country_code(raw)))
+    if found:
+        names = {
+            "raw": np.array([raw for raw, _ in found], dtype=object),
+            "code": np.array([code for _, code in found], dtype=object),
+        }
+        connection.register("country_codes_found", names)
+        try:
+            queries.run(connection, "country_codes")
+        finally:
+            connection.unregister("country_codes_found")
 
 
 def _check_jsonl(workspace: Workspace, kind: str, file: SyncFile) -> None:

@@ -32,6 +32,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from shared.audiences.countries import country_code
 from shared.errors import ValidationFailed
 
 FileFormat = Literal["csv", "jsonl"]
@@ -98,6 +99,16 @@ class CustomerRecord(_Record):
     madid: OptionalText = Field(
         default=None, validation_alias=AliasChoices("madid", "mobile_advertiser_id", "advertising_id")
     )
+
+    @field_validator("country", mode="before")
+    @classmethod
+    def _country(cls, value: object) -> object:
+        # A country written as a name or a common form ("United States", "USA", "U.K.") is read as its
+        # ISO 3166 alpha-2 code, as the sync's engine reads it (country_codes.sql); anything else is
+        # left for the pattern to refuse.
+        if isinstance(value, str) and len(value.strip()) != 2 and (code := country_code(value)):
+            return code.upper()
+        return value
 
     @field_validator("date_of_birth")
     @classmethod

@@ -1,6 +1,7 @@
 /* A customers export keyed by e-mail (Shopify's: shared/datasources/shop_exports.py), its e-mail read */
 /* as user_id: the e-mail as given, and as user_id trimmed and lower-cased, as the orders name them. A leading apostrophe, */
-/* which such exports put before a phone so that a spreadsheet keeps its "+", is not part of it. */
+/* which such exports put before a phone so that a spreadsheet keeps its "+" (and before the customer id, */
+/* so that it keeps all its digits), is not part of either. */
 CREATE OR REPLACE TABLE raw AS
 SELECT
   record,
@@ -17,6 +18,10 @@ SELECT
   postcode,
   date_of_birth,
   gender,
-  external_id,
+  CASE
+    WHEN STARTS_WITH(external_id, '''')
+    THEN SUBSTR(external_id, 2)
+    ELSE external_id
+  END AS external_id,
   madid
 FROM raw

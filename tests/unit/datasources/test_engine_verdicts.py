@@ -233,7 +233,7 @@ def test_orders_are_checked_against_the_good_customers_and_products_and_the_cloc
 
 def test_duplicates_are_rejected_after_the_first_good_row(workspace: Workspace) -> None:
     # Given customers naming u1 three times, the first of them invalid
-    customers = b"user_id,country\nu1,GBR\nu1,GB\nu1,US\nu2,GB\n"
+    customers = b"user_id,country\nu1,Narnia\nu1,GB\nu1,US\nu2,GB\n"
     orders = csv_text(ORDER_HEADER, [["o1", "u1", "p1", "1", "2", "2026-10-01T10:00:00"]])
 
     # When checked
@@ -250,6 +250,39 @@ def test_duplicates_are_rejected_after_the_first_good_row(workspace: Workspace) 
         (4, "user_id", "duplicate user_id; each must appear once"),
     ]
     assert check.row_counts["customers"] == 2
+
+
+def test_countries_written_as_names_are_stored_as_their_iso_codes(workspace: Workspace) -> None:
+    # Given customers whose countries are written as shops' customers type them, and one that names
+    # no country
+    customers = (
+        b"user_id,country\nu1,United States\nu2,USA\nu3,U.K.\nu4,gbr\nu5,United Kingdom\n"
+        b"u6,the Netherlands\nu7,de\nu8,Narnia\n"
+    )
+    orders = csv_text(ORDER_HEADER, [["o1", "u1", "p1", "1", "2", "2026-10-01T10:00:00"]])
+
+    # When the sync's engine checks them
+    check, problems = engine_check(
+        workspace, {"customers": customers, "products": PRODUCTS, "orders": orders}
+    )
+
+    # Then each country is stored as its upper-case alpha-2 code; the one naming none is rejected
+    stored = workspace.connection.execute(
+        "SELECT user_id, country FROM customers ORDER BY user_id"
+    ).fetchall()
+    assert stored == [
+        ("u1", "US"),
+        ("u2", "US"),
+        ("u3", "GB"),
+        ("u4", "GB"),
+        ("u5", "GB"),
+        ("u6", "NL"),
+        ("u7", "DE"),
+    ]
+    assert [(e["row"], e["field"]) for e in problems if e["file"] == "customers.csv"] == [(9, "country")]
+    # And the record model (JSON Lines, training's loader) gives the same verdict
+    assert model_verdict(customers, "customers.csv", CustomerRecord) == (7, [problems[0]])
+    assert check.row_counts["customers"] == 7
 
 
 def test_json_lines_get_the_record_models_verdict(workspace: Workspace) -> None:

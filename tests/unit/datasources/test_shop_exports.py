@@ -111,11 +111,13 @@ def test_shopify_exports_sync_keyed_by_email_with_a_row_per_line_item(workspace:
     assert problems == []
     assert check.row_counts == {"customers": 2, "products": 2, "orders": 3}
     customers = workspace.connection.execute(
-        "SELECT user_id, email, phone, country, state FROM customers ORDER BY user_id"
+        "SELECT user_id, email, phone, country, state, external_id FROM customers ORDER BY user_id"
     ).fetchall()
+    # (Shopify's Customer ID, written with an apostrophe so that a spreadsheet keeps its digits, is the
+    # customer's external id, as Shopify's pixel and server events carry it)
     assert customers == [
-        ("ann@example.com", "Ann@Example.com", "+44 7700 900123", "GB", None),
-        ("bo@example.com", "bo@example.com", None, "US", "CA"),
+        ("ann@example.com", "Ann@Example.com", "+44 7700 900123", "GB", None, "7210448301122"),
+        ("bo@example.com", "bo@example.com", None, "US", "CA", "7210448301123"),
     ]
     # And each line item is an order line: its amount the price times the quantity, its time in UTC
     # (the second line's taken from its order's first row)
