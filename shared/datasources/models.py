@@ -108,6 +108,13 @@ class ModelTrainingView(CamelModel):
         return cls.model_validate(training.model_dump())
 
 
+class MatchKeyView(CamelModel):
+    given: int = Field(description="Customers with a value for this key in the file.")
+    usable: int = Field(
+        description="Customers whose value survives the platform's normalisation (what an audience sends)."
+    )
+
+
 class DatasetVersionView(CamelModel):
     version: str
     created_at: datetime
@@ -117,6 +124,15 @@ class DatasetVersionView(CamelModel):
     rejected_rows_accepted: bool
     orders_end: datetime | None
     training: dict[str, ModelTrainingView]
+    match_keys: dict[str, MatchKeyView] = Field(
+        description="Coverage per match key, by the customers file's column (email, phone, first_name, "
+        "last_name, city, state, postcode, country, date_of_birth, gender, external_id, madid), computed "
+        "at sync over rowCounts.customers; empty for a version stored before it was."
+    )
+    matchable_customers: int | None = Field(
+        description="Customers with a usable e-mail or phone: those an audience can upload (null: a "
+        "version stored before it was counted)."
+    )
 
 
 class DataSourceView(CamelModel):

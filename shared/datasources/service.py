@@ -31,6 +31,7 @@ from shared.datasources.models import (
     DatasetVersionView,
     DataSourceView,
     FileUploadLink,
+    MatchKeyView,
     ModelTrainingView,
     RejectedRow,
     SyncRequest,
@@ -46,7 +47,7 @@ from shared.records.datasources import FILE_KINDS, DatasetVersion, ModelTraining
 from shared.records.uploads import UploadForm
 
 if TYPE_CHECKING:
-    from shared.datasources.sync import ShopCheck
+    from shared.datasources.sync import ShopCheck, VersionObjects
 
 UPLOAD_LINK_SECONDS = 900
 REJECTED_ROWS_SHOWN = 100
@@ -259,7 +260,8 @@ class DataSourceService:
                         "orders_compacted": compacted.singles_deleted,
                     },
                 )
-            version = self._store_version(record, check, engine_sync.write_version(workspace, files, check))
+            written = engine_sync.write_version(workspace, files, check)
+            version = self._store_version(record, check, written)
         logger.info(
             "dataset synced",
             extra={
@@ -300,14 +302,17 @@ class DataSourceService:
         return {str(kind): key for kind, key in request.files.items()}
 
     def _store_version(
-        self, record: SyncRecord, check: ShopCheck, objects: dict[str, Path]
+        self,
+        record: SyncRecord,
+        check: ShopCheck,
+        written: VersionObjects,
     ) -> DatasetVersion:
         """Upload the version's objects under its own prefix, then publish it (one conditional write):
         until then the previous version stays in force, and nothing it names is half-written."""
         version = record.sync_id
         prefix = f"datasets/{record.org_id}/{version}/"
         keys: dict[str, str] = {}
-        for name, path in objects.items():
+        for name, path in written.paths.items():
             # A table in a folder of its own: a Glue table's location (docs/scaling.md).
             folder = f"{name}/" if path.suffix == ".parquet" else ""
             keys[name] = f"{prefix}{folder}{path.name}"
@@ -323,6 +328,8 @@ class DataSourceService:
             rejected_count=check.rejected_count,
             rejected_rows_accepted=bool(check.rejected_count),
             orders_end=check.orders_end,
+            match_keys=written.match_keys,
+            matchable_customers=written.matchable_customers,
             training={
                 model_type: ModelTraining(model_name=name, updated_at=now)
                 for model_type, name in MODEL_NAMES.items()
@@ -378,4 +385,9 @@ def _version_view(record: DatasetVersion) -> DatasetVersionView:
         rejected_rows_accepted=record.rejected_rows_accepted,
         orders_end=record.orders_end,
         training={kind: ModelTrainingView.of(t) for kind, t in record.training.items()},
+        match_keys={
+            key: MatchKeyView(given=coverage.given, usable=coverage.usable)
+            for key, coverage in record.match_keys.items()
+        },
+        matchable_customers=record.matchable_customers,
     )

@@ -18,8 +18,8 @@ named by file, line, column and reason, never by value.
 **Writing.** ``customers.parquet``, ``products.parquet``, ``orders.parquet``; ``training.npz``
 (the arrays training reads); ``aggregates.npz`` and ``order-lines.bin`` (per user, and the order
 lines by product, for the lift report); ``identifiers.npz`` (identifier coverage); the full
-``rejected-rows.json``. Files are written under the invocation's work directory and uploaded by
-the caller, which then publishes the version.
+``rejected-rows.json``; and the coverage per match key, recorded on the version. Files are written
+under the invocation's work directory and uploaded by the caller, which then publishes the version.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ import numpy as np
 from numpy.typing import NDArray
 from pydantic import ValidationError
 
+from shared.activation.hashing import UsersInEngine, hash_users
 from shared.audiences.countries import country_code
 from shared.dataplane import queries
 from shared.dataplane.engine import Workspace
@@ -49,7 +50,8 @@ from shared.dataplane.reader import (
     load_lines,
     read_header,
 )
-from shared.datasources.coverage import FLAGS, build_coverage
+from shared.dataplane.runner import QueryRunner
+from shared.datasources.coverage import FLAGS
 from shared.datasources.shop_exports import ExportLayout, one_file, recognise
 from shared.errors import ValidationFailed
 from shared.ml.datasets import (
@@ -64,7 +66,7 @@ from shared.ml.datasets import (
     columns_of,
     jsonl_record,
 )
-from shared.ml.validation import CustomerColumns
+from shared.records.datasources import MATCH_KEYS, MatchKeyCoverage
 
 KINDS = ("customers", "products", "orders")
 MODELS: dict[str, type[_Record]] = {
@@ -74,8 +76,22 @@ MODELS: dict[str, type[_Record]] = {
 }
 # Rows the record model reads at a time (their cells are Python objects only this long).
 MODEL_CHUNK = 50_000
-# Customers whose identifiers are normalised at a time for the coverage.
-COVERAGE_CHUNK = 100_000
+# The activation's batch size, which the coverage's pass through its normalisation numbers by.
+COVERAGE_BATCH = 10_000
+# The quality report's keys (shared.audiences.quality) as the customers file's columns.
+REPORT_KEY_COLUMNS = {
+    "EMAIL": "email",
+    "PHONE": "phone",
+    "FN": "first_name",
+    "LN": "last_name",
+    "CT": "city",
+    "ST": "state",
+    "ZIP": "postcode",
+    "COUNTRY": "country",
+    "DOB": "date_of_birth",
+    "GEN": "gender",
+    "MADID": "madid",
+}
 # Distinct country cells that are not a two-letter code looked up at a time.
 COUNTRY_CHUNK = 100_000
 UNCATEGORISED = "Uncategorised"  # as shared.ml.training names a product without a category
@@ -485,15 +501,25 @@ def add_checkout_orders(workspace: Workspace, check: ShopCheck) -> tuple[ShopChe
 # --- the dataset version's objects ------------------------------------------------------------------
 
 
-def write_version(workspace: Workspace, files: Mapping[str, SyncFile], check: ShopCheck) -> dict[str, Path]:
-    """Every object of a dataset version, by its key in ``DatasetVersion.keys`` (docs/data-plane.md)."""
+@dataclass(frozen=True)
+class VersionObjects:
+    """What a sync writes for a dataset version: its objects, by their key in ``DatasetVersion.keys``,
+    and the coverage per match key it records."""
+
+    paths: dict[str, Path]
+    match_keys: dict[str, MatchKeyCoverage]
+    matchable_customers: int
+
+
+def write_version(workspace: Workspace, files: Mapping[str, SyncFile], check: ShopCheck) -> VersionObjects:
+    """Every object of a dataset version (docs/data-plane.md), and its coverage per match key."""
     objects: dict[str, Path] = dict(write_tables(workspace))
     objects["training"] = write_training(workspace)  # encodes the order lines
     queries.run(workspace.connection, "drop_orders")  # every later step reads the encoded lines
     objects["aggregates"], objects["order_lines"] = write_aggregates(workspace, check.orders_end)
-    objects["identifiers"] = write_coverage(workspace)
+    objects["identifiers"], match_keys, matchable = write_coverage(workspace)
     objects["report"] = write_rejected_rows(workspace, files)
-    return objects
+    return VersionObjects(paths=objects, match_keys=match_keys, matchable_customers=matchable)
 
 
 def write_rejected_rows(workspace: Workspace, files: Mapping[str, SyncFile]) -> Path:
@@ -597,32 +623,39 @@ def write_aggregates(workspace: Workspace, orders_end: datetime | None) -> tuple
     return path, lines_path
 
 
-def write_coverage(workspace: Workspace) -> Path:
-    """``identifiers.npz``: identifier coverage by sorted user id, normalised a chunk of customers at a
-    time with the upload's own rules (``shared.datasources.coverage``)."""
-    result = queries.run(workspace.connection, "customer_identifiers")
-    user_ids: list[NDArray[np.str_]] = []
-    countries: list[NDArray[np.str_]] = []
-    flags: dict[str, list[NDArray[np.bool_]]] = {name: [] for name in FLAGS}
-    while chunk := result.fetchmany(COVERAGE_CHUNK):
-        columns = CustomerColumns(*(list(column) for column in zip(*chunk, strict=True)))
-        coverage = build_coverage(columns)
-        user_ids.append(coverage.user_ids)
-        countries.append(coverage.countries)
-        for name in FLAGS:
-            flags[name].append(coverage.flags[name])
+def write_coverage(workspace: Workspace) -> tuple[Path, dict[str, MatchKeyCoverage], int]:
+    """``identifiers.npz`` (identifier flags by sorted user id, ``shared.datasources.coverage``), the
+    coverage per match key and how many customers an audience could upload, all from one pass of the
+    activation's own normalisation over the good customers (``shared.activation.hashing``: SQL for the
+    common cases, Python for each distinct value it cannot decide, a phone number read once with its
+    country's numbering plan). No store country is assumed: a national phone number counts when the
+    customer's own country reads it."""
+    engine = QueryRunner(workspace)
+    engine.run("activation_macros")
+    engine.run("coverage_users")
+    users = UsersInEngine(limited_data_use=False, values=False)
+    hashed = hash_users(engine, users, default_country=None, batch_size=COVERAGE_BATCH)
+    found = hashed.report.identifiers
+    match_keys = {
+        column: MatchKeyCoverage(
+            given=found[key].present if key in found else 0, usable=found[key].usable if key in found else 0
+        )
+        for key, column in REPORT_KEY_COLUMNS.items()
+    }
+    ((external_ids,),) = engine.rows("coverage_external_ids")
+    match_keys["external_id"] = MatchKeyCoverage(given=int(external_ids), usable=int(external_ids))
+    columns = engine.columns("coverage_flags")
     path = workspace.path("identifiers.npz")
-    ids = np.concatenate(user_ids) if user_ids else np.array([], dtype=np.str_)
     np.savez(
         path,
         allow_pickle=False,
-        user_ids=ids,
-        countries=np.concatenate(countries) if countries else np.array([], dtype="<U2"),
-        **{
-            name: np.concatenate(parts) if parts else np.zeros(0, dtype=bool) for name, parts in flags.items()
-        },
+        user_ids=_strings(columns["user_id"]),
+        countries=np.asarray(columns["country"], dtype="<U2")
+        if len(columns["country"])
+        else np.array([], "<U2"),
+        **{name: np.asarray(columns[name], dtype=bool) for name in FLAGS},
     )
-    return path
+    return path, {column: match_keys[column] for column in MATCH_KEYS}, hashed.rows
 
 
 def _add(archive: zipfile.ZipFile, name: str, array: NDArray[Any]) -> None:

@@ -23,6 +23,31 @@ class ModelTraining(BaseModel):
     updated_at: datetime
 
 
+# The customers file's columns that are match keys, in the order a report lists them.
+MATCH_KEYS: tuple[str, ...] = (
+    "email",
+    "phone",
+    "first_name",
+    "last_name",
+    "city",
+    "state",
+    "postcode",
+    "country",
+    "date_of_birth",
+    "gender",
+    "external_id",
+    "madid",
+)
+
+
+class MatchKeyCoverage(BaseModel):
+    """How many of a version's customers have one match key: given in the file, and usable once
+    normalised by the platform's rules (what an audience upload would send)."""
+
+    given: int
+    usable: int
+
+
 class DatasetVersion(BaseModel):
     """One sync's result, never changed after it is stored except for its ``training`` progress.
 
@@ -40,6 +65,16 @@ class DatasetVersion(BaseModel):
     rejected_rows_accepted: bool
     orders_end: datetime | None = Field(default=None, description="Time of the latest order stored.")
     training: dict[str, ModelTraining] = Field(default_factory=dict)
+    match_keys: dict[str, MatchKeyCoverage] = Field(
+        default_factory=dict,
+        description="Coverage per match key (MATCH_KEYS), computed at sync; empty for a version stored "
+        "before it was.",
+    )
+    matchable_customers: int | None = Field(
+        default=None,
+        description="Customers with a usable e-mail or phone, the ones an audience can upload (None: a "
+        "version stored before it was counted).",
+    )
 
 
 SyncState = Literal["validating", "review", "synced", "failed"]

@@ -88,6 +88,48 @@ def test_identifier_coverage_is_stored_after_normalisation(world: DataSourceWorl
     assert coverage.countries.tolist() == ["GB", "US", "US"]
 
 
+def test_coverage_per_match_key_is_recorded_with_the_version_and_shown(world: DataSourceWorld) -> None:
+    # Given customers with every match key in some rows, some of them unusable by the platform's rules
+    customers = (
+        b"user_id,email,first_name,last_name,phone,country,state,city,postcode,date_of_birth,gender,"
+        b"external_id,madid\n"
+        b"u1,ann@example.com,Ann,Lee,+44 7700 900123,United Kingdom,,London,SW1A 1AA,1980-02-03,F,"
+        b"shop-1,6d92078a-8246-4ba4-ae5b-76104861e7dc\n"
+        b"u2,not-an-email,,,,US,CA,Los Angeles,90210,,prefers not to say,,\n"
+        b"u3,bob@example.com,Bob,Ray,12,US,,,,,,shop-3,\n"
+    )
+
+    # When they are synced
+    sync(world, world.put_files(customers, PRODUCTS, ORDERS))
+
+    # Then the version's data source view counts, per key, the customers who gave it and those whose
+    # value the platform would take (an address that is no e-mail, a two-digit phone number and a gender
+    # it cannot read as m or f are given, not usable)
+    view = world.service.view(ORG)
+    assert view.current is not None
+    coverage = {key: (c.given, c.usable) for key, c in view.current.match_keys.items()}
+    assert coverage == {
+        "email": (3, 2),
+        "phone": (2, 1),
+        "first_name": (2, 2),
+        "last_name": (2, 2),
+        "city": (2, 2),
+        "state": (1, 1),
+        "postcode": (2, 2),
+        "country": (3, 3),
+        "date_of_birth": (1, 1),
+        "gender": (2, 1),
+        "external_id": (2, 2),
+        "madid": (1, 1),
+    }
+    # And two of the three can be uploaded (u2 has neither a usable e-mail nor a phone)
+    assert view.current.matchable_customers == 2
+    # And it is in the response body as the API sends it
+    body = view.model_dump(by_alias=True)
+    assert body["current"]["matchKeys"]["email"] == {"given": 3, "usable": 2}
+    assert body["current"]["matchableCustomers"] == 2
+
+
 def test_rejected_rows_wait_for_review_and_store_nothing(world: DataSourceWorld) -> None:
     # Given orders with a future date, an unknown customer and a bad quantity
     orders = ORDERS + (
