@@ -112,6 +112,9 @@ def banner(info: dict[str, object]) -> str:
         [
             "",
             "Local stack is up (Ctrl-C stops everything).",
+            "  Nothing is kept across a restart: moto, the platform sandbox and the payments sandbox",
+            "  hold their state in memory, so each start seeds the demo data afresh (connect the ad",
+            "  account and sync the shop files again; what was made before is gone).",
             f"  Dashboard      {info['dashboard_url']}  (sign in as {info['email']} / {info['password']})",
             f"  API            {api}",
             f"  AWS (moto)     {info['aws_endpoint_url']}",

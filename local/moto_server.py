@@ -48,6 +48,8 @@ class AwsRequest:
     method: str
     path: str
     query: dict[str, str]
+    # The signer's access key (Authorization's or a presigned URL's Credential): whose call it is.
+    access_key_id: str | None = None
 
 
 AwsHook = Callable[[AwsRequest], None]
@@ -76,11 +78,16 @@ class AwsCallLog:
             self._calls.append(name)
             hooks = list(self.hooks)
         if hooks:
+            query = dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True))
+            credential = environ.get("HTTP_AUTHORIZATION", "").partition("Credential=")[2].partition(",")[
+                0
+            ] or query.get("X-Amz-Credential", "")
             request = AwsRequest(
                 name,
                 environ.get("REQUEST_METHOD", ""),
                 environ.get("PATH_INFO", ""),
-                dict(parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)),
+                query,
+                credential.split("/", 1)[0] or None,
             )
             for hook in hooks:
                 hook(request)

@@ -320,7 +320,8 @@ class FunctionRunner:
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(PRELOAD)
         self._idle: dict[str, list[_Worker]] = {name: [] for name in self.specs}
-        self._busy: dict[int, tuple[str, _Worker]] = {}
+        # The invocations running now, by the thread waiting for each: function, worker, event.
+        self._busy: dict[int, tuple[str, _Worker, Any]] = {}
         self._overrides: dict[str, str] = {}
         self._lock = threading.Lock()
         self._log: list[Invocation] = []
@@ -358,7 +359,7 @@ class FunctionRunner:
         deadline_ms = int(time.time() * 1000) + spec.timeout * 1000
         ident = threading.get_ident()
         with self._lock:
-            self._busy[ident] = (function, worker)
+            self._busy[ident] = (function, worker, event)
         try:
             worker.conn.send((request_id, event, deadline_ms))
             if not worker.conn.poll(limit):
@@ -488,11 +489,22 @@ class FunctionRunner:
         for worker in stopped:
             worker.kill()
 
-    def kill_running(self, function: str) -> int:
-        """Kill the workers running ``function`` right now, as a crash or the out-of-memory killer
-        would: their invocations end with ``Runtime.ExitError``. Returns how many were killed."""
+    def running_events(self, function: str) -> list[Any]:
+        """The events of ``function``'s invocations running right now (a test's hook asks which step
+        a state machine's task is in before it kills it)."""
         with self._lock:
-            running = [worker for name, worker in self._busy.values() if name == function]
+            return [event for name, _, event in self._busy.values() if name == function]
+
+    def kill_running(self, function: str, where: Callable[[Any], bool] | None = None) -> int:
+        """Kill the workers running ``function`` right now (only those whose event ``where`` accepts,
+        when given), as a crash or the out-of-memory killer would: their invocations end with
+        ``Runtime.ExitError``. Returns how many were killed."""
+        with self._lock:
+            running = [
+                worker
+                for name, worker, event in self._busy.values()
+                if name == function and (where is None or where(event))
+            ]
         for worker in running:
             if worker.process.pid is not None and worker.process.is_alive():
                 os.kill(worker.process.pid, signal.SIGKILL)
