@@ -399,6 +399,7 @@ async function followSync() {
   const syncId = state.syncId;
   $("sync-next").disabled = true;
   $("rejected").hidden = true;
+  $("match-keys").hidden = true;
   $("sync-failed").hidden = true;
   $("sync-continue").hidden = false;
   $("training").replaceChildren();
@@ -415,6 +416,7 @@ async function followSync() {
     if (version) {
       state.version = version.version;
       saveDraft();
+      renderMatchKeys(version);
       if (renderTraining(version)) return;
     }
     await sleep(1000);
@@ -481,6 +483,59 @@ function renderSync(sync, inForce) {
       )),
     );
   }
+}
+
+// The customers file's match keys (GET /platform-ads/data-source, matchKeys), as a marketer names them.
+const MATCH_KEYS = {
+  email: "E-mail",
+  phone: "Phone",
+  first_name: "First name",
+  last_name: "Last name",
+  city: "City",
+  state: "State or region",
+  postcode: "Postcode (ZIP)",
+  country: "Country",
+  date_of_birth: "Date of birth",
+  gender: "Gender",
+  external_id: "External id (your shop's customer id)",
+  madid: "Mobile advertiser id",
+};
+
+const share = (part, whole) => (whole ? `${Math.round((100 * part) / whole)}%` : "0%");
+
+/** The version's coverage per match key, and in words what it means for the match (issue 23, item 2):
+ * who can be uploaded at all, and what the keys the file lacks would add. */
+function renderMatchKeys(version) {
+  const keys = version.matchKeys ?? {};
+  const customers = version.rowCounts.customers;
+  $("match-keys").hidden = Object.keys(keys).length === 0;
+  if ($("match-keys").hidden) return;
+  $("match-caption").textContent = `Customers with each match key, of ${customers.toLocaleString()}`;
+  $("match-key-rows").replaceChildren(
+    ...Object.entries(MATCH_KEYS).map(([key, name]) => {
+      const { given = 0, usable = 0 } = keys[key] ?? {};
+      return el("tr", {},
+        el("td", { "data-label": "Match key" }, name),
+        el("td", { "data-label": "Customers who gave it" }, `${given.toLocaleString()} (${share(given, customers)})`),
+        el("td", { "data-label": "Usable by the platform" }, `${usable.toLocaleString()} (${share(usable, customers)})`),
+      );
+    }),
+  );
+  const matchable = version.matchableCustomers;
+  $("match-summary").textContent = matchable == null
+    ? ""
+    : `${matchable.toLocaleString()} of ${customers.toLocaleString()} customers (${share(matchable, customers)}) have a usable e-mail or phone, so an audience can send them; the others cannot be sent, whatever else they have.`;
+  const missing = Object.entries(MATCH_KEYS)
+    .filter(([key]) => !(keys[key]?.usable > 0) && key !== "email" && key !== "phone")
+    .map(([, name]) => name.toLowerCase());
+  $("match-effect").textContent =
+    "What more keys do: the platform looks for each person with every key sent together, so a customer " +
+    "it cannot find by e-mail may still be found by phone, or by name with city, postcode and country; " +
+    "date of birth and gender tell apart people who share a name. The platform does not publish how much " +
+    "each key adds to the match rate: sending every key you have is its general guidance. " +
+    (missing.length
+      ? `Your file has none usable for: ${missing.join(", ")}. Add those columns to your customers file to give it more to match on.`
+      : "Your file has every key the platform takes.");
 }
 
 /** Show both models' training; true once both have finished. */
