@@ -16,6 +16,7 @@ cases; loopback only. A finding is fixed in the service, or in the schema's sour
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Iterator
 from urllib.parse import urlsplit
 
 import httpx
@@ -93,6 +94,16 @@ def loopback(url: str) -> str:
     host = urlsplit(url).hostname or ""
     assert ipaddress.ip_address(host).is_loopback, f"the fuzzer only ever targets loopback, not {url}"
     return url
+
+
+@pytest.fixture(scope="module", autouse=True)
+def routes_not_throttled(stack: LocalStack) -> Iterator[None]:
+    """The fuzzer sends each route's cases as fast as the stack answers, past the routes' API Gateway
+    throttles (which would answer 429 before any function runs, the unauthenticated cases included):
+    lifted for it; tests/integration/test_fair_shares.py proves them."""
+    assert stack.gateway is not None
+    with stack.gateway.throttles.lifted():
+        yield
 
 
 @pytest.fixture(scope="module")

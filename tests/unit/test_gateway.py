@@ -157,3 +157,14 @@ def test_a_function_throttled_at_its_reserved_concurrency_is_a_500_as_api_gatewa
     gateway = LocalGateway([Route("POST", "/x", "F")], Runner(throttled))  # type: ignore[arg-type]
     # Then the caller gets what API Gateway answers for an invocation the Lambda API rejected
     assert call(gateway) == (500, {"message": "Internal Server Error"})
+
+
+def test_lifted_throttles_admit_everything_and_start_full_after() -> None:
+    # Given a route with one token
+    throttles = RouteThrottles({"HttpApi": {"$default": Throttle(rate=0.001, burst=1)}}, FakeClock())
+    route = Route("GET", "/a", "A")
+    # When its throttles are lifted, then put back
+    with throttles.lifted():
+        assert all(throttles.admit(route) for _ in range(10))
+    # Then its bucket is full again, and holds again
+    assert [throttles.admit(route) for _ in range(2)] == [True, False]
