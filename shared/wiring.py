@@ -718,8 +718,10 @@ def action_count_store() -> DynamoActionCounts:
     return DynamoActionCounts(table(settings().main_table))
 
 
+@collaborator
 def action_limits() -> OrgActionLimits:
-    """Each organization's limits on previews, retrains and activations (settings read once)."""
+    """Each organization's limits on previews, retrains and activations (kept per container: it
+    remembers which organizations' windows are full)."""
     from shared.clock import utc_now
     from shared.limits.actions import ActionLimit, OrgActionLimits
 

@@ -8,14 +8,16 @@ the machine another organization's predictions ran on (its predict median went f
 window) and a message that says what was limited and when to try again.
 
 The count is one conditional write per request (``ActionCounts.spend``), kept in DynamoDB so every
-container of every function sees the same count. A refused request is not counted.
+container of every function sees the same count. A refused request is not counted. A window only
+fills: once a container has been refused a window, it refuses that organization's action until the
+window ends without asking again, so a flood of refused requests costs no write.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
@@ -84,18 +86,27 @@ class OrgActionLimits:
     counts: ActionCounts
     limits: dict[LimitedAction, ActionLimit]
     clock: Callable[[], datetime]
+    # (organization, action) -> the window this container knows is full.
+    _full: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def spend(self, org_id: str, action: LimitedAction) -> None:
         """Count one start of ``action`` by ``org_id``; raises ``ActionLimited`` (nothing counted)
         when the organization already started its limit of it in the current window, with the
-        seconds until the window ends."""
+        seconds until the window ends (without a write when this container was already refused it)."""
         limit = self.limits[action]
         now = self.clock().timestamp()
         window = int(now // limit.window_seconds)
         window_ends = (window + 1) * limit.window_seconds
         # Kept one more window after its own, then DynamoDB's TTL removes it.
-        if self.counts.spend(org_id, action, window, limit.per_window, window_ends + limit.window_seconds):
-            return
+        known_full = self._full.get((org_id, action)) == window
+        if not known_full:
+            if self.counts.spend(
+                org_id, action, window, limit.per_window, window_ends + limit.window_seconds
+            ):
+                return
+            if len(self._full) > 10_000:  # a container serving many organizations forgets old windows
+                self._full.clear()
+            self._full[(org_id, action)] = window
         wait = max(1, math.ceil(window_ends - now))
         one, many = _WORDS[action]
         raise ActionLimited(

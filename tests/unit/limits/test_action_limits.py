@@ -120,3 +120,39 @@ def test_a_refused_request_is_not_counted(counts: DynamoActionCounts) -> None:
     )["Item"]
     assert item["used"] == 3
     assert item["expires_at"] == int(TEN.timestamp()) + 120
+
+
+class CountedCalls:
+    """The DynamoDB counts, with the calls made to them counted."""
+
+    def __init__(self, counts: DynamoActionCounts) -> None:
+        self.counts = counts
+        self.calls = 0
+
+    def spend(self, org_id: str, action: str, window: int, limit: int, expires_at: int) -> bool:
+        self.calls += 1
+        return self.counts.spend(org_id, action, window, limit, expires_at)
+
+
+def test_a_flood_of_refused_requests_costs_no_write_until_the_window_ends(counts: DynamoActionCounts) -> None:
+    # Given an organization refused its fourth preview of the minute
+    calls = CountedCalls(counts)
+    clock = Clock(TEN)
+    limits = OrgActionLimits(counts=calls, limits=LIMITS, clock=clock)
+    for _ in range(3):
+        limits.spend("org-b", "targeting_preview")
+    with pytest.raises(ActionLimited):
+        limits.spend("org-b", "targeting_preview")
+    assert calls.calls == 4
+    # When it sends a hundred more in the same minute
+    for _ in range(100):
+        with pytest.raises(ActionLimited) as refused:
+            limits.spend("org-b", "targeting_preview")
+    # Then each is refused with the same wait, and none reached the table
+    assert refused.value.retry_after_seconds == 60
+    assert calls.calls == 4
+    # And another organization, and the next minute, are asked for again
+    limits.spend("org-a", "targeting_preview")
+    clock.now = TEN + timedelta(minutes=1)
+    limits.spend("org-b", "targeting_preview")
+    assert calls.calls == 6
