@@ -453,6 +453,9 @@ def _unreadable(name: str, exc: Unreadable) -> ValidationFailed:
 # --- the hosted checkout's orders ------------------------------------------------------------------
 
 
+SINGLES_PER_READ = 2_000
+
+
 def read_checkout_orders(workspace: Workspace, parts: Sequence[Path], singles: Sequence[Path]) -> list[str]:
     """The hosted checkout's paid orders into the engine: ``parts`` (the compacted days, Parquet) and
     ``singles`` (one JSON object per order paid since). Returns the days (UTC, ``YYYY-MM-DD``) that
@@ -461,8 +464,11 @@ def read_checkout_orders(workspace: Workspace, parts: Sequence[Path], singles: S
     queries.run(connection, "checkout_order_files")
     if parts:
         queries.run(connection, "read_checkout_order_days", {"parts": [str(path) for path in parts]})
-    if singles:
-        queries.run(connection, "read_checkout_order_singles", {"singles": [str(path) for path in singles]})
+    # A few thousand files a read: the engine holds buffers per file it reads, and 100,000 single
+    # orders read at once ran it out of its memory (benchmarks/checkout_orders.py).
+    for start in range(0, len(singles), SINGLES_PER_READ):
+        chunk = [str(path) for path in singles[start : start + SINGLES_PER_READ]]
+        queries.run(connection, "read_checkout_order_singles", {"singles": chunk})
     queries.run(connection, "read_checkout_orders")
     return [str(day) for (day,) in queries.run(connection, "checkout_order_new_days").fetchall()]
 

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
+from shared.datasources import sync as engine_sync
 from shared.datasources.models import SyncRequest
 from shared.records.datasources import DatasetVersion
 from tests.unit.datasources.conftest import ORG, DataSourceWorld
@@ -234,3 +236,19 @@ def test_an_order_both_compacted_and_written_again_counts_once(
     assert orders.count("cs_a") == 1
     assert len(world.blobs.keys(f"checkout-orders/{ORG}/days/")) == 1
     assert version.row_counts["orders"] == 4
+
+
+def test_many_single_orders_are_read_a_bounded_number_of_files_at_a_time(
+    world: DataSourceWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given: five orders paid since the last sync, read two files at a time
+    monkeypatch.setattr(engine_sync, "SINGLES_PER_READ", 2)
+    for number in range(5):
+        paid_order(world, f"cs_many_{number}", datetime(2026, 11, 20, 9, number, tzinfo=UTC))
+
+    # When: the shop syncs
+    version = synced(world)
+
+    # Then: every one of them is in the version
+    orders = {o["order_id"] for o in rows(world, version, "orders", tmp_path)}
+    assert {f"cs_many_{number}" for number in range(5)} <= orders
