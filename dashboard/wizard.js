@@ -770,7 +770,8 @@ $("targeting-next").addEventListener("click", () => {
 // ---------------------------------------------------------------------------------------------
 
 async function loadSetup() {
-  const product = state.preview?.productId;
+  // The targeting form's product when the page was reloaded on this step (its preview is not kept).
+  const product = state.preview?.productId || segment().productId;
   const routes = state.destination === "publish"
     ? `/platform-ads/checkout-routes${product ? `?productId=${encodeURIComponent(product)}` : ""}`
     : null;

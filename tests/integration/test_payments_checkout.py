@@ -117,6 +117,34 @@ def test_paying_starts_a_session_on_the_organizations_account_and_sends_the_shop
     )
 
 
+def test_a_price_name_or_currency_in_the_address_or_the_form_is_not_used(
+    api: httpx.Client, shop: PaymentsShop, stack: LocalStack, payments: httpx.Client
+) -> None:
+    # When: a shopper's request carries its own price, name and currency, in the address and the form
+    answered = api.post(
+        checkout(shop.org.org_id, "p-mug"),
+        params={"price": "0.01", "unit_amount": "1", "currency": "eur", "name": "Free mug"},
+        content="quantity=1&price=0.01&unit_amount=1&amount=1&currency=eur&name=Free+mug",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
+    # Then: the session is the products file's mug at its price, in the account's currency
+    assert answered.status_code == 303, answered.text
+    session = session_of(payments, str(answered.headers["location"]).rsplit("/", 1)[1])
+    assert (session["amount_total"], session["currency"]) == (1250, "usd")
+    connection = wiring.payments_store().get_connection(shop.org.org_id)
+    assert connection is not None
+    items = httpx.get(
+        f"{stack.payments.url}/v1/checkout/sessions/{session['id']}/line_items",
+        headers={
+            "Authorization": f"Bearer {stack.payments.config.secret_key}",
+            "Stripe-Account": wiring.payments_connection_status().account_id(connection),
+        },
+    ).json()["data"]
+    assert [(i["description"], i["quantity"], i["price"]["unit_amount"]) for i in items] == [
+        ("Ada's Mug", 1, 1250)
+    ]
+
+
 def test_a_product_the_organization_does_not_sell_gets_a_not_found_page(
     api: httpx.Client, shop: PaymentsShop
 ) -> None:

@@ -16,7 +16,7 @@ import pytest
 
 from local.stack import LocalStack
 from shared import wiring
-from tests.integration.payments_shop import shop_taking_payments
+from tests.integration.payments_shop import shop_taking_payments, sync_products
 from tests.integration.test_account_closure import scan
 from tests.integration.test_payments_webhooks import (
     event_of,
@@ -52,14 +52,19 @@ def closed(api: httpx.Client, headers: dict[str, str]) -> dict[str, Any]:
 def test_closing_an_organization_expires_its_open_checkouts_and_keeps_nothing_of_its_payments(
     api: httpx.Client, stack: LocalStack, payments: httpx.Client
 ) -> None:
-    # Given: a shop taking payments, with a paid order (its buyer's file in the data bucket) and a
-    # checkout a shopper left open on the provider's page
+    # Given: a shop taking payments, with a paid order (its buyer's details in the data bucket, in its
+    # day's part once a sync compacted them) and a checkout a shopper left open on the provider's page
     shop = shop_taking_payments(stack, business_name="Closing Mugs")
     org_id = shop.org.org_id
     paid = new_session(api, shop, quantity=1)
     pay(payments, paid)
     completed = event_of(payments, "checkout.session.completed", paid)
     eventually(lambda: [o for o in orders(api, shop)["orders"] if o["orderId"] == paid])
+    # (a sync compacted the order into its day's part: the closure must find that too)
+    with httpx.Client(base_url=stack.api_url, timeout=60) as dashboard:
+        sync_products(dashboard, shop.org)
+    [part] = wiring.data_blobs().keys(f"checkout-orders/{org_id}/")
+    assert f"checkout-orders/{org_id}/days/" in part
     left_open = new_session(api, shop, product="p-teapot", quantity=1)
     assert session_of(payments, left_open)["status"] == "open"
     account = session_of(payments, left_open)["account"]
