@@ -1,4 +1,5 @@
 import { announce, api, el, formatDate, page, signedInEmail } from "./app.js";
+import { clearColumnQuestions, columnsOf } from "./mapping.js";
 
 // The launch wizard: seven steps, one shown at a time, each against the real API. Each step has its
 // own address (#data, #sync, ...), so the browser's Back and Forward move between steps. What the user
@@ -176,9 +177,16 @@ $("upload-form").addEventListener("submit", async (event) => {
     encodings[kind] = await encodingOf(kind, files[kind]);
     if (!encodings[kind]) return; // its question is on the page now
   }
+  const identities = Object.fromEntries(KINDS.map((kind) => [kind, fileIdentity(files[kind])]));
+  const mappings = {};
   $("upload").disabled = true;
   try {
     for (const kind of KINDS) files[kind] = await asUtf8(files[kind], encodings[kind]);
+    for (const kind of KINDS) {
+      const columns = await columnsOf(kind, files[kind], identities[kind], $("upload-error"));
+      if (!columns) return; // its question is on the page now
+      if (Object.keys(columns).length) mappings[kind] = columns;
+    }
     const links = await api("/platform-ads/data-source/uploads", { method: "POST", body: { format: "csv" } });
     const tooBig = KINDS.find((kind) => files[kind].size > links.maxFileBytes);
     if (tooBig) {
@@ -186,10 +194,11 @@ $("upload-form").addEventListener("submit", async (event) => {
     }
     await uploadAll(links, files);
     $("encoding-questions").replaceChildren();
+    clearColumnQuestions();
     state.files = files;
     state.uploadId = links.uploadId;
     readProductIds(files.products).catch(() => null); // suggestions only: a file it cannot read has none
-    await startSync({ uploadId: links.uploadId });
+    await startSync({ uploadId: links.uploadId, ...(Object.keys(mappings).length ? { mappings } : {}) });
   } catch (exc) {
     fail(exc);
   } finally {

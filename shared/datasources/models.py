@@ -59,6 +59,14 @@ class SyncRequest(CamelModel):
         "allows when it is shorter.",
     )
 
+    mappings: dict[FileKind, dict[str, str]] | None = Field(
+        default=None,
+        description="For a file whose header is neither the service's columns nor a shop export the "
+        "service recognises: each header cell -> the service column it holds ('' for a column not read; "
+        "a cell not named keeps its own name). Saved with the sync for the organization's next one "
+        "(GET /platform-ads/data-source, mappings).",
+    )
+
     @model_validator(mode="after")
     def _one_source(self) -> SyncRequest:
         if (self.upload_id is None) == (self.files is None):
@@ -66,6 +74,19 @@ class SyncRequest(CamelModel):
         if self.files is not None and set(self.files) != {"customers", "products", "orders"}:
             raise ValueError("files: name the customers, products and orders objects")
         return self
+
+
+class ServiceColumn(CamelModel):
+    name: str
+    required: bool
+    aliases: list[str] = Field(description="Other names the column is read under.")
+
+
+class ExportLayoutView(CamelModel):
+    system: str
+    kind: FileKind
+    title: str
+    signature: list[str] = Field(description="Header cells that are all present in such an export.")
 
 
 class RejectedRow(CamelModel):
@@ -141,3 +162,11 @@ class DataSourceView(CamelModel):
     )
     versions: list[DatasetVersionView] = Field(description="Every stored version, newest first.")
     syncs: list[SyncView] = Field(description="The latest syncs, newest first.")
+    columns: dict[str, list[ServiceColumn]] = Field(description="The service's columns of each file.")
+    layouts: list[ExportLayoutView] = Field(
+        description="The shop exports read as they are (docs/shop-exports.md): no mapping is needed."
+    )
+    mappings: dict[str, dict[str, str]] = Field(
+        description="The columns the organization last matched for each file (header -> service column, "
+        "'' not read), from its latest sync that had a mapping for it."
+    )

@@ -30,26 +30,30 @@ from shared.clock import Clock
 from shared.datasources.models import (
     DatasetVersionView,
     DataSourceView,
+    ExportLayoutView,
     FileUploadLink,
     MatchKeyView,
     ModelTrainingView,
     RejectedRow,
+    ServiceColumn,
     SyncRequest,
     SyncView,
     UploadLinks,
     UploadLinksRequest,
 )
+from shared.datasources.shop_exports import LAYOUTS
 from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, columns_of
 from shared.observability import logger
 from shared.payments.order_files import CheckoutOrderFiles
-from shared.records.datasources import FILE_KINDS, DatasetVersion, ModelTraining, SyncRecord
+from shared.records.datasources import FILE_KINDS, DatasetVersion, FileKind, ModelTraining, SyncRecord
 from shared.records.uploads import UploadForm
 
 if TYPE_CHECKING:
     from shared.datasources.sync import ShopCheck, VersionObjects
 
 UPLOAD_LINK_SECONDS = 900
+MAX_COLUMNS = 1_000  # a mapping's header cells at most (the reader's own limit on a header)
 REJECTED_ROWS_SHOWN = 100
 SYNCS_SHOWN = 10
 # The models a sync trains, by type: the names they are registered (and predicted) under.
@@ -134,6 +138,7 @@ class DataSourceService:
         """Check the files are there and small enough, record the sync, and start validating it in
         the background (the sync state machine, execution named after the sync)."""
         keys = self._file_keys(org_id, request)
+        mappings = _checked_mappings(request.mappings or {})
         for kind, key in keys.items():
             size = self.blobs.size(key)
             if size is None:
@@ -161,6 +166,7 @@ class DataSourceService:
             keys=keys,
             accept_rejected_rows=request.accept_rejected_rows,
             horizon_days=request.horizon_days,
+            mappings=mappings,
             created_at=now,
             updated_at=now,
         )
@@ -205,6 +211,7 @@ class DataSourceService:
         module docstring). Returns the sync as it ended: ``synced``, ``review`` or ``failed``."""
         # The engine is imported here: only the sync job carries it (its own layer).
         from shared.dataplane.engine import session
+        from shared.dataplane.reader import FileOptions
         from shared.datasources import sync as engine_sync
 
         record = self.datasets.get_sync(org_id, sync_id)
@@ -218,7 +225,8 @@ class DataSourceService:
                 name = key.rsplit("/", 1)[-1]
                 path = workspace.path(f"upload-{kind}-{name}")
                 self.blobs.download(key, path)
-                files[kind] = engine_sync.SyncFile(path=path, name=name)
+                options = FileOptions(columns=record.mappings.get(kind, {}))
+                files[kind] = engine_sync.SyncFile(path=path, name=name, options=options)
             try:
                 check = engine_sync.check_shop(workspace, files, self.clock(), REJECTED_ROWS_SHOWN)
             except ValidationFailed as exc:
@@ -274,12 +282,29 @@ class DataSourceService:
         return self._save(record, state="synced", dataset_version=version.version, **report)
 
     def view(self, org_id: str) -> DataSourceView:
-        """The dataset in force, every version, and the latest syncs."""
+        """The dataset in force, every version, the latest syncs, and what the wizard needs to read a
+        file: the service's columns, the shop exports read as they are, the columns last matched."""
         current = self.datasets.current(org_id)
+        syncs = self.datasets.list_syncs(org_id)
+        saved: dict[str, dict[str, str]] = {}
+        for sync in syncs:  # newest first: each file's latest mapping
+            for kind, mapping in sync.mappings.items():
+                saved.setdefault(kind, mapping)
         return DataSourceView(
             current=_version_view(current) if current else None,
             versions=[_version_view(v) for v in self.datasets.list_versions(org_id)],
-            syncs=[_sync_view(s) for s in self.datasets.list_syncs(org_id)[:SYNCS_SHOWN]],
+            syncs=[_sync_view(s) for s in syncs[:SYNCS_SHOWN]],
+            columns={kind: _service_columns(kind) for kind in FILE_KINDS},
+            layouts=[
+                ExportLayoutView(
+                    system=layout.system,
+                    kind=layout.kind,
+                    title=layout.title,
+                    signature=sorted(layout.signature),
+                )
+                for layout in LAYOUTS
+            ],
+            mappings=saved,
         )
 
     def _file_keys(self, org_id: str, request: SyncRequest) -> dict[str, str]:
@@ -347,6 +372,49 @@ class DataSourceService:
 
 def _columns(kind: str) -> set[str]:
     return columns_of(_RECORD_TYPES[kind])
+
+
+def _service_columns(kind: str) -> list[ServiceColumn]:
+    """A file kind's columns in the record model's order, required first as the model has them."""
+    columns = []
+    for name, info in _RECORD_TYPES[kind].model_fields.items():
+        alias = info.validation_alias
+        aliases = [str(c) for c in getattr(alias, "choices", []) if c != name]
+        columns.append(ServiceColumn(name=name, required=info.is_required(), aliases=aliases))
+    return columns
+
+
+def _checked_mappings(mappings: dict[FileKind, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """The merchant's column mappings, each header cell read as one of its file's service columns (or
+    not read, ""), no service column twice; else ``ValidationFailed`` naming the file."""
+    checked: dict[str, dict[str, str]] = {}
+    for kind, mapping in mappings.items():
+        names = {column.name for column in _service_columns(kind)}
+        if len(mapping) > MAX_COLUMNS:
+            raise ValidationFailed(
+                f"The {kind} file's mapping has more than {MAX_COLUMNS:,} columns.", field=f"mappings.{kind}"
+            )
+        unknown = sorted({column for column in mapping.values() if column and column not in names})
+        if unknown:
+            raise ValidationFailed(
+                f"The {kind} file has no column {unknown[0]}.",
+                field=f"mappings.{kind}",
+                remedy=f"Match each column to one of {', '.join(sorted(names))}, or leave it not read.",
+            )
+        if any(not cell.strip() or len(cell) > 256 for cell in mapping):
+            raise ValidationFailed(
+                f"The {kind} file's mapping names an empty or overlong header cell.", field=f"mappings.{kind}"
+            )
+        chosen = [column for column in mapping.values() if column]
+        twice = sorted({column for column in chosen if chosen.count(column) > 1})
+        if twice:
+            raise ValidationFailed(
+                f"Two columns of the {kind} file are matched to {twice[0]}.",
+                field=f"mappings.{kind}",
+                remedy=f"Match one column to {twice[0]} and choose another (or none) for the other.",
+            )
+        checked[kind] = {cell.strip(): column for cell, column in mapping.items()}
+    return checked
 
 
 def _upload_key(org_id: str, upload_id: str, kind: str, fmt: str) -> str:

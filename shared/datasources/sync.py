@@ -94,6 +94,8 @@ REPORT_KEY_COLUMNS = {
 }
 # Distinct country cells that are not a two-letter code looked up at a time.
 COUNTRY_CHUNK = 100_000
+# What a file read with the merchant's own mapping was read as ("Read the orders file as ...").
+MATCHED = "you matched its columns"
 UNCATEGORISED = "Uncategorised"  # as shared.ml.training names a product without a category
 
 # Cell patterns of values the record models accept unchanged (shared/ml/validation.py has the same
@@ -201,6 +203,8 @@ def _check_file(
                 )
             if loaded.lines.ends is not None:
                 lines = loaded.lines.ends
+            if layout is None and file.options.columns:
+                recognised[kind] = MATCHED  # the merchant's mapping
             if layout is not None:
                 recognised[kind] = layout.title
                 if layout.shape is not None:

@@ -101,6 +101,11 @@ class SyncRecord(BaseModel):
     recognised: dict[str, str] = Field(
         default_factory=dict, description="Files read as a shop system's export: kind -> what as."
     )
+    mappings: dict[str, dict[str, str]] = Field(
+        default_factory=dict,
+        description="The columns the merchant matched, by kind: file header -> service column ('': not "
+        "read). Kept with the sync, so the organization's next sync starts from them.",
+    )
     dataset_version: str | None = None
     error: dict[str, str] | None = Field(default=None, description="message, field and remedy.")
     created_at: datetime
