@@ -58,7 +58,9 @@ export async function columnsOf(kind, file, identity, errorLine) {
   const cells = header.map((cell) => cell.trim()).filter(Boolean);
   const { columns, layouts, mappings } = await dataSource();
   const recognised = layouts.some((layout) => layout.signature.every((cell) => cells.includes(cell)));
-  if (recognised || isServiceHeader(columns[kind], cells)) {
+  // Another file's own columns (a file in the wrong slot) are the sync's to name, not a mapping's.
+  const ownColumns = Object.values(columns).some((kindColumns) => isServiceHeader(kindColumns, cells));
+  if (recognised || ownColumns) {
     $(`columns-${kind}`)?.remove();
     return {};
   }
