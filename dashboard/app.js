@@ -145,6 +145,10 @@ export async function api(path, { method = "GET", body, headers: extra = {} } = 
 
 /** The API's error shape: {message, error: {code, message, field, remedy}}; say what to do next. */
 function describeError(data, status) {
+  if (status === 429 && !data?.error) {
+    // API Gateway's own throttle of the route ({"message": "Too Many Requests"}), not the service's.
+    return "The service is taking too many requests right now. Wait a few seconds, then try again.";
+  }
   const message = (data && data.message) || `The request failed (HTTP ${status}).`;
   const remedy = data?.error?.remedy;
   return remedy && !message.includes(remedy) ? `${message} ${remedy}` : message;
