@@ -10,7 +10,7 @@ Two parts, each side by side in one run (the machine is shared):
 - ``checkout_orders.engine.<orders>.*``: the engine alone on local files, ``CHECKOUT_ORDERS_ENGINE``
   orders (default 100,000) paid over 365 days: reading them as single JSON files (every sync before),
   the one sync that compacts them all (read, and write 365 day parts), and a later sync reading the
-  365 parts plus one day's new orders (274 at this rate) and writing that day again.
+  365 parts plus one day's new orders and writing that day again.
 - ``checkout_orders.s3.<orders>.*``: the data bucket on a local S3 (moto's server over HTTP, SSE-KMS
   as the template's bucket), ``CHECKOUT_ORDERS_S3`` orders (default 5,000; putting 100,000 objects
   into moto takes most of an hour): the objects gathered (one LIST per 1,000, one GET each) before
