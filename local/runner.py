@@ -511,6 +511,22 @@ class FunctionRunner:
         return len(running)
 
     @contextmanager
+    def reserving(self, function: str, concurrency: int) -> Iterator[None]:
+        """``function``'s reserved concurrency is ``concurrency`` inside the block (0 throttles every
+        invocation, as Lambda does: the way to stop a function), its template's after it."""
+        with self._lock:
+            before = self.reserved.get(function)
+            self.reserved[function] = concurrency
+        try:
+            yield
+        finally:
+            with self._lock:
+                if before is None:
+                    self.reserved.pop(function, None)
+                else:
+                    self.reserved[function] = before
+
+    @contextmanager
     def environment(self, **variables: str) -> Iterator[None]:
         """Every function started inside the block gets ``variables`` added to its environment (a
         test's setting, say a lower limit); warm workers are recycled on entry and on exit so no

@@ -125,3 +125,26 @@ def test_a_route_past_its_throttle_answers_api_gateways_429_and_other_routes_ans
         assert answers[2].json() == {"message": "Too Many Requests"}
         # And predictions, a route with a bucket of its own, still answer
         assert predict(api, demo) == 200
+
+
+def test_a_function_at_its_reserved_concurrency_is_throttled_and_api_gateway_answers_500(
+    stack: LocalStack, api: httpx.Client, demo: DemoCredentials
+) -> None:
+    # Given predict's reserved concurrency at 0 (every invocation is past it: Lambda throttles it)
+    assert stack.runner is not None
+    stack.runner.clear_invocations()
+    with stack.runner.reserving("PredictFunction", 0):
+        payload = {"input": {"user_id": demo.sample_user_id, "product_id": demo.sample_product_id}}
+        answer = api.post(
+            f"/client/predict/{PURCHASE_MODEL}", json=payload, headers={"X-Service-Api-Key": demo.api_key}
+        )
+        # Then API Gateway answers 500 with its own body, as for any invocation Lambda refused
+        assert answer.status_code == 500
+        assert answer.json() == {"message": "Internal Server Error"}
+        # And the function did not run: the invocation was refused (TooManyRequestsException)
+        [refused] = [i for i in stack.runner.invocations() if i.function == "PredictFunction"]
+        assert refused.throttled
+        assert refused.error is not None
+        assert refused.error["errorType"] == "TooManyRequestsException"
+    # And with its reservation back (the template's 20) it answers again
+    assert predict(api, demo) == 200
