@@ -1,5 +1,6 @@
 import { announce, api, el, formatDate, page, signedInEmail } from "./app.js";
 import { clearColumnQuestions, columnsOf } from "./mapping.js";
+import { productPicker } from "./product-picker.js";
 
 // The launch wizard: seven steps, one shown at a time, each against the real API. Each step has its
 // own address (#data, #sync, ...), so the browser's Back and Forward move between steps. What the user
@@ -18,7 +19,6 @@ const state = {
   audienceId: null,
   launch: null, // {key, idempotencyKey}: the settings of the last launch and its Idempotency-Key
   currency: null,
-  products: [],
   holdoutSeed: null, // the first preview's holdout seed (a string), kept so the launch uploads what it counted
 };
 const $ = (id) => document.getElementById(id);
@@ -197,7 +197,6 @@ $("upload-form").addEventListener("submit", async (event) => {
     clearColumnQuestions();
     state.files = files;
     state.uploadId = links.uploadId;
-    readProductIds(files.products).catch(() => null); // suggestions only: a file it cannot read has none
     await startSync({ uploadId: links.uploadId, ...(Object.keys(mappings).length ? { mappings } : {}) });
   } catch (exc) {
     fail(exc);
@@ -357,21 +356,6 @@ function send(link, file, progress) {
     request.onerror = () => reject(new Error(`The ${link.kind} file could not be sent. Check your connection, then upload the files again.`));
     request.send(form);
   });
-}
-
-/** The product ids of the products file just uploaded (its first 1 MB), offered as suggestions on the
- * targeting step. */
-async function readProductIds(file) {
-  const [header = "", ...lines] = (await file.slice(0, 1024 * 1024).text()).split(/\r?\n/).filter(Boolean);
-  const columns = header.split(",").map((c) => c.trim().replace(/^"|"$/g, ""));
-  const id = columns.indexOf("product_id");
-  const name = columns.indexOf("name");
-  if (id < 0) return;
-  state.products = lines.slice(0, 500).map((line) => {
-    const cells = line.split(",");
-    return [cells[id], name >= 0 ? cells[name] : ""];
-  });
-  $("product-ids").replaceChildren(...state.products.map(([value, label]) => el("option", { value }, label || value)));
 }
 
 async function useCurrentData() {
@@ -675,7 +659,7 @@ function segment() {
 
 /** What is wrong with the segment as typed, in words, or null. */
 function segmentProblem(spec) {
-  if (!spec.productId) return "Enter a product ID from your products file to see who is likely to buy it.";
+  if (!spec.productId) return "Choose a product (type its name or id) to see who is likely to buy it.";
   if (!Number.isFinite(spec.value) || $("rule-value").value === "") return `Enter the ${RULE_LABELS[spec.rule].toLowerCase()}.`;
   if (spec.rule === "top_percent" && !(spec.value > 0 && spec.value <= 100)) return "Enter a percentage above 0 and at most 100.";
   if (spec.rule === "top_n" && !(spec.value >= 1 && Number.isInteger(spec.value))) return "Enter a whole number of users, at least 1.";
@@ -762,6 +746,16 @@ $("countries").addEventListener("input", () => {
 });
 
 $("targeting-form").addEventListener("input", schedulePreview);
+productPicker({
+  input: $("product"),
+  listbox: $("product-options"),
+  chosen: $("product-chosen"),
+  status: $("product-search-status"),
+  onChoose: () => {
+    saveDraft();
+    schedulePreview();
+  },
+});
 $("targeting-form").addEventListener("submit", (event) => event.preventDefault());
 $("rule").addEventListener("change", () => {
   $("rule-value-label").textContent = RULE_LABELS[$("rule").value];

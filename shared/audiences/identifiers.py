@@ -185,7 +185,7 @@ def normalise_country(value: str | None) -> str | DropReason:
     """Lower-case ISO 3166-1 alpha-2 code (``"GB "`` -> ``"gb"``), or ``EMPTY`` / ``INVALID_COUNTRY``.
 
     A value that is not a code is read as a country's English name, alpha-3 code or common form
-    (``"United States"``, ``"USA"``, ``"U.K."``) by ``shared.audiences.countries``, loaded on the first
+    (``"United States"``, ``"USA"``, ``"U.K."``) by ``shared.countries``, loaded on the first
     such value; names in other languages (``"Deutschland"``) are not read.
     """
     if value is None or not (code := value.strip().lower()):
@@ -193,7 +193,7 @@ def normalise_country(value: str | None) -> str | DropReason:
     code = COUNTRY_ALIASES.get(code, code)
     if code in ISO_COUNTRIES:
         return code
-    from shared.audiences.countries import country_code
+    from shared.countries import country_code
 
     return country_code(code) or DropReason.INVALID_COUNTRY
 

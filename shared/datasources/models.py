@@ -156,6 +156,23 @@ class DatasetVersionView(CamelModel):
     )
 
 
+class ProductMatch(CamelModel):
+    product_id: str = Field(description="The product's id as the products file gives it (always text).")
+    name: str | None
+    category: str | None
+
+
+class ProductSearchView(CamelModel):
+    products: list[ProductMatch] = Field(
+        description="The products whose id or name contains the search text, best first: the exact id, "
+        "ids that start with it, names that start with it, names with a word that starts with it, then "
+        "any that contain it; at most limit."
+    )
+    matches: int = Field(description="How many products match in all (products holds the first ones).")
+    catalog_size: int = Field(description="Products in the dataset in force.")
+    dataset_version: str | None = Field(description="The dataset searched (None before the first sync).")
+
+
 class DataSourceView(CamelModel):
     current: DatasetVersionView | None = Field(
         description="The dataset in force (None before the first sync)."

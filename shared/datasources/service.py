@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from shared.clock import Clock
+from shared.datasources.catalog import read_catalog, search_catalog
 from shared.datasources.models import (
     DatasetVersionView,
     DataSourceView,
@@ -34,6 +35,8 @@ from shared.datasources.models import (
     FileUploadLink,
     MatchKeyView,
     ModelTrainingView,
+    ProductMatch,
+    ProductSearchView,
     RejectedRow,
     ServiceColumn,
     SyncRequest,
@@ -305,6 +308,33 @@ class DataSourceService:
                 for layout in LAYOUTS
             ],
             mappings=saved,
+        )
+
+    def search_products(self, org_id: str, text: str, limit: int) -> ProductSearchView:
+        """The products of the dataset in force whose id or name contains ``text`` (case ignored), best
+        first, at most ``limit`` (``shared.datasources.catalog``). Nothing synced yet, or a version
+        stored before its catalog was kept: no product (sync again to search)."""
+        current = self.datasets.current(org_id)
+        key = current.keys.get("catalog") if current else None
+        if current is None or key is None:
+            version = current.version if current else None
+            return ProductSearchView(products=[], matches=0, catalog_size=0, dataset_version=version)
+        catalog = read_catalog(self.blobs.get(key))
+        found = search_catalog(catalog, text, limit)
+        at = found.positions
+        return ProductSearchView(
+            products=[
+                ProductMatch(product_id=product, name=name or None, category=category or None)
+                for product, name, category in zip(
+                    catalog.product_ids[at].tolist(),
+                    catalog.names[at].tolist(),
+                    catalog.categories[at].tolist(),
+                    strict=True,
+                )
+            ],
+            matches=found.matches,
+            catalog_size=int(catalog.product_ids.size),
+            dataset_version=current.version,
         )
 
     def _file_keys(self, org_id: str, request: SyncRequest) -> dict[str, str]:

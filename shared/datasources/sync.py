@@ -16,7 +16,8 @@ customers or products that are not (validly) in their files are rejected in SQL.
 named by file, line, column and reason, never by value.
 
 **Writing.** ``customers.parquet``, ``products.parquet``, ``orders.parquet``; ``training.npz``
-(the arrays training reads); ``aggregates.npz`` and ``order-lines.bin`` (per user, and the order
+(the arrays training reads); ``catalog.npz`` (the products' ids and names, searched by the wizard);
+``aggregates.npz`` and ``order-lines.bin`` (per user, and the order
 lines by product, for the lift report); ``identifiers.npz`` (identifier coverage); the full
 ``rejected-rows.json``; and the coverage per match key, recorded on the version. Files are written
 under the invocation's work directory and uploaded by the caller, which then publishes the version.
@@ -37,7 +38,6 @@ from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from shared.activation.hashing import UsersInEngine, hash_users
-from shared.audiences.countries import country_code
 from shared.dataplane import queries
 from shared.dataplane.engine import Workspace
 from shared.dataplane.reader import (
@@ -237,8 +237,10 @@ def _check_file(
 
 def _country_codes(workspace: Workspace) -> None:
     """Countries written as names or common forms ("United States", "USA", "U.K.") rewritten in the
-    loaded customers as their ISO 3166 alpha-2 codes (``shared.audiences.countries``), each distinct
+    loaded customers as their ISO 3166 alpha-2 codes (``shared.countries``), each distinct
     cell looked up once, a chunk at a time; a cell that names no country is left for the checks."""
+    from shared.countries import country_code  # pycountry's tables: loaded only for a sync
+
     connection = workspace.connection
     distinct = queries.run(connection, "country_names")
     found: list[tuple[str, str]] = []
@@ -524,6 +526,7 @@ class VersionObjects:
 def write_version(workspace: Workspace, files: Mapping[str, SyncFile], check: ShopCheck) -> VersionObjects:
     """Every object of a dataset version (docs/data-plane.md), and its coverage per match key."""
     objects: dict[str, Path] = dict(write_tables(workspace))
+    objects["catalog"] = write_catalog(workspace)
     objects["training"] = write_training(workspace)  # encodes the order lines
     queries.run(workspace.connection, "drop_orders")  # every later step reads the encoded lines
     objects["aggregates"], objects["order_lines"] = write_aggregates(workspace, check.orders_end)
@@ -551,6 +554,21 @@ def write_tables(workspace: Workspace) -> dict[str, Path]:
         workspace.connection.sql(queries.text(f"dataset_{kind}")).write_parquet(str(path))
         written[kind] = path
     return written
+
+
+def write_catalog(workspace: Workspace) -> Path:
+    """``catalog.npz``: the products' ids, names and categories as text arrays by product id, which the
+    catalog search reads (``shared.datasources.catalog``)."""
+    products = queries.run(workspace.connection, "catalog_products").fetchnumpy()
+    path = workspace.path("catalog.npz")
+    np.savez(
+        path,
+        allow_pickle=False,
+        product_ids=_strings(products["product_id"]),
+        names=_strings(products["name"]),
+        categories=_strings(products["category"]),
+    )
+    return path
 
 
 def write_training(workspace: Workspace) -> Path:

@@ -32,7 +32,6 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from shared.audiences.countries import country_code
 from shared.errors import ValidationFailed
 
 FileFormat = Literal["csv", "jsonl"]
@@ -106,8 +105,11 @@ class CustomerRecord(_Record):
         # A country written as a name or a common form ("United States", "USA", "U.K.") is read as its
         # ISO 3166 alpha-2 code, as the sync's engine reads it (country_codes.sql); anything else is
         # left for the pattern to refuse.
-        if isinstance(value, str) and len(value.strip()) != 2 and (code := country_code(value)):
-            return code.upper()
+        if isinstance(value, str) and len(value.strip()) != 2:
+            from shared.countries import country_code  # pycountry's tables: only for such a value
+
+            if code := country_code(value):
+                return code.upper()
         return value
 
     @field_validator("date_of_birth")

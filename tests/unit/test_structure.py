@@ -8,7 +8,7 @@ below it, never from a layer above:
                auth, publishing, datasources, targeting, events  as Protocols
     adapters   aws, repositories, platform, ml, dataplane        AWS, the Graph API, the models, the engine
     foundation clock, deadline, errors, settings,                what everything needs
-               observability, wire_models, filekinds
+               observability, wire_models, filekinds, countries
     records    shared.records                                    plain data; imports nothing of shared
 
 and four rules sharpen it:
@@ -57,6 +57,7 @@ LAYERS: tuple[Layer, ...] = (
             "shared.observability",
             "shared.wire_models",
             "shared.filekinds",
+            "shared.countries",
         ),
     ),
     Layer(

@@ -4,8 +4,10 @@ platform takes ``COUNTRY`` as the lower-case alpha-2 code), read with ``pycountr
 Shops export a customer's country as a code (``GB``), an alpha-3 code (``GBR``), an English name
 (``United Kingdom``, ``United States of America``) or a common form (``USA``, ``U.K.``, ``England``).
 The ISO names, official names, common names and alpha-3 codes come from the library; the forms people
-type that ISO does not list are the short table below. Only ``identifiers.normalise_country`` imports
-this module, for a value that is not already a two-letter code, so most lists never load it.
+type that ISO does not list are the short table below. Callers import this module only for a value
+that is not already a two-letter code (``shared.audiences.identifiers.normalise_country``, a sync's
+customers, the customer record model), so most lists and requests never load it. It sits in the
+foundation layer: the record models (``shared.ml``) and the services both read countries with it.
 """
 
 from __future__ import annotations
