@@ -6,7 +6,7 @@ name, country cell and phone number), and the Python normaliser (``shared.audien
 decides what SQL cannot: every country cell, names and e-mails that are not ASCII, and the phone
 numbers the engine cannot read itself. The engine reads a number written with digits and common
 punctuation (with '+', after an international prefix, or nationally) as libphonenumber's ``parse``
-reads it, step by step over the library's own plans (``shared.audiences.phones.numbering_plans``: its
+reads it, step by step over the library's own plans (``shared.audiences.phone_plans.numbering_plans``: its
 prefixes and patterns, bound to one query per plan met); the rest (letters, extensions, other scripts'
 digits, a plan's rare rewritten prefixes, the plans with few numbers) goes to the Python normaliser with
 the country whose numbering plan reads it. The output is the output of
@@ -428,7 +428,8 @@ def _read_phones_in_engine(engine: QueryRunner) -> None:
     step by step over the library's own plans, one query per plan met with its patterns bound, which
     the engine compiles once); their verdicts go into ``phone_rules`` and the rest into
     ``phones_left``, for the Python normaliser."""
-    from shared.audiences.phones import calling_codes, numbering_plans
+    from shared.audiences.phone_plans import numbering_plans
+    from shared.audiences.phones import calling_codes
 
     plans = numbering_plans()
     codes = calling_codes()

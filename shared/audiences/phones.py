@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
 
 import phonenumbers
 from phonenumbers import NumberParseException, PhoneNumberFormat, ValidationResult
@@ -117,15 +116,8 @@ class NumberingPlan:
 MAX_NATIONAL_DIGITS = 17
 
 
-def numbering_plans() -> dict[str, NumberingPlan]:
-    """Every plan libphonenumber holds, by region code (``GB``) or, for a non-geographic calling
-    code, by the code (``800``); read from the library's own metadata, so the engine's rules follow
-    its version."""
-    return _plans()
-
-
 def calling_codes() -> dict[int, str]:
-    """Every country calling code and the key of its main plan (``numbering_plans``): the plan
+    """Every country calling code and the key of its main plan (``phone_plans.numbering_plans``): the plan
     ``parse`` reads a number with that code by (``1`` -> ``US``, ``800`` -> ``800``)."""
     return {code: _main_key(code) for code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE}
 
@@ -142,8 +134,10 @@ _NOT_STRIPPED = (
 )
 
 
-@cache
-def _plans() -> dict[str, NumberingPlan]:
+def read_numbering_plans() -> dict[str, NumberingPlan]:
+    """Every plan libphonenumber holds, by region code (``GB``) or, for a non-geographic calling
+    code, by the code (``800``); read afresh from the library's own metadata (about 0.1 s: every
+    region's), so the engine's rules follow its version. ``phone_plans.numbering_plans`` keeps them."""
     from phonenumbers import PhoneMetadata
     from phonenumbers.phonenumberutil import _test_number_length
 

@@ -494,7 +494,8 @@ def _numbers_of_every_plan(count: int, seed: int) -> list[dict[str, str | None]]
     dots, hyphens and brackets; under the plan's country, an unknown one or none."""
     import phonenumbers
 
-    from shared.audiences.phones import calling_codes, numbering_plans
+    from shared.audiences.phone_plans import numbering_plans
+    from shared.audiences.phones import calling_codes
 
     rng = random.Random(seed)
     regions = sorted(key for key in numbering_plans() if key.isalpha())

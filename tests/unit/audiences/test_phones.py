@@ -71,7 +71,7 @@ def test_a_plan_that_rewrites_its_prefix_captures_at_least_a_digit_when_it_does(
     # from "it captured something")
     from phonenumbers import PhoneMetadata
 
-    from shared.audiences.phones import numbering_plans
+    from shared.audiences.phone_plans import numbering_plans
 
     rewriting = {key: plan for key, plan in numbering_plans().items() if plan.transforms}
     assert {"AR", "BR", "JP"} <= set(rewriting)
@@ -100,7 +100,8 @@ def test_calling_codes_are_prefix_free_and_none_starts_with_zero() -> None:
 
 def test_a_plan_s_lengths_are_the_library_s() -> None:
     # Given the United Kingdom's plan
-    from shared.audiences.phones import INVALID, TOO_LONG, TOO_SHORT, numbering_plans
+    from shared.audiences.phone_plans import numbering_plans
+    from shared.audiences.phones import INVALID, TOO_LONG, TOO_SHORT
 
     plan = numbering_plans()["GB"]
 
