@@ -416,3 +416,26 @@ def bigcommerce_exports(files: dict[str, bytes]) -> dict[str, bytes]:
         "products": write_csv(BIGCOMMERCE_PRODUCTS, exported_products),
         "orders": write_csv(BIGCOMMERCE_ORDERS, list(orders.values())),
     }
+
+
+# An order items file with one row per item, as a Magento report or export extension gives one (Magento's
+# Admin has no such export): its columns are matched on the wizard's mapping step.
+MAGENTO_ORDER_ITEMS = _header("Order #,Customer Email,SKU,Qty Ordered,Row Total,Purchase Date")
+
+
+def magento_order_items(files: dict[str, bytes]) -> bytes:
+    """The service-format orders as such an order items file, customers named by e-mail."""
+    _, email_of, _ = _service(files)
+    rows = [
+        {
+            "Order #": line["order_id"],
+            "Customer Email": email_of[line["user_id"]],
+            "SKU": line["product_id"],
+            "Qty Ordered": line["quantity"],
+            "Row Total": line["amount"],
+            "Purchase Date": line["timestamp"],
+        }
+        for line in _rows(files["orders"])
+        if line["user_id"] in email_of
+    ]
+    return write_csv(MAGENTO_ORDER_ITEMS, rows)

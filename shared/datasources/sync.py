@@ -205,6 +205,8 @@ def _check_file(
                 lines = loaded.lines.ends
             if layout is None and file.options.columns:
                 recognised[kind] = MATCHED  # the merchant's mapping
+                if kind != "products":  # keyed by e-mail in any case, as the shop exports are
+                    queries.run(connection, f"shape_matched_{kind}")
             if layout is not None:
                 recognised[kind] = layout.title
                 if layout.shape is not None:

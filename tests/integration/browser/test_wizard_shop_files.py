@@ -17,7 +17,13 @@ from local.seed import create_user
 from local.stack import LocalStack
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
 from tests.integration.test_data_source import shop_files
-from tests.shop_exports import bigcommerce_exports, magento_exports, shopify_exports, woocommerce_exports
+from tests.shop_exports import (
+    bigcommerce_exports,
+    magento_exports,
+    magento_order_items,
+    shopify_exports,
+    woocommerce_exports,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -175,7 +181,7 @@ def test_a_shop_systems_own_exports_sync_as_they_are(
     assert not violations, dump(violations)
 
 
-def test_magentos_orders_grid_export_is_named_with_what_to_export_instead(
+def test_magentos_orders_grid_export_is_named_and_an_order_items_file_is_matched_instead(
     page: Page, stack: LocalStack, screenshots: Path
 ) -> None:
     # Given: Magento's customers and products exports, and its orders grid export, which lists each
@@ -183,7 +189,8 @@ def test_magentos_orders_grid_export_is_named_with_what_to_export_instead(
     org_id = f"org-{uuid.uuid4().hex[:8]}"
     _, password = create_user(stack, org_id, f"{org_id}@example.com")
     sign_in(page, f"{org_id}@example.com", password)
-    exports = magento_exports(shop_files(n_users=30, seed=9))
+    files = shop_files(n_users=30, seed=9)
+    exports = magento_exports(files)
     names = {"customers": "export_customer.csv", "products": "catalog_product.csv", "orders": "export.csv"}
     page.goto("/wizard.html")
     for kind, data in exports.items():
@@ -207,3 +214,34 @@ def test_magentos_orders_grid_export_is_named_with_what_to_export_instead(
         page.screenshot(path=screenshots / f"wizard-2-magento-orders-grid-{label}.png", full_page=True)
     page.set_viewport_size(DESKTOP)
     assert not violations, dump(violations)
+
+    # When: the marketer chooses the files again, the orders as an order items file (one row per item)
+    page.get_by_role("button", name="Choose other files").click()
+    exports["orders"] = magento_order_items(files)
+    names["orders"] = "sales_order_items.csv"
+    for kind, data in exports.items():
+        page.get_by_label(f"{kind.capitalize()} file").set_input_files(
+            files=[{"name": names[kind], "mimeType": "text/csv", "buffer": data}]
+        )
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: its columns are matched to the service's from their names, and confirming syncs every row,
+    # the order lines joined to the customers by e-mail
+    question = page.get_by_role("group", name="Match the columns of the orders file (sales_order_items.csv)")
+    expect(question).to_be_visible(timeout=30_000)
+    guessed = ["order_id", "user_id", "product_id", "quantity", "amount", "timestamp"]
+    for cell, column in zip(
+        ["Order #", "Customer Email", "SKU", "Qty Ordered", "Row Total", "Purchase Date"],
+        guessed,
+        strict=True,
+    ):
+        expect(question.get_by_label(cell, exact=True)).to_have_value(column)
+    page.get_by_role("button", name="Upload and sync").click()
+    expect(page.locator("#sync-state")).to_contain_text("Synced: every row was kept", timeout=60_000)
+    expect(page.locator("#sync-state")).to_contain_text(
+        "Read the customers file as a Magento customers export, the products file as a Magento products "
+        "export, the orders file as you matched its columns."
+    )
+    lines = f"{exports['orders'].count(b'\n') - 1:,}"
+    orders = page.locator("#sync-counts tr").filter(has_text="orders").locator("td")
+    expect(orders).to_have_text(["orders", lines, lines])

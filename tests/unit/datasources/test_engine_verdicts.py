@@ -15,6 +15,7 @@ import pytest
 
 from shared.dataplane import queries
 from shared.dataplane.engine import Workspace, session
+from shared.dataplane.reader import FileOptions
 from shared.datasources.sync import KINDS, ShopCheck, SyncFile, check_shop
 from shared.errors import ValidationFailed
 from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, _parse_rows
@@ -40,14 +41,19 @@ def workspace() -> Iterator[Workspace]:
 
 
 def engine_check(
-    workspace: Workspace, files: dict[str, bytes], names: dict[str, str] = NAMES
+    workspace: Workspace,
+    files: dict[str, bytes],
+    names: dict[str, str] = NAMES,
+    columns: dict[str, dict[str, str]] | None = None,
 ) -> tuple[ShopCheck, list[dict[str, Any]]]:
-    """Run the sync's check on the files; its verdict and every problem it found."""
+    """Run the sync's check on the files (read with the merchant's matching of their ``columns``,
+    where given); its verdict and every problem it found."""
     synced = {}
     for kind in KINDS:
         path = workspace.path(names[kind])
         path.write_bytes(files[kind])
-        synced[kind] = SyncFile(path=path, name=names[kind])
+        options = FileOptions(columns=(columns or {}).get(kind, {}))
+        synced[kind] = SyncFile(path=path, name=names[kind], options=options)
     check = check_shop(workspace, synced, NOW, shown=10_000)
     rows = queries.run(workspace.connection, "rejected_rows", names).fetchall()
     return check, [{"file": f, "row": r, "field": c, "reason": why} for f, r, c, why in rows]

@@ -393,3 +393,59 @@ def test_a_bigcommerce_item_without_a_sku_is_named_by_its_orders_line(workspace:
     # Then: the two good lines are kept; the third is rejected, named by the order's line in the file
     assert check.row_counts["orders"] == 2
     assert problems == [{"file": "orders.csv", "row": 3, "field": "product_id", "reason": "is required"}]
+
+
+def test_magento_orders_as_an_order_items_file_matched_by_email_join_its_customers(
+    workspace: Workspace,
+) -> None:
+    # Given: Magento's customers export (keyed by e-mail) and an order items file whose columns the
+    # merchant matched, its e-mails written in another case
+    items = (
+        b"Order #,Customer Email,SKU,Qty Ordered,Row Total,Purchase Date\n"
+        b"000000101, ANN@example.com,MUG-1,2,17.00,2026-05-01 10:00:00\n"
+        b"000000102,bo@example.com,TEA-1,1,4.25,2026-05-02 11:00:00\n"
+    )
+    matched = {
+        "Order #": "order_id",
+        "Customer Email": "user_id",
+        "SKU": "product_id",
+        "Qty Ordered": "quantity",
+        "Row Total": "amount",
+        "Purchase Date": "timestamp",
+    }
+    files = {"customers": MAGENTO_CUSTOMER_ROWS, "products": MAGENTO_PRODUCT_ROWS, "orders": items}
+
+    # When: the sync's engine checks them, the orders with the matching
+    check, problems = engine_check(workspace, files, columns={"orders": matched})
+
+    # Then: each order line names its customer by the lower-cased e-mail, as the customers are keyed
+    assert problems == []
+    assert check.recognised["orders"] == "you matched its columns"
+    orders = workspace.connection.execute("SELECT order_id, user_id FROM orders ORDER BY order_id").fetchall()
+    assert orders == [("000000101", "ann@example.com"), ("000000102", "bo@example.com")]
+
+
+def test_a_matched_customers_file_keyed_by_email_keeps_the_email_and_other_keys_as_written(
+    workspace: Workspace,
+) -> None:
+    # Given: a customers file keyed by e-mail and one keyed by an id with capitals, both matched
+    customers = b"Mail,Vorname\nAnn@Example.com,Ann\nB-7,Bo\n"
+    orders = (
+        b"order_id,user_id,product_id,quantity,amount,timestamp\n"
+        b"1,ann@example.com,MUG-1,1,8.5,2026-05-01T10:00:00Z\n"
+        b"2,B-7,TEA-1,1,4.25,2026-05-01T10:00:00Z\n"
+    )
+    files = {"customers": customers, "products": MAGENTO_PRODUCT_ROWS, "orders": orders}
+
+    # When: the sync's engine checks them with the matching
+    check, problems = engine_check(
+        workspace, files, columns={"customers": {"Mail": "user_id", "Vorname": "first_name"}}
+    )
+
+    # Then: the e-mail key is lower-cased and kept as the e-mail; the id is kept as written
+    assert problems == []
+    customers_read = workspace.connection.execute(
+        "SELECT user_id, email, first_name FROM customers ORDER BY user_id"
+    ).fetchall()
+    assert customers_read == [("B-7", None, "Bo"), ("ann@example.com", "Ann@Example.com", "Ann")]
+    assert check.row_counts["orders"] == 2
