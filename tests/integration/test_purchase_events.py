@@ -1,6 +1,7 @@
 """Purchases from the shop's own orders through the local stack (issue 21, item 2): a sync's data
 source state machine sends the version's new orders in the window to the sandbox's pixel, once; a
-second sync sends only what is new; a batch whose answer is lost is sent again and counted once."""
+second sync sends only what is new; a batch whose answer is lost, or whose task is killed once the
+platform took it, is sent again and counted once."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import httpx
 import pytest
 
 from local.connected import ConnectedOrg
+from local.stack import LocalStack
 from platform_sandbox.scenarios import PIXEL_ID
 from shared import wiring
 from shared.records.events import PurchaseSend
@@ -141,3 +143,36 @@ def test_a_batch_whose_answer_is_lost_is_sent_again_and_counts_each_order_once(
     kept = {entry["event"]["event_id"] for entry in received if not entry["deduplicated"]}
     assert kept == shop.in_window()
     assert len(received) > len(kept)  # the same batch arrived more than once
+
+
+def test_a_send_killed_after_the_platform_took_its_batch_is_retried_and_counts_each_order_once(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given the sending task dies (the process is killed: nothing is recorded) once the platform has
+    # taken the shop's batch, before its answer reaches the task
+    shop = ShopFiles()
+    assert stack.runner is not None
+    runner, killed = stack.runner, []
+
+    def kill_once_taken(method: str, path: str, status: int) -> None:
+        if not killed and method == "POST" and path.endswith(f"/{PIXEL_ID}/events") and status == 200:
+            killed.extend(["send"] * runner.kill_running("SendPurchaseEventsFunction", _sending))
+
+    stack.sandbox.answer_hooks.append(kill_once_taken)
+    try:
+        # When the shop syncs
+        record = purchases_of(org, sync(api, org, shop))
+    finally:
+        stack.sandbox.answer_hooks.remove(kill_once_taken)
+    # Then the state machine retried the task, which sent the batch again: the pixel counts each order
+    # once, and the service's own count of what it sent is exact
+    assert killed == ["send"]
+    received = pixel_events(sandbox, shop)
+    kept = [entry["event"]["event_id"] for entry in received if not entry["deduplicated"]]
+    assert sorted(kept) == sorted(shop.in_window())
+    assert len(received) == 2 * len(kept)  # every event arrived twice; the second copies were deduplicated
+    assert (record.state, record.sent, record.rejected) == ("sent", len(shop.in_window()), 0)
+
+
+def _sending(event: Any) -> bool:
+    return isinstance(event, dict) and event.get("action") == "send"
