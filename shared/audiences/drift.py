@@ -83,6 +83,7 @@ class DriftFound(BaseModel):
 
     audiences_checked: int = 0
     audiences_deleted: int = 0
+    lookalikes_deleted: int = 0
     adverts_checked: int = 0
     adverts_deleted: int = 0
 
@@ -95,7 +96,8 @@ def check_drift(
     before the marketer's next refresh, sync or delete meets it (issue 25, item 2):
 
     - an active audience whose platform audience is no longer on its ad account (one paged listing
-      of the account's audiences, not a read per audience) becomes ``deleted_on_platform``;
+      of the account's audiences, not a read per audience) becomes ``deleted_on_platform``; one whose
+      lookalike alone is gone keeps its status, and the lookalike becomes ``deleted_on_platform``;
     - a paused or active advert whose campaign, ad set or ad the platform reports ``DELETED`` or no
       longer knows becomes ``deleted_on_platform``, with what to do (delete it here).
 
@@ -118,11 +120,21 @@ def check_drift(
             if account not in on_accounts:
                 on_accounts[account] = list_audience_ids(graph, account)
             found.audiences_checked += 1
+            seen = record.updated_at
+            lookalike = record.lookalike
             if record.platform_custom_audience_id not in on_accounts[account]:
-                seen = record.updated_at
                 mark_deleted_on_platform(record)
                 record.updated_at = clock()
                 found.audiences_deleted += audiences.save_unchanged(record, seen)
+            elif (
+                lookalike is not None
+                and lookalike.status == "active"
+                and lookalike.platform_audience_id not in on_accounts[account]
+            ):
+                # The seed is there, its lookalike is not: prospecting adverts can no longer use it
+                lookalike.status = DELETED_ON_PLATFORM
+                record.updated_at = clock()
+                found.lookalikes_deleted += audiences.save_unchanged(record, seen)
         for record in published:
             publication = record.publication
             assert publication is not None
@@ -169,6 +181,7 @@ class DriftSummary(BaseModel):
 
     organizations: int = 0
     audiences_deleted: int = 0
+    lookalikes_deleted: int = 0
     adverts_deleted: int = 0
     failed: int = 0
 
@@ -197,6 +210,7 @@ def check_connected_drift(
             )
             continue
         summary.audiences_deleted += found.audiences_deleted
+        summary.lookalikes_deleted += found.lookalikes_deleted
         summary.adverts_deleted += found.adverts_deleted
     logger.info("drift check finished", extra=summary.model_dump())
     return summary

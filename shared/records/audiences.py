@@ -17,7 +17,8 @@ class LookalikeRecord(BaseModel):
     platform_audience_id: str | None = None
     size_percent: int
     country: str
-    status: Literal["pending", "active", "failed"] = "pending"
+    # deleted_on_platform: deleted in the platform's ads manager (found by the scheduled drift check)
+    status: Literal["pending", "active", "failed", "deleted_on_platform"] = "pending"
     # Saved before the create is sent: without an id, the lookalike may exist (its answer lost) and is
     # looked for by its marker before it is created again.
     create_sent: bool = False

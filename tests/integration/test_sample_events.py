@@ -417,7 +417,13 @@ def _trained(result: Any) -> None:
 @direct("validate_tokens")
 def _validated(result: Any) -> None:
     assert set(result) == {"checked", "valid", "expiring", "invalid", "failed", "drift"}
-    assert set(result["drift"]) == {"organizations", "audiences_deleted", "adverts_deleted", "failed"}
+    assert set(result["drift"]) == {
+        "organizations",
+        "audiences_deleted",
+        "lookalikes_deleted",
+        "adverts_deleted",
+        "failed",
+    }
     assert result["checked"] == result["valid"] + result["expiring"] + result["invalid"] + result["failed"]
 
 

@@ -178,7 +178,34 @@ def test_one_organization_failing_does_not_stop_the_others_and_invalid_tokens_ar
     assert summary.model_dump() == {
         "organizations": 2,
         "audiences_deleted": 1,
+        "lookalikes_deleted": 0,
         "adverts_deleted": 0,
         "failed": 1,
     }
     assert audiences.get("org-throttled", throttled.audience_id).status == "active"  # type: ignore[union-attr]
+
+
+def test_a_lookalike_deleted_in_the_ads_manager_is_marked_and_its_seed_stays_active(
+    platform: SandboxPlatform,
+    audiences: DriftAudiences,
+    connections: SandboxConnections,
+    service: AudienceService,
+) -> None:
+    # Given: a prospecting audience (seed and lookalike) whose lookalike the marketer deleted
+    created = service.create(
+        ORG, request(120, objective="prospecting", lookalike_size=2, lookalike_country="GB")
+    )
+    assert created.lookalike is not None
+    record = audiences.get(ORG, created.audience_id)
+    assert record is not None
+    assert record.lookalike is not None
+    assert record.lookalike.platform_audience_id is not None
+    deleted_in_ads_manager(platform, connections, record.lookalike.platform_audience_id)
+    # When
+    found = check_drift(ORG, audiences, connections, Ticking())
+    # Then the lookalike is shown as deleted on the platform; the seed audience stays active
+    assert (found.audiences_deleted, found.lookalikes_deleted) == (0, 1)
+    after = audiences.get(ORG, created.audience_id)
+    assert after is not None
+    assert after.lookalike is not None
+    assert (after.status, after.lookalike.status) == ("active", "deleted_on_platform")
