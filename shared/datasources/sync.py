@@ -563,7 +563,9 @@ def write_catalog(workspace: Workspace) -> Path:
     catalog search reads (``shared.datasources.catalog``)."""
     products = queries.run(workspace.connection, "catalog_products").fetchnumpy()
     path = workspace.path("catalog.npz")
-    np.savez(
+    # Compressed: names are fixed-width UCS-4 arrays (20k products: 5.8 MB plain, 0.3 MB compressed,
+    # read in 7 ms of CPU against 3), and each search reads the file from S3.
+    np.savez_compressed(
         path,
         allow_pickle=False,
         product_ids=_strings(products["product_id"]),
