@@ -164,3 +164,46 @@ def test_a_sync_whose_step_crashes_ends_failed_on_the_dashboard_and_does_not_blo
     assert sync["state"] == "failed"
     assert sync["error"]["message"] == "The sync failed unexpectedly (NoSuchKey)."
     assert sync["error"]["remedy"].startswith("Sync the files again")
+
+
+def test_a_matched_orders_file_syncs_and_its_matching_is_kept_for_the_next_sync(
+    api: httpx.Client, org: ConnectedOrg
+) -> None:
+    # Given: an orders file in another system's columns, uploaded
+    files = shop_files(n_users=60, seed=13)
+    lines = files["orders"].decode().splitlines()
+    header, rows = "Order;Client;SKU;Qty;Total;Date", [line.replace(",", ";") for line in lines[1:]]
+    files["orders"] = ("\n".join([header, *rows]) + "\n").encode()
+    upload_id = upload_shop(api, org, files)
+    matching = {
+        "Order": "order_id",
+        "Client": "user_id",
+        "SKU": "product_id",
+        "Qty": "quantity",
+        "Total": "amount",
+        "Date": "timestamp",
+    }
+
+    # When: a sync names a column the orders file does not have, then one sends the matching
+    refused = api.post(
+        "/platform-ads/data-source/sync",
+        json={"uploadId": upload_id, "mappings": {"orders": {**matching, "Date": "created"}}},
+        headers=org.headers,
+    )
+    started = api.post(
+        "/platform-ads/data-source/sync",
+        json={"uploadId": upload_id, "mappings": {"orders": matching}},
+        headers=org.headers,
+    )
+
+    # Then: the first is refused naming the column, nothing started; the second syncs every line, says
+    # how the file was read, and the data source offers the matching for the next sync
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["message"] == "The orders file has no column created."
+    assert started.status_code == 202, started.text
+    source = wait_for_sync(api, org, started.json()["syncId"], trained=False)
+    [sync] = source["syncs"]
+    assert sync["state"] == "synced", sync["error"]
+    assert sync["rowsRead"]["orders"] == len(lines) - 1
+    assert sync["recognised"] == {"orders": "you matched its columns"}
+    assert source["mappings"] == {"orders": matching}
