@@ -746,7 +746,7 @@ $("countries").addEventListener("input", () => {
 });
 
 $("targeting-form").addEventListener("input", schedulePreview);
-productPicker({
+const products = productPicker({
   input: $("product"),
   listbox: $("product-options"),
   chosen: $("product-chosen"),
@@ -1101,6 +1101,7 @@ const ENTER = {
   targeting: async () => {
     await loadModels().catch(fail);
     $("rule-value-label").textContent = RULE_LABELS[$("rule").value];
+    if ($("product").value.trim()) products.refresh(); // a restored product is named again
     schedulePreview();
   },
   setup: () => loadSetup().catch(fail),

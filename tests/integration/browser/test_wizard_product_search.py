@@ -73,6 +73,13 @@ def test_a_product_is_found_by_name_chosen_from_the_keyboard_and_previewed(
     expect(field).to_have_attribute("aria-expanded", "false")
     expect(page.locator("#preview-summary")).to_contain_text("will be uploaded")
 
+    # When: the page is reloaded (the draft keeps the field)
+    page.reload()
+    # Then: the product is named again under its id, and the list stays closed
+    expect(field).to_have_value(second["productId"])
+    expect(page.locator("#product-chosen")).to_have_text(f"{second['name']} · {second['category']}")
+    expect(listbox).to_be_hidden()
+
     # When: an id is typed in full instead
     field.fill("p00002")
     # Then: it is recognised as that product without a choice
