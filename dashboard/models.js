@@ -59,6 +59,12 @@ function card(model) {
       el("span", { class: `badge ${model.wizard.used ? "ok" : "info"}` }, model.wizard.used ? "In the launch wizard" : "API only"),
       " ", model.wizard.reason),
     el("h3", {}, "How well it predicts"),
+    model.qualityGate
+      ? el("p", { class: "quality-gate" },
+        el("span", { class: `badge ${model.qualityGate.passed ? "ok" : "bad"}` }, model.qualityGate.passed ? "Beats the simple methods" : "Below a simple method"),
+        " ", model.qualityGate.sentence,
+        model.qualityGate.passed ? " That is why this version serves: a retrained version is made current only when it beats the strongest simple method on the latest orders; otherwise this one stays." : "")
+      : null,
     model.metricWords.length
       ? el("div", { class: "table-wrap" }, el("table", { class: "metrics stack" },
         el("caption", { class: "hint" }, "Measured on the latest orders the model did not train on."),

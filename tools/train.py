@@ -139,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--synthetic-products", type=int, default=300, help="synthetic catalogue size")
     parser.add_argument("--name", required=True, help="model name (the API's modelName)")
     parser.add_argument("--type", choices=["purchase", "recommendation"], default="purchase")
-    parser.add_argument("--algorithm", choices=["logistic"], default="logistic")
+    parser.add_argument("--algorithm", choices=["two_part", "logistic"], default="two_part")
     parser.add_argument(
         "--horizon-days",
         "--holdout-days",

@@ -32,6 +32,10 @@ user_spend_trend_90d                    spend in the last 90 days minus the 90 d
 user_product_affinity                   the user's taste for the product (see below)            0
 user_category_lift                      how much more the user buys in the product's category   0
                                         than the shop does (log ratio, see below)
+user_orders_30d                         the user's orders in the last 30 days                   0
+user_days_between_last_orders           gap between the user's last two orders (2+ orders)      730
+user_gap_trend                          log of the last gap over the mean gap: above 0, the     0
+                                        customer is slowing down; below, speeding up
 ======================================  ======================================================  ========
 
 Taste: training learns a few product factors (``product_taste``) from which products are bought by
@@ -46,7 +50,9 @@ of a few units at the shop's share, so a customer with one purchase is not taken
 for a customer without orders. ``user_category_share`` is the same ratio unsmoothed and unscaled; the lift
 is on the log scale a linear model needs (purchase rates multiply).
 
-The last three are the customer-lifetime features (age, purchase rhythm, spend trend). A bundle keeps
+The customer-lifetime features are the age, the purchase rhythm (mean gap, last gap and its trend) and
+the spend trend; :data:`CUSTOMER_FEATURES` (the features of the user alone) are what the purchase
+model's buyer part sees (``shared.ml.training``). A bundle keeps
 the feature names it was trained on and :func:`pair_features` computes exactly those, so a model
 trained before a feature was added keeps scoring as it was trained.
 
@@ -95,6 +101,9 @@ FEATURE_NAMES: tuple[str, ...] = (
     "user_spend_trend_90d",
     "user_product_affinity",
     "user_category_lift",
+    "user_orders_30d",
+    "user_days_between_last_orders",
+    "user_gap_trend",
 )
 # Heavy-tailed counts and money: a linear model sees them through log1p (see training and scoring).
 LOG_SCALED: tuple[str, ...] = (
@@ -110,20 +119,25 @@ LOG_SCALED: tuple[str, ...] = (
     "user_product_purchases",
     "user_days_since_first_order",
     "user_mean_days_between_orders",
+    "user_orders_30d",
+    "user_days_between_last_orders",
 )
-# Features that depend on the user alone (the same for every product).
-USER_ONLY_FEATURES = frozenset(
-    {
-        "user_days_since_last_order",
-        "user_orders_90d",
-        "user_orders_total",
-        "user_spend_90d",
-        "user_spend_total",
-        "user_days_since_first_order",
-        "user_mean_days_between_orders",
-        "user_spend_trend_90d",
-    }
+# Features that depend on the user alone (the same for every product), in FEATURE_NAMES order: what
+# the purchase model's buyer part ("does this customer order at all in the horizon?") sees.
+CUSTOMER_FEATURES: tuple[str, ...] = (
+    "user_days_since_last_order",
+    "user_orders_90d",
+    "user_orders_total",
+    "user_spend_90d",
+    "user_spend_total",
+    "user_days_since_first_order",
+    "user_mean_days_between_orders",
+    "user_spend_trend_90d",
+    "user_orders_30d",
+    "user_days_between_last_orders",
+    "user_gap_trend",
 )
+USER_ONLY_FEATURES = frozenset(CUSTOMER_FEATURES)
 # Features that change by construction as time passes (every customer gets older): their shift says
 # nothing about the shop changing, so drift is not measured on them.
 GROWS_WITH_TIME = frozenset({"user_days_since_first_order"})
@@ -133,6 +147,7 @@ _RECENCY_FEATURES = (
     "user_days_since_last_order",
     "user_product_days_since_last",
     "user_mean_days_between_orders",
+    "user_days_between_last_orders",
 )
 
 
@@ -229,6 +244,8 @@ class FeatureState:
     user_days_since_first_order: FloatArray | None = None
     user_mean_days_between_orders: FloatArray | None = None
     user_spend_trend_90d: FloatArray | None = None
+    user_orders_30d: FloatArray | None = None
+    user_days_between_last_orders: FloatArray | None = None
     # Taste factors: (n_products, k) and (n_users, k); see the module docstring.
     product_taste: FloatArray | None = None
     user_taste: FloatArray | None = None
@@ -268,15 +285,7 @@ def build_state(
     age = as_of_day - past.day
     recent = age <= RECENT_DAYS
     trend = age <= TREND_DAYS
-
-    orders_total, orders_90d, last_day = _order_counts(past, n_users, recent)
-    first_day = np.full(n_users, np.nan)
-    if past.day.size:
-        np.fmin.at(first_day, past.user, past.day)
-    ordered = np.isfinite(first_day)
-    span = np.where(ordered, last_day - first_day, 0.0)
-    mean_gap = np.divide(span, orders_total - 1, out=np.full(n_users, NEVER_DAYS), where=orders_total >= 2)
-    previous = (age > RECENT_DAYS) & (age <= 2 * RECENT_DAYS)
+    customer = _customer_aggregates(past, n_users, as_of_day)
     prices = np.asarray(product_price, dtype=np.float64)
     known_prices = prices[np.isfinite(prices)]
     price_median = float(np.median(known_prices)) if known_prices.size else 0.0
@@ -294,11 +303,7 @@ def build_state(
     return FeatureState(
         as_of_day=as_of_day,
         n_users=n_users,
-        user_days_since_last_order=np.where(np.isfinite(last_day), as_of_day - last_day, NEVER_DAYS),
-        user_orders_90d=orders_90d,
-        user_orders_total=orders_total,
-        user_spend_90d=np.bincount(past.user[recent], past.amount[recent], minlength=n_users),
-        user_spend_total=np.bincount(past.user, past.amount, minlength=n_users),
+        **customer,
         user_units_total=np.bincount(past.user, past.units, minlength=n_users),
         product_purchases_30d=np.bincount(past.product[trend], past.units[trend], minlength=n_products),
         product_purchases_90d=np.bincount(past.product[recent], past.units[recent], minlength=n_products),
@@ -312,14 +317,77 @@ def build_state(
         category_units_total=category_units,
         category_units_90d=category_recent_units,
         price_median=price_median,
-        user_days_since_first_order=np.where(ordered, as_of_day - first_day, 0.0),
-        user_mean_days_between_orders=mean_gap,
-        user_spend_trend_90d=np.bincount(past.user[recent], past.amount[recent], minlength=n_users)
-        - np.bincount(past.user[previous], past.amount[previous], minlength=n_users),
         product_taste=product_taste,
         user_taste=None if product_taste is None else _user_taste(past, n_users, product_taste),
         category_share=_category_share(category, past.units, product_category),
     )
+
+
+def _customer_aggregates(past: History, n_users: int, as_of_day: float) -> dict[str, FloatArray]:
+    """The per-user arrays of a :class:`FeatureState` (the :data:`CUSTOMER_FEATURES` but the gap
+    trend, which is computed from two of them) of the lines ``past``, all before ``as_of_day``."""
+    age = as_of_day - past.day
+    recent = age <= RECENT_DAYS
+    previous = (age > RECENT_DAYS) & (age <= 2 * RECENT_DAYS)
+    _, first_line = np.unique(past.order_key, return_index=True)
+    order_user, order_day = past.user[first_line].astype(np.int64), past.day[first_line]
+    order_age = as_of_day - order_day
+    orders_total = np.bincount(order_user, minlength=n_users).astype(np.float64)
+    last_day = np.full(n_users, np.nan)
+    first_day = np.full(n_users, np.nan)
+    if past.day.size:
+        np.fmax.at(last_day, past.user, past.day)
+        np.fmin.at(first_day, past.user, past.day)
+    ordered = np.isfinite(first_day)
+    span = np.where(ordered, last_day - first_day, 0.0)
+    mean_gap = np.divide(span, orders_total - 1, out=np.full(n_users, NEVER_DAYS), where=orders_total >= 2)
+    # The gap between each user's last two orders: orders sorted by user then day, the last of each
+    # user's run against the one before it.
+    by_user = np.lexsort((order_day, order_user))
+    sorted_user, sorted_day = order_user[by_user], order_day[by_user]
+    last_of_user = np.flatnonzero(np.append(sorted_user[1:] != sorted_user[:-1], sorted_user.size > 0))
+    has_previous = last_of_user[(last_of_user > 0)]
+    has_previous = has_previous[sorted_user[has_previous - 1] == sorted_user[has_previous]]
+    last_gap = np.full(n_users, NEVER_DAYS)
+    last_gap[sorted_user[has_previous]] = sorted_day[has_previous] - sorted_day[has_previous - 1]
+    spend_recent = np.bincount(past.user[recent], past.amount[recent], minlength=n_users)
+    return {
+        "user_days_since_last_order": np.where(ordered, as_of_day - last_day, NEVER_DAYS),
+        "user_orders_90d": np.bincount(order_user[order_age <= RECENT_DAYS], minlength=n_users).astype(
+            np.float64
+        ),
+        "user_orders_total": orders_total,
+        "user_spend_90d": spend_recent,
+        "user_spend_total": np.bincount(past.user, past.amount, minlength=n_users),
+        "user_days_since_first_order": np.where(ordered, as_of_day - first_day, 0.0),
+        "user_mean_days_between_orders": mean_gap,
+        "user_spend_trend_90d": spend_recent
+        - np.bincount(past.user[previous], past.amount[previous], minlength=n_users),
+        "user_orders_30d": np.bincount(order_user[order_age <= TREND_DAYS], minlength=n_users).astype(
+            np.float64
+        ),
+        "user_days_between_last_orders": last_gap,
+    }
+
+
+def customer_features(history: History, as_of_day: float, n_users: int) -> FloatArray:
+    """The :data:`CUSTOMER_FEATURES` of every user as of ``as_of_day`` (only lines before it are
+    used), ``(n_users, len(CUSTOMER_FEATURES))``: the same numbers :func:`pair_features` gives for
+    them, without the per-product aggregates a :class:`FeatureState` also builds."""
+    aggregates = _customer_aggregates(history.before(as_of_day), n_users, as_of_day)
+    columns = [
+        gap_trend(aggregates["user_days_between_last_orders"], aggregates["user_mean_days_between_orders"])
+        if name == "user_gap_trend"
+        else aggregates[name]
+        for name in CUSTOMER_FEATURES
+    ]
+    return np.column_stack(columns).astype(np.float64, copy=False)
+
+
+def gap_trend(last_gap: FloatArray, mean_gap: FloatArray) -> FloatArray:
+    """``log((last gap + 1) / (mean gap + 1))``: 0 for a customer with fewer than two orders (both
+    gaps are "never") or a steady rhythm, above 0 when the last gap was longer than usual."""
+    return np.asarray(np.log((last_gap + 1.0) / (mean_gap + 1.0)), dtype=np.float64)
 
 
 def _category_share(line_category: IntArray, units: FloatArray, product_category: IntArray) -> FloatArray:
@@ -459,7 +527,16 @@ def _assemble(
         smoothed = (category_units + CATEGORY_PRIOR_UNITS * share) / (user_units + CATEGORY_PRIOR_UNITS)
         return np.where(sold, np.log(smoothed) - np.log(share), 0.0)
 
+    def trend() -> FloatArray:
+        if state.user_days_between_last_orders is None or state.user_mean_days_between_orders is None:
+            return np.zeros(n)
+        return gap_trend(
+            np.asarray(state.user_days_between_last_orders[users], np.float64),
+            np.asarray(state.user_mean_days_between_orders[users], np.float64),
+        )
+
     computed = {
+        "user_gap_trend": trend,
         "user_product_affinity": lambda: affinity,
         "user_category_lift": category_lift,
         "user_category_purchases_90d": lambda: category_recent,
@@ -476,18 +553,6 @@ def _assemble(
         else:
             columns.append(user_column(name))
     return np.column_stack(columns).astype(np.float64, copy=False)
-
-
-def _order_counts(past: History, n_users: int, recent: NDArray[np.bool_]) -> tuple[FloatArray, ...]:
-    """Distinct orders per user (ever, last 90 days) and each user's last order day (NaN if none)."""
-    _, first_line = np.unique(past.order_key, return_index=True)
-    order_user = past.user[first_line]
-    orders_total = np.bincount(order_user, minlength=n_users).astype(np.float64)
-    orders_90d = np.bincount(order_user[recent[first_line]], minlength=n_users).astype(np.float64)
-    last_day = np.full(n_users, np.nan)
-    if past.day.size:
-        np.fmax.at(last_day, past.user, past.day)
-    return orders_total, orders_90d, last_day
 
 
 def _grouped(keys: IntArray, units: FloatArray, day: FloatArray) -> tuple[IntArray, FloatArray, FloatArray]:

@@ -11,6 +11,13 @@ binary search and loading needs no dict), ``state__*`` (the :class:`~shared.ml.f
 as of the end of the training data), ``fallbacks``, and ``model__*``:
 
 * ``logistic``: ``log_mask``, scaler ``mean``/``scale``, ``coef``, ``intercept``.
+* ``two_part``: the same logistic regression (the product part: which products, given that the customer
+  orders) times the buyer part (does the customer order at all in the horizon, from the
+  :data:`~shared.ml.features.CUSTOMER_FEATURES`; header ``buyer_model``): ``buyer_*`` arrays, a
+  logistic regression's as above or a gradient boosting's trees (``buyer_tree_*``, walked by
+  :func:`buyer_logit`), ``user_buyer_logit``, every user's buyer logit as of the bundle's end, so
+  that scoring a product for every user never walks the trees, and ``calibration`` (Platt scaling of
+  the product of the parts, fitted on the holdout; :func:`calibrated`).
 * ``recommendation`` (``taste_blend``): ``item_factors``, ``taste``, ``popularity``,
   ``product_category``, ``category_share``, user histories as CSR (``history_indptr``/``_items``/
   ``_weights``) and ``user_taste_norm``, with the blend's parts and weights in the header; a bundle of
@@ -41,6 +48,7 @@ from numpy.typing import NDArray
 
 from shared.errors import NotFound, ServiceError
 from shared.ml.features import (
+    CUSTOMER_FEATURES,
     USER_ONLY_FEATURES,
     FeatureState,
     log1p_columns,
@@ -405,6 +413,14 @@ class ScoringBundle:
             last = min(first + chunk_users, self.user_count)
             yield first, self.score_users(product_id, first, last)
 
+    def order_probabilities(self) -> NDArray[np.float64] | None:
+        """Each training user's probability (in :meth:`user_ids_at` order) of ordering anything in the
+        model's horizon: the two-part model's buyer part; None for a model without one."""
+        if self.algorithm != "two_part":
+            return None
+        logit = self._model["user_buyer_logit"].astype(np.float64)
+        return np.asarray(1.0 / (1.0 + np.exp(-logit)), dtype=np.float64)
+
     def bought_by(self, product_id: str) -> NDArray[np.bool_]:
         """Whether each training user (in :meth:`user_ids_at` order) bought ``product_id`` before the
         model's data ended (all ``False`` for a product the model does not know)."""
@@ -441,7 +457,11 @@ class ScoringBundle:
         m = self._model
         scaled = (log1p_columns(features, m["log_mask"][columns]) - m["mean"][columns]) / m["scale"][columns]
         decision = scaled @ m["coef"][columns] + self._user_decision()[first:last] + m["intercept"][0]
-        return np.asarray(1.0 / (1.0 + np.exp(-decision)), dtype=np.float64)
+        probability = 1.0 / (1.0 + np.exp(-decision))
+        if self.algorithm == "two_part":
+            probability *= 1.0 / (1.0 + np.exp(-m["user_buyer_logit"][first:last].astype(np.float64)))
+            probability = calibrated(probability, m.get("calibration"))
+        return np.asarray(probability, dtype=np.float64)
 
     def _user_decision(self) -> NDArray[np.float64]:
         """Every user's share of the decision from the features that depend on the user alone
@@ -463,11 +483,18 @@ class ScoringBundle:
 
     def predict_matrix(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
         """Purchase probabilities for a raw feature matrix in the trained order (no overrides)."""
-        return 1.0 / (1.0 + np.exp(-self._decision(features)))
+        probability = 1.0 / (1.0 + np.exp(-self._decision(features)))
+        if self.algorithm == "two_part":
+            customers = features[:, [self.feature_names.index(name) for name in CUSTOMER_FEATURES]]
+            # Rows of one customer (a top-products request) share one walk of the trees.
+            unique, inverse = np.unique(customers, axis=0, return_inverse=True)
+            logit = buyer_logit(self._model, unique, prefix="buyer_")[inverse.reshape(-1)]
+            probability = calibrated(probability / (1.0 + np.exp(-logit)), self._model.get("calibration"))
+        return np.asarray(probability, dtype=np.float64)
 
     def _decision(self, features: NDArray[np.float64]) -> NDArray[np.float64]:
         m = self._model
-        if self.algorithm == "logistic":
+        if self.algorithm in ("logistic", "two_part"):
             scaled = (log1p_columns(features, m["log_mask"]) - m["mean"]) / m["scale"]
             return np.asarray(scaled @ m["coef"] + m["intercept"][0], dtype=np.float64)
         raise ServiceError(
@@ -580,6 +607,7 @@ class ScoringBundle:
             "popularity_recent": lambda: m["popularity_recent"],
             "owned": owned,
             "repeat_orders": lambda: on_history(np.log1p(m["history_orders"][entries])),
+            "repeat_count": lambda: on_history(m["history_orders"][entries]),
             "repeat_share": lambda: on_history(
                 m["history_orders"][entries] / max(float(m["user_orders"][user]), 1.0)
             ),
@@ -658,6 +686,7 @@ class ScoringBundle:
             "popularity_recent": lambda: np.full(n, float(m["popularity_recent"][product])),
             "owned": lambda: on_buyers(np.ones(at.size)),
             "repeat_orders": lambda: on_buyers(np.log1p(history("history_orders"))),
+            "repeat_count": lambda: on_buyers(history("history_orders")),
             "repeat_share": lambda: on_buyers(
                 history("history_orders") / np.maximum(m["user_orders"][first:last][rows], 1.0)
             ),
@@ -725,6 +754,55 @@ def _position(sorted_ids: np.ndarray, key: str) -> int:
             return -1
     position = int(np.searchsorted(sorted_ids, probe))
     return position if position < sorted_ids.size and sorted_ids[position] == probe else -1
+
+
+def calibrated(
+    probability: NDArray[np.float64], calibration: NDArray[np.float64] | None
+) -> NDArray[np.float64]:
+    """``probability`` through the two-part model's Platt scaling, ``sigmoid(slope * logit(p) +
+    intercept)`` (``calibration`` is ``[slope, intercept]``; None: unchanged)."""
+    if calibration is None:
+        return probability
+    clipped = np.clip(probability, 1e-12, 1.0 - 1e-12)
+    logit = np.log(clipped) - np.log1p(-clipped)
+    return np.asarray(1.0 / (1.0 + np.exp(-(calibration[0] * logit + calibration[1]))), dtype=np.float64)
+
+
+def buyer_logit(
+    arrays: Mapping[str, np.ndarray], features: NDArray[np.float64], prefix: str = "buyer_"
+) -> NDArray[np.float64]:
+    """The two-part model's buyer logit of each row of ``features`` (columns in
+    :data:`~shared.ml.features.CUSTOMER_FEATURES` order), from the buyer part's arrays named with
+    ``prefix``: a gradient boosting's trees (``tree_*``: every row walks every tree at once, one level
+    a step; a leaf is its own child, so a row that reached one stays) or a logistic regression's
+    coefficients (``log_mask``, ``mean``, ``scale``, ``coef``, ``intercept``)."""
+    rows = np.asarray(features, dtype=np.float64)
+    if f"{prefix}tree_root" not in arrays:
+        scaled = (
+            log1p_columns(rows, arrays[f"{prefix}log_mask"].astype(bool)) - arrays[f"{prefix}mean"]
+        ) / arrays[f"{prefix}scale"]
+        return np.asarray(
+            scaled @ arrays[f"{prefix}coef"] + arrays[f"{prefix}intercept"][0], dtype=np.float64
+        )
+    root = arrays[f"{prefix}tree_root"].astype(np.int64)
+    feature, threshold = arrays[f"{prefix}tree_feature"].astype(np.int64), arrays[f"{prefix}tree_threshold"]
+    left, right = (
+        arrays[f"{prefix}tree_left"].astype(np.int64),
+        arrays[f"{prefix}tree_right"].astype(np.int64),
+    )
+    missing_left = arrays[f"{prefix}tree_missing_left"].astype(bool)
+    logit = np.full(rows.shape[0], float(arrays[f"{prefix}baseline"][0]))
+    # Rows a step: bounds the (rows x trees) node positions to a few MB.
+    step = max(1, _CHUNK_ROWS * 4 // max(root.size, 1))
+    for start in range(0, rows.shape[0], step):
+        part = rows[start : start + step]
+        node = np.broadcast_to(root, (part.shape[0], root.size)).copy()
+        for _ in range(int(arrays[f"{prefix}tree_depth"][0])):
+            value = np.take_along_axis(part, feature[node], axis=1)
+            go_left = np.where(np.isnan(value), missing_left[node], value <= threshold[node])
+            node = np.where(go_left, left[node], right[node])
+        logit[start : start + part.shape[0]] += arrays[f"{prefix}tree_value"][node].sum(axis=1)
+    return logit
 
 
 def category_lift(

@@ -15,6 +15,7 @@ from typing import Protocol
 from pydantic import Field
 
 from shared.ml.freshness import FreshnessRules, freshness
+from shared.ml.quality_gate import quality_gate
 from shared.predictions.metric_words import MetricWords, explain_metrics
 from shared.records.datasources import DatasetVersion
 from shared.records.models import ModelRecord
@@ -53,6 +54,20 @@ class ModelTrainingStateView(CamelModel):
     updated_at: datetime
 
 
+class QualityGateView(CamelModel):
+    """What the model beat to be made current (``shared.ml.quality_gate``), in words and figures."""
+
+    passed: bool
+    measure: str = Field(description="ROC-AUC (purchase) or NDCG@10 (recommendations).")
+    value: float = Field(
+        description="The model's figure on its holdout, the latest orders it did not learn from."
+    )
+    strongest: str = Field(description="The strongest simple method on that holdout, in words.")
+    bar: float = Field(description="That method's figure.")
+    margin: float = Field(description="value - bar.")
+    sentence: str
+
+
 class WizardUseView(CamelModel):
     """Whether the launch wizard targets with this model, and why (or why not)."""
 
@@ -73,6 +88,9 @@ class DashboardModel(CamelModel):
     metrics: dict[str, float]
     metric_words: list[MetricWords] = Field(
         description="Each metric with what it measures in one sentence and a verdict in words."
+    )
+    quality_gate: QualityGateView | None = Field(
+        description="What it beat to be made current (null: trained before the simple methods were recorded)."
     )
     wizard: WizardUseView
     freshness: ModelFreshnessView
@@ -132,6 +150,7 @@ def _model(
         training_user_count=record.training_user_count,
         metrics=record.metrics,
         metric_words=explain_metrics(record.metrics),
+        quality_gate=_gate_view(record),
         wizard=wizard_use(record),
         freshness=ModelFreshnessView(
             age_days=round((now - record.trained_at).total_seconds() / _DAY_SECONDS, 2),
@@ -160,6 +179,21 @@ def _model(
         else None,
         total_predictions=record.usageStats.total_predictions,
         last_prediction_date=record.last_prediction_date,
+    )
+
+
+def _gate_view(record: ModelRecord) -> QualityGateView | None:
+    gate = quality_gate(record.type, record.metrics)
+    if gate is None:
+        return None
+    return QualityGateView(
+        passed=gate.passed,
+        measure=gate.measure,
+        value=gate.value,
+        strongest=gate.strongest,
+        bar=gate.bar,
+        margin=gate.margin,
+        sentence=gate.sentence(),
     )
 
 

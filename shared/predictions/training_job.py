@@ -47,9 +47,13 @@ class TrainingRequest(BaseModel):
     org_id: str = Field(min_length=1)
     name: str = Field(min_length=1, max_length=128, pattern=_MODEL_NAME)
     type: Literal["purchase", "recommendation"] = "purchase"
-    algorithm: Literal["logistic"] = Field(
-        default="logistic",
-        description="Logistic regression (gradient boosting was removed: 100x slower to score).",
+    algorithm: Literal["two_part", "logistic"] = Field(
+        default="two_part",
+        description=(
+            "Purchase models: two_part (the chance the customer orders at all in the horizon, gradient "
+            "boosting or logistic regression chosen on the holdout, times the chance of the product given "
+            "an order) or logistic (one logistic regression on the pairs, the earlier model)."
+        ),
     )
     horizon_days: int | None = Field(
         default=None,
@@ -204,8 +208,8 @@ def run_training(
         shortfall = baseline_shortfall(request.type, model.metrics)
         if shortfall is not None:
             raise ModelRejected(
-                f"Model '{request.name}' was trained but not made current: {shortfall}. The current "
-                "model, if any, stays in service.",
+                f"Model '{request.name}' was trained but not made current. {shortfall} The version in "
+                "service, if any, stays; without one, none serves until a retrain beats it.",
                 remedy=(
                     "Check that the orders file covers the customers and products it should, upload a "
                     "longer history, or try another horizon_days."

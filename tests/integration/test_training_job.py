@@ -122,3 +122,27 @@ def test_an_unknown_job_field_is_refused_not_ignored(stack: LocalStack, demo: De
         stack.gateway.invoke("TrainModelFunction", event)
     assert raised.value.error_type == "ValidationFailed"
     assert "holdout_days" in raised.value.error_message
+
+
+def test_a_trained_model_records_each_simple_method_it_beat_on_its_holdout(
+    stack: LocalStack, api: httpx.Client, demo: DemoCredentials
+) -> None:
+    # Given: a merchant's orders in the data bucket
+    shop = generate_shop(SyntheticConfig(n_users=300, n_products=40, seed=11))
+    wiring.data_blobs().put(f"uploads/{demo.org_id}/gate-orders.csv", dump_records(shop.data.orders, "csv"))
+    event = {
+        "org_id": demo.org_id,
+        "name": "gated",
+        "type": "purchase",
+        "orders_key": f"uploads/{demo.org_id}/gate-orders.csv",
+    }
+    # When the training function trains and registers a purchase model
+    assert stack.gateway is not None
+    result = stack.gateway.invoke("TrainModelFunction", event)
+    # Then its metrics hold every simple method it was held to on its holdout, all beaten
+    metrics = result["metrics"]
+    simple = ("recency_baseline_roc_auc", "own_history_baseline_roc_auc", "popularity_baseline_roc_auc")
+    assert all(metrics["roc_auc"] >= metrics[name] for name in simple), metrics
+    # And the registered model is the two-part one, and knows who orders at all
+    assert result["algorithm"] == "two_part"
+    assert 0.5 < metrics["buyer_roc_auc"] <= 1.0

@@ -130,3 +130,23 @@ def test_each_model_shows_its_own_training_on_the_current_dataset() -> None:
         "v2",
     )
     assert recommendations.training is None
+
+
+def test_the_models_page_says_what_a_model_beat_to_be_made_current() -> None:
+    # Given a recommendation model whose holdout figures beat both simple methods
+    metrics = {"ndcg_at_10": 0.52, "popularity_ndcg_at_10": 0.30, "own_history_ndcg_at_10": 0.50}
+    models = Models(model("picks", "recommendation", 1, metrics=metrics), model("old", "purchase", 1))
+    # When the page lists the models
+    listed = model_overview(
+        ORG, models=Models(*models.records), datasets=Datasets(None), rules=RULES, now=NOW
+    )
+    picks, old = (m for m in sorted(listed.models, key=lambda m: m.name != "picks"))
+    # Then it says in words what the model beat and by how much; a model trained before the gate
+    # recorded the simple methods has no verdict rather than a made-up one
+    assert picks.quality_gate is not None
+    assert picks.quality_gate.passed
+    assert picks.quality_gate.sentence == (
+        "It beat the strongest simple method on your latest orders, recommending each customer's own "
+        "most-bought products, then the best sellers: NDCG@10 0.520 against 0.500 (0.020 higher)."
+    )
+    assert old.quality_gate is None

@@ -41,6 +41,13 @@ def test_the_models_page_shows_each_models_health_and_retrains_both(
     words = {w["name"]: w for w in before["shop-purchase"]["metricWords"]}
     expect(roc).to_contain_text(words["roc_auc"]["verdict"])
     expect(purchase.locator("tr[data-metric=holdout_pairs]")).to_contain_text("pairs the model was tested on")
+    # And each says in words what it beat to be made current, and by how much
+    for name, region in (("shop-purchase", purchase), ("shop-recommendations", None)):
+        gate = before[name]["qualityGate"]
+        assert gate["passed"], gate
+        shown = region or page.get_by_role("region", name=name)
+        expect(shown.locator(".quality-gate")).to_contain_text(gate["sentence"])
+        expect(shown.locator(".quality-gate")).to_contain_text("Beats the simple methods")
     # And the page says which model the wizard uses, and why the other is not used
     expect(page.locator("#wizard-models")).to_contain_text("The launch wizard targets with shop-purchase")
     expect(purchase.locator(".wizard-use")).to_contain_text("In the launch wizard")
