@@ -107,6 +107,24 @@ def _recommendations(baseline: str) -> Judge:
     return judge
 
 
+def _candidate(what: str) -> Judge:
+    def judge(value: float, metrics: Mapping[str, float]) -> tuple[Kind, str]:
+        chosen = metrics.get("buyer_roc_auc")
+        if chosen is not None and abs(chosen - value) < 1e-12:
+            return "info", f"The one kept: {what} ranked who orders best on the latest orders."
+        return "info", f"Not kept: the other kind ranked who orders better ({chosen or 0:.3f})."
+
+    return judge
+
+
+def _rows(value: float, _: Mapping[str, float]) -> tuple[Kind, str]:
+    if value >= 10_000:
+        return "good", "Enough to trust the first part."
+    if value >= 1_000:
+        return "fair", "Enough for a fair first part."
+    return "poor", "Few: the first part is rough."
+
+
 def _synthetic(value: float, _: Mapping[str, float]) -> tuple[Kind, str]:
     return "info", "Only known for the synthetic demo shop, whose true buying chances are known."
 
@@ -158,6 +176,46 @@ _METRICS: dict[str, tuple[str, str, str, Judge]] = {
         "model must beat it to be used.",
         "score",
         _beaten_by("roc_auc", "ranking customers by their last order"),
+    ),
+    "own_history_baseline_roc_auc": (
+        "Ranking by own favourites (baseline)",
+        "The same ranking measure for putting first each customer's products they bought most often, "
+        "then the best sellers: the model must beat it to be used.",
+        "score",
+        _beaten_by("roc_auc", "ranking each customer's own favourites first"),
+    ),
+    "popularity_baseline_roc_auc": (
+        "Ranking by best sellers (baseline)",
+        "The same ranking measure for putting the products that sold most in the last 90 days first: "
+        "the model must beat it to be used.",
+        "score",
+        _beaten_by("roc_auc", "ranking the best sellers first"),
+    ),
+    "buyer_roc_auc": (
+        "Ranking of who orders at all (ROC AUC)",
+        "How often the model's first part scores a customer who went on to order anything above one who "
+        "did not: 0.5 is a coin flip, 1 is always.",
+        "score",
+        _ranking,
+    ),
+    "buyer_gradient_boosting_roc_auc": (
+        "Who orders, by gradient boosting (ROC AUC)",
+        "The same measure for the gradient boosting the first part was chosen from.",
+        "score",
+        _candidate("gradient boosting"),
+    ),
+    "buyer_logistic_roc_auc": (
+        "Who orders, by logistic regression (ROC AUC)",
+        "The same measure for the logistic regression the first part was chosen from.",
+        "score",
+        _candidate("logistic regression"),
+    ),
+    "buyer_training_rows": (
+        "Customer rows the first part learnt from",
+        "How many (customer, window) rows the model's first part learnt from, each a customer in one of "
+        "the windows before the latest orders.",
+        "count",
+        _rows,
     ),
     "cold_start_roc_auc": (
         "Ranking of new customers (ROC AUC)",
