@@ -16,6 +16,8 @@ export function productPicker({ input, listbox, chosen, status, onChoose }) {
   let serial = 0;
   let options = [];
   let active = -1;
+  let searched = null; // the text of the search the options answer
+  let exactShown = false; // that text is a product's id: nothing to choose
 
   const open = (yes) => {
     listbox.hidden = !yes;
@@ -54,7 +56,9 @@ export function productPicker({ input, listbox, chosen, status, onChoose }) {
       `/platform-ads/data-source/products?search=${encodeURIComponent(text)}&limit=${SHOWN}`,
     );
     if (mine !== serial) return; // a newer search is on its way
+    searched = text;
     const exact = answer.products.find((p) => p.productId === text);
+    exactShown = Boolean(exact);
     showChosen(exact ?? null);
     options = answer.products.map((product, at) =>
       el("li", { id: `product-option-${at}`, role: "option", "aria-selected": "false", onclick: () => choose(product) },
@@ -63,6 +67,7 @@ export function productPicker({ input, listbox, chosen, status, onChoose }) {
         el("span", { class: "option-id" }, product.productId),
       ));
     listbox.replaceChildren(...options);
+    active = -1;
     status.textContent = answer.catalogSize === 0
       ? "No catalog to search: sync your products file, then search by name or id."
       : answer.matches === 0
@@ -79,17 +84,19 @@ export function productPicker({ input, listbox, chosen, status, onChoose }) {
   }
 
   input.addEventListener("input", schedule);
-  input.addEventListener("focus", schedule);
+  // Back in the field: the same text's options again, without asking (and without losing the active one).
+  input.addEventListener("focus", () => {
+    if (input.value.trim() === searched) open(options.length > 0 && !exactShown);
+    else schedule();
+  });
   input.addEventListener("blur", () => setTimeout(() => open(false), 150)); // a click on an option lands first
   input.addEventListener("keydown", (event) => {
     if (event.key === "ArrowDown" || event.key === "ArrowUp") {
       event.preventDefault();
-      if (listbox.hidden) {
-        if (options.length) open(true);
-        return;
-      }
+      if (!options.length) return;
+      if (listbox.hidden) open(true);
       const step = event.key === "ArrowDown" ? 1 : -1;
-      setActive((active + step + options.length) % options.length);
+      setActive(active < 0 && step < 0 ? options.length - 1 : (active + step + options.length) % options.length);
     } else if (event.key === "Enter" && !listbox.hidden && active >= 0) {
       event.preventDefault();
       options[active].click();
@@ -100,5 +107,10 @@ export function productPicker({ input, listbox, chosen, status, onChoose }) {
   });
   listbox.addEventListener("mousedown", (event) => event.preventDefault()); // keep the focus in the field
 
-  return { refresh: schedule };
+  return {
+    refresh: () => {
+      searched = null; // ask again: the catalog may be another version's
+      schedule();
+    },
+  };
 }

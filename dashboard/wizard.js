@@ -1099,9 +1099,11 @@ const ENTER = {
   },
   readiness: () => loadReadiness().catch(fail),
   targeting: async () => {
+    const restored = $("product").value.trim(); // from the draft, before the marketer types
     await loadModels().catch(fail);
     $("rule-value-label").textContent = RULE_LABELS[$("rule").value];
-    if ($("product").value.trim()) products.refresh(); // a restored product is named again
+    // A restored product is named again (unless the marketer has typed since the step opened).
+    if (restored && $("product").value.trim() === restored) products.refresh();
     schedulePreview();
   },
   setup: () => loadSetup().catch(fail),
