@@ -63,7 +63,9 @@ function card(model) {
       ? el("p", { class: "quality-gate" },
         el("span", { class: `badge ${model.qualityGate.passed ? "ok" : "bad"}` }, model.qualityGate.passed ? "Beats the simple methods" : "Below a simple method"),
         " ", model.qualityGate.sentence,
-        model.qualityGate.passed ? " That is why this version serves: a retrained version is made current only when it beats the strongest simple method on the latest orders; otherwise this one stays." : "")
+        model.qualityGate.passed
+          ? " That is why this version serves: a retrained version is made current only when it beats the strongest simple method on the latest orders; otherwise this one stays."
+          : " It serves as the shop's first model, so the launch wizard has one; a retrained version replaces it as soon as one beats that method.")
       : null,
     model.metricWords.length
       ? el("div", { class: "table-wrap" }, el("table", { class: "metrics stack" },

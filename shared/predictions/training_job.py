@@ -15,12 +15,12 @@ from shared.clock import Clock, utc_now
 from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
 from shared.ml.datasets import ShopData, load_shop_data
 from shared.ml.drift import DriftReference, measure_drift
+from shared.ml.quality_gate import quality_gate
 from shared.ml.training import (
     MAX_HORIZON_DAYS,
     MIN_HORIZON_DAYS,
     EncodedShop,
     TrainingConfig,
-    baseline_shortfall,
     encode_shop,
     read_training_arrays,
     train_model,
@@ -162,6 +162,13 @@ class DriftRecords(Protocol):
     ) -> None: ...
 
 
+class ServedModels(ModelRecords, Protocol):
+    """The organization's models (``shared.repositories.models.DynamoModelStore``): the version in
+    service, which a retrained model must beat the simple methods to replace."""
+
+    def get(self, org_id: str, name: str) -> ModelRecord | None: ...
+
+
 class TrainingProgress(Protocol):
     """Where a dataset version's training states are kept (``shared.repositories.datasources``)."""
 
@@ -175,12 +182,17 @@ def run_training(
     *,
     data: DataBlobs,
     artifacts: ArtifactBlobs,
-    models: ModelRecords,
+    models: ServedModels,
     progress: TrainingProgress | None = None,
     clock: Clock = utc_now,
 ) -> ModelRecord:
     """Download the files (validated whole: one bad row rejects the file, naming file, row and field),
     train with a time split, store artifacts with checksums and register the model.
+
+    The quality gate (``shared.ml.quality_gate``): a model that does not beat the strongest simple
+    method on its holdout is not made current when a version already serves (``ModelRejected``, that
+    version stays), nor when it does no better than chance; the organization's first model is made
+    current either way, its verdict kept in its metrics for the Models page.
 
     With a ``dataset_version`` each stage, the outcome and any failure are recorded on that version
     through ``progress`` (the data source's GET shows them); a failure is re-raised after recording.
@@ -205,17 +217,26 @@ def run_training(
             config=TrainingConfig(algorithm=request.algorithm, holdout_days=request.horizon_days),
             progress=stage,
         )
-        shortfall = baseline_shortfall(request.type, model.metrics)
-        if shortfall is not None:
-            raise ModelRejected(
-                f"Model '{request.name}' was trained but not made current. {shortfall} The version in "
-                "service, if any, stays; without one, none serves until a retrain beats it.",
-                remedy=(
-                    "Check that the orders file covers the customers and products it should, upload a "
-                    "longer history, or try another horizon_days."
-                ),
-                details={"metrics": model.metrics},
-            )
+        gate = quality_gate(request.type, model.metrics)
+        if gate is not None and not gate.passed:
+            serving = models.get(request.org_id, request.name)
+            if serving is not None or gate.strongest_metric == "coin_flip":
+                raise ModelRejected(
+                    f"Model '{request.name}' was trained but not made current. {gate.sentence()} "
+                    + (
+                        f"The version in service ({serving.version}) stays."
+                        if serving is not None
+                        else "No version serves until a retrain does better than chance."
+                    ),
+                    remedy=(
+                        "Check that the orders file covers the customers and products it should, upload a "
+                        "longer history, or try another horizon_days."
+                    ),
+                    details={"metrics": model.metrics},
+                )
+            # The shop's first model: it serves, below the simple method (the Models page says so), rather
+            # than leaving the wizard with none; a later version replaces it only if it beats the method.
+            logger.warning("first model below a simple method made current", extra={"model": request.name})
         stage("registering")
         record = register_trained_model(
             request.org_id, model, artifacts=artifacts, models=models, dataset_version=request.dataset_version
