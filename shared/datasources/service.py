@@ -293,9 +293,14 @@ class DataSourceService:
         for sync in syncs:  # newest first: each file's latest mapping
             for kind, mapping in sync.mappings.items():
                 saved.setdefault(kind, mapping)
+        versions = self.datasets.list_versions(org_id)
+        # The version in force is shown as the list read last shows it: a training that ends between
+        # the reads would otherwise read "running" above and "succeeded" in the list of the same answer.
+        if current is not None:
+            current = next((v for v in versions if v.version == current.version), current)
         return DataSourceView(
             current=_version_view(current) if current else None,
-            versions=[_version_view(v) for v in self.datasets.list_versions(org_id)],
+            versions=[_version_view(v) for v in versions],
             syncs=[_sync_view(s) for s in syncs[:SYNCS_SHOWN]],
             columns={kind: _service_columns(kind) for kind in FILE_KINDS},
             layouts=[

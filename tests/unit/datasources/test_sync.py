@@ -59,6 +59,33 @@ def test_a_clean_shop_becomes_the_current_dataset_and_training_is_pending(world:
     assert view.syncs[0].state == "synced"
 
 
+def test_a_training_that_ends_while_the_page_is_read_is_shown_once_not_twice(
+    world: DataSourceWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a synced shop whose models finish training between the view's reads of the store
+    sync_id = sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
+    read_pointer = world.datasets.current
+
+    def pointer_then_training_ends(org_id: str) -> object:
+        found = read_pointer(org_id)
+        _trained(world, sync_id)
+        return found
+
+    monkeypatch.setattr(world.datasets, "current", pointer_then_training_ends)
+
+    # When the page is read
+    view = world.service.view(ORG)
+
+    # Then the version in force says what the list of versions says, in the same answer
+    assert view.current is not None
+    [listed] = [v for v in view.versions if v.version == view.current.version]
+    assert view.current.training == listed.training
+    assert {kind: t.state for kind, t in view.current.training.items()} == {
+        "purchase": "succeeded",
+        "recommendation": "succeeded",
+    }
+
+
 def test_the_stored_dataset_is_encrypted_with_the_service_key(world: DataSourceWorld) -> None:
     # Given a synced shop
     sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
