@@ -242,8 +242,8 @@ class AudienceService:
             raise PlatformThrottled(
                 "The upload did not finish within this request's time (the platform throttled it or "
                 "the list is large); nothing was lost.",
-                remedy="Repeat the request with the same Idempotency-Key to continue, or use "
-                "POST /platform-ads/activations for large lists.",
+                remedy="Try again in a few minutes; for a list this large, use the launch wizard's "
+                "Activation step, which keeps going in the background and shows its progress.",
             )
         current = self._start_attempt(current, hand_off, from_worker=worker)
         return audience_created(

@@ -517,8 +517,9 @@ def _syncable(record: AudienceRecord) -> AudienceSync:
     if sync is None:
         raise PreconditionFailed(
             "This audience was made from a list of users, so there is no segment to score again.",
-            remedy="Send the new list to POST /platform-ads/audiences/{audienceId}/refresh (users), or "
-            "create the audience from a segment to keep it synced.",
+            remedy="To keep an audience up to date, create it in the launch wizard from a model and a "
+            "rule (Who should see it?): that audience is scored again on its schedule. A list you uploaded "
+            "changes only when you upload the new list.",
         )
     return sync
 

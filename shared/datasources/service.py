@@ -356,8 +356,8 @@ class DataSourceService:
                 raise ValidationFailed(
                     f"files.{kind} must name an object under {prefix} in the data bucket.",
                     field=f"files.{kind}",
-                    remedy=f"Copy the file under {prefix}, or upload it through "
-                    "POST /platform-ads/data-source/uploads.",
+                    remedy=f"Copy the file under {prefix}, or upload it in the launch wizard's first "
+                    "step (Your shop's data).",
                 )
         return {str(kind): key for kind, key in request.files.items()}
 
