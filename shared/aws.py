@@ -39,9 +39,16 @@ MIN_CALL_SECONDS = 0.25
 # to an SSE-KMS object (every object of the service), and botocore's default still presigns with SigV2.
 # Links name the bucket's regional host (bucket.s3.<region>.amazonaws.com): the global one answers a
 # new bucket's requests with a redirect for up to a day, which a browser's upload does not follow.
-_S3_CONFIG = _CONFIG.merge(Config(signature_version="s3v4", s3={"addressing_style": "virtual"}))
+# S3 connections kept open: a call that reads or deletes many small objects sends this many at once
+# (``shared.repositories.blobs.CONCURRENT_REQUESTS``); botocore keeps 10 by default.
+S3_CONNECTIONS = 32
+_S3_CONFIG = _CONFIG.merge(
+    Config(signature_version="s3v4", s3={"addressing_style": "virtual"}, max_pool_connections=S3_CONNECTIONS)
+)
 # A custom endpoint (moto locally) is addressed by path: the bucket cannot be its subdomain.
-_S3_CUSTOM_ENDPOINT_CONFIG = _CONFIG.merge(Config(signature_version="s3v4", s3={"addressing_style": "path"}))
+_S3_CUSTOM_ENDPOINT_CONFIG = _CONFIG.merge(
+    Config(signature_version="s3v4", s3={"addressing_style": "path"}, max_pool_connections=S3_CONNECTIONS)
+)
 
 
 @overload

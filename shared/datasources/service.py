@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -79,6 +79,9 @@ class DataBlobs(Protocol):
     def keys(self, prefix: str) -> list[str]: ...
     def upload(self, key: str, path: Path, content_type: str = ...) -> None: ...
     def delete(self, key: str) -> None: ...
+    def download_all(self, targets: Sequence[tuple[str, Path]]) -> None: ...
+    def fetch_into(self, keys: Sequence[str], path: Path, separator: bytes = b"\n") -> None: ...
+    def delete_all(self, keys: Sequence[str]) -> None: ...
     def size(self, key: str) -> int | None: ...
     def upload_form(
         self, key: str, content_type: str, max_bytes: int, expires_seconds: int
@@ -269,6 +272,8 @@ class DataSourceService:
                         "days": compacted.days,
                         "parts_replaced": compacted.parts_deleted,
                         "orders_compacted": compacted.singles_deleted,
+                        # A backlog beyond one sync's share waits in the bucket for the next.
+                        "orders_left_for_next_sync": found.singles_left,
                     },
                 )
             written = engine_sync.write_version(workspace, files, check)

@@ -7,6 +7,12 @@ one GET each (100,000 orders: 100,000 GETs, most of a function's 15 minutes). So
 what it read: every day that gained an order gets one new Parquet part holding the whole day, written
 before the objects it replaces are deleted. A sync then reads one part per day and the orders since.
 
+The orders since are read many at once into one local file, which the engine reads as one (100,000
+files cost it minutes; one file of 100,000 orders, a moment), and a sync takes at most
+``SINGLES_PER_SYNC`` of them: the first sync that meets a large backlog (a shop selling for months
+before its first sync, or syncs stopped a while) compacts that many and leaves the rest, still in
+the bucket, to the next syncs, so no run outgrows its function's time and each one makes progress.
+
 No order is lost to two syncs compacting at once: an object is deleted only by the sync that read it
 and wrote a part holding its rows first; two such parts of a day hold the same orders, and the
 engine keeps one row per order id.
@@ -15,7 +21,7 @@ engine keeps one row per order id.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -23,15 +29,19 @@ from typing import Protocol
 from shared.records.payments import checkout_orders_prefix
 
 DAYS = "days/"
+# The single orders one sync reads and compacts at most (32 at a time, S3's tens of milliseconds each:
+# under a minute to read, as long to delete); the rest wait in the bucket for the next sync.
+SINGLES_PER_SYNC = 50_000
 
 
 class OrderFileStore(Protocol):
     """The data bucket (``S3BlobStore``)."""
 
     def keys(self, prefix: str) -> list[str]: ...
-    def download(self, key: str, path: Path) -> None: ...
+    def download_all(self, targets: Sequence[tuple[str, Path]]) -> None: ...
+    def fetch_into(self, keys: Sequence[str], path: Path, separator: bytes = b"\n") -> None: ...
     def upload(self, key: str, path: Path, content_type: str = "application/octet-stream") -> None: ...
-    def delete(self, key: str) -> None: ...
+    def delete_all(self, keys: Sequence[str]) -> None: ...
 
 
 def day_part_key(org_id: str, day: str, part: str) -> str:
@@ -41,10 +51,13 @@ def day_part_key(org_id: str, day: str, part: str) -> str:
 
 @dataclass(frozen=True)
 class OrderFiles:
-    """What a sync found and downloaded: the day parts (by day) and the single orders not yet compacted."""
+    """What a sync found and downloaded: the day parts (by day), the single orders read (their keys,
+    all in one local file of JSON objects, one a line) and how many more were left for the next sync."""
 
     parts: dict[str, list[tuple[str, Path]]] = field(default_factory=dict)
-    singles: list[tuple[str, Path]] = field(default_factory=list)
+    singles: list[str] = field(default_factory=list)
+    singles_file: Path | None = None
+    singles_left: int = 0
 
     @property
     def part_paths(self) -> list[Path]:
@@ -52,7 +65,7 @@ class OrderFiles:
 
     @property
     def single_paths(self) -> list[Path]:
-        return [path for _, path in self.singles]
+        return [self.singles_file] if self.singles_file is not None and self.singles else []
 
 
 @dataclass(frozen=True)
@@ -68,25 +81,26 @@ class Compacted:
 class CheckoutOrderFiles:
     blobs: OrderFileStore
 
-    def gather(self, org_id: str, directory: Path) -> OrderFiles:
-        """Download the organization's day parts and single orders into ``directory`` (one listing of
-        the prefix; objects of any other shape under it are left alone)."""
+    def gather(self, org_id: str, directory: Path, limit: int | None = None) -> OrderFiles:
+        """Download the organization's day parts and at most ``limit`` (``SINGLES_PER_SYNC``) single
+        orders into ``directory`` (one listing of the prefix; the singles into one file; objects of any
+        other shape under the prefix are left alone)."""
+        limit = SINGLES_PER_SYNC if limit is None else limit
         prefix = checkout_orders_prefix(org_id)
         parts: dict[str, list[tuple[str, Path]]] = {}
-        singles: list[tuple[str, Path]] = []
+        singles: list[str] = []
         for number, key in enumerate(self.blobs.keys(prefix)):
             name = key[len(prefix) :]
             if name.startswith(DAYS) and name.endswith(".parquet") and name.count("/") == 2:
                 day = name.split("/")[1]
-                path = directory / f"part-{number}.parquet"
-                parts.setdefault(day, []).append((key, path))
+                parts.setdefault(day, []).append((key, directory / f"part-{number}.parquet"))
             elif "/" not in name and name.endswith(".json"):
-                path = directory / f"order-{number}.json"
-                singles.append((key, path))
-            else:
-                continue
-            self.blobs.download(key, path)
-        return OrderFiles(parts=parts, singles=singles)
+                singles.append(key)
+        self.blobs.download_all([target for day in sorted(parts) for target in parts[day]])
+        taken, left = singles[:limit], len(singles) - min(len(singles), limit)
+        singles_file = directory / "orders-since.json"
+        self.blobs.fetch_into(taken, singles_file)
+        return OrderFiles(parts=parts, singles=taken, singles_file=singles_file, singles_left=left)
 
     def compact(self, org_id: str, found: OrderFiles, days: Mapping[str, Path]) -> Compacted:
         """Store ``days`` (each a day's whole orders, as the engine wrote them from ``found``) as new
@@ -97,8 +111,6 @@ class CheckoutOrderFiles:
                 day_part_key(org_id, day, uuid.uuid4().hex), path, "application/vnd.apache.parquet"
             )
         replaced = [key for day in days for key, _ in found.parts.get(day, [])]
-        for key in replaced:
-            self.blobs.delete(key)
-        for key, _ in found.singles:
-            self.blobs.delete(key)
+        self.blobs.delete_all(replaced)
+        self.blobs.delete_all(found.singles)
         return Compacted(days=len(days), parts_deleted=len(replaced), singles_deleted=len(found.singles))

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextvars
 import io
 import shutil
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
@@ -17,6 +20,11 @@ if TYPE_CHECKING:
 # Multipart upload part size (S3 takes 5 MB to 5 GB per part and at most 10,000 parts: 16 MB parts
 # carry a file of up to 156 GB), and the read size of a download.
 PART_BYTES = 16 * 1024 * 1024
+# Requests in flight at once when many small objects are read or deleted (``fetch_into``,
+# ``download_all``, ``delete_all``): S3 answers each in tens of milliseconds, so one at a time, a
+# sync's 50,000 order objects would take most of its 15 minutes; 32 at a time, well under two.
+# The S3 clients keep as many connections open (``shared.aws.S3_CONNECTIONS``).
+CONCURRENT_REQUESTS = 32
 
 
 class S3BlobStore:
@@ -121,6 +129,31 @@ class S3BlobStore:
     def delete(self, key: str) -> None:
         self._s3.delete_object(Bucket=self._bucket, Key=key)
 
+    def fetch_into(self, keys: Sequence[str], path: Path, separator: bytes = b"\n") -> None:
+        """The objects ``keys`` (small ones: each is held whole while it is written) one after another
+        into the local file ``path``, in ``keys``' order, each followed by ``separator``; read
+        ``CONCURRENT_REQUESTS`` at a time."""
+        with path.open("wb") as file:
+            for body in _concurrently(self._read, keys):
+                file.write(body)
+                file.write(separator)
+
+    def download_all(self, targets: Sequence[tuple[str, Path]]) -> None:
+        """Each ``(key, path)`` of ``targets``: the object into its local file (``download``),
+        ``CONCURRENT_REQUESTS`` at a time."""
+        for _ in _concurrently(lambda target: self.download(*target), targets):
+            pass
+
+    def delete_all(self, keys: Sequence[str]) -> None:
+        """Delete the objects ``keys``, ``CONCURRENT_REQUESTS`` at a time (one request each: IAM
+        authorizes a multi-object delete as ``s3:DeleteObject`` per key, which moto's does not)."""
+        for _ in _concurrently(self.delete, keys):
+            pass
+
+    def _read(self, key: str) -> bytes:
+        body: bytes = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"].read()
+        return body
+
     def keys(self, prefix: str) -> list[str]:
         """The keys of the objects under ``prefix``, in key order (a page of 1,000 per call)."""
         pages = self._s3.get_paginator("list_objects_v2").paginate(Bucket=self._bucket, Prefix=prefix)
@@ -184,3 +217,21 @@ class _ObjectStream(io.RawIOBase):
     def close(self) -> None:
         self._body.close()
         super().close()
+
+
+def _concurrently[T, R](call: Callable[[T], R], items: Sequence[T]) -> Iterable[R]:
+    """``call`` of each item, ``CONCURRENT_REQUESTS`` at a time, the results in the items' order; the
+    first failure raises (the calls not yet started are cancelled). Each call runs in the caller's
+    context, so the invocation's deadline (``shared.deadline``) bounds it as it would the caller."""
+    if len(items) <= 1:
+        yield from (call(item) for item in items)
+        return
+    context = contextvars.copy_context()
+    with ThreadPoolExecutor(max_workers=CONCURRENT_REQUESTS, thread_name_prefix="s3") as pool:
+        futures = [pool.submit(context.copy().run, call, item) for item in items]
+        try:
+            for future in futures:
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()

@@ -1,5 +1,6 @@
--- The hosted checkout's orders paid since the last compaction (one JSON object per order, written
--- by shared/payments/webhooks.py) into `checkout_order_files`.
+-- The hosted checkout's orders paid since the last compaction (one JSON object per order, written by
+-- shared/payments/webhooks.py, and fetched by the sync into one file, one object a line) into
+-- `checkout_order_files`.
 INSERT INTO checkout_order_files
 SELECT
     order_id,

@@ -18,6 +18,7 @@ import pytest
 
 from shared.datasources import sync as engine_sync
 from shared.datasources.models import SyncRequest
+from shared.payments import order_files
 from shared.records.datasources import DatasetVersion
 from tests.unit.datasources.conftest import ORG, DataSourceWorld
 from tests.unit.datasources.test_sync import CUSTOMERS, ORDERS, PRODUCTS
@@ -252,3 +253,27 @@ def test_many_single_orders_are_read_a_bounded_number_of_files_at_a_time(
     # Then: every one of them is in the version
     orders = {o["order_id"] for o in rows(world, version, "orders", tmp_path)}
     assert {f"cs_many_{number}" for number in range(5)} <= orders
+
+
+def test_a_backlog_beyond_a_syncs_share_joins_the_next_syncs_and_none_is_lost(
+    world: DataSourceWorld, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given: five orders paid since the last sync, and a sync's share of two
+    monkeypatch.setattr(order_files, "SINGLES_PER_SYNC", 2)
+    for number in range(5):
+        paid_order(world, f"cs_backlog_{number}", datetime(2026, 11, 20, 9, number, tzinfo=UTC))
+
+    # When: the shop syncs three times
+    versions = [synced(world) for _ in range(3)]
+
+    # Then: each sync added two more of them (the first two, then four, then all five), each once
+    held = [
+        sorted(
+            o["order_id"] for o in rows(world, version, "orders", tmp_path) if o["order_id"].startswith("cs_")
+        )
+        for version in versions
+    ]
+    assert [len(orders) for orders in held] == [2, 4, 5]
+    assert held[2] == [f"cs_backlog_{number}" for number in range(5)]
+    # And every order ends in its day's one part, none left as a single object
+    assert order_objects(world) == [f"checkout-orders/{ORG}/days/2026-11-20/"]
