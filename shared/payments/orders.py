@@ -1,8 +1,10 @@
 """The orders the hosted checkout took, and the checkouts that ended unpaid, for the dashboard.
 
 Orders come from the provider's webhook (``shared.payments.webhooks``), newest first; a checkout
-whose session expired or whose delayed payment failed is listed too, with the cards refused on it,
-so nothing a shopper started is lost from view.
+whose session expired or whose delayed payment failed is listed too, latest ended first, with the
+cards refused on it, so nothing a shopper started is lost from view. Each list is one bounded query
+(the newest ``ORDERS_SHOWN`` orders, the latest ``UNPAID_SHOWN`` ended checkouts), however many
+checkouts the organization's 30 days hold.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ def refusal_in_words(code: str | None) -> str | None:
 
 class OrderStore(Protocol):
     def list_orders(self, org_id: str, limit: int) -> list[OrderRecord]: ...
-    def unpaid_checkouts(self, org_id: str) -> list[CheckoutRecord]: ...
+    def unpaid_checkouts(self, org_id: str, limit: int) -> list[CheckoutRecord]: ...
 
 
 class OrderView(CamelModel):
@@ -99,7 +101,7 @@ class Orders:
 
     def view(self, org_id: str) -> OrdersView:
         orders = self.store.list_orders(org_id, ORDERS_SHOWN)
-        unpaid = sorted(self.store.unpaid_checkouts(org_id), key=lambda c: c.updated_at, reverse=True)
+        unpaid = self.store.unpaid_checkouts(org_id, UNPAID_SHOWN)
         return OrdersView(
             orders=[
                 OrderView(
@@ -128,6 +130,6 @@ class Orders:
                     created_at=checkout.created_at,
                     updated_at=checkout.updated_at,
                 )
-                for checkout in unpaid[:UNPAID_SHOWN]
+                for checkout in unpaid
             ],
         )

@@ -11,4 +11,5 @@ Single-table design on the main table (``pk``/``sk`` plus ``gsi1pk``/``gsi1sk``)
 | model | ``ORG#<org>`` | ``MODEL#<name>`` | |
 | audience | ``ORG#<org>`` | ``AUDIENCE#<id>`` | ``AUDIENCES#in_progress`` / ``<updated>#<org>#<id>`` |
 | starts of an action in a window | ``ORG#<org>`` | ``LIMIT#<action>#<window>`` | |
+| a checkout ended unpaid | ``ORG#<org>`` | ``CHECKOUT#<id>`` | ``ORG#<org>#UNPAID`` / ``<ended>#<id>`` |
 """

@@ -5,13 +5,16 @@ closure's deletion of ``ORG#<org>`` takes every one of them):
 |---|---|---|
 | the payments connection | ``PAYMENTS`` | until closure (a disconnect keeps it, without the account) |
 | a checkout a shopper started | ``CHECKOUT#<checkout id>`` | 30 days (TTL), the order stays |
+| a checkout ended unpaid, also | gsi1 ``ORG#<org>#UNPAID`` / ``<ended at>#<checkout id>`` | as the checkout |
 | an order (a paid checkout) | ``ORDER#<paid at>#<session id>`` | until closure |
 | a provider event being or already handled | ``PAYEVENT#<event id>`` | 30 days (TTL) |
 
-Orders sort by the time they were paid, so the newest come first from one query. A payment is
-recorded in one transaction: the connection is still the one that took it, the checkout moves to
-paid (only once), the order is written; a closure or a disconnect in between, or a second event
-about the same session, writes nothing.
+Orders sort by the time they were paid, so the newest come first from one query; checkouts that
+ended unpaid sort by when they ended in the index, so the latest come first from one query of the
+index, however many checkouts the 30 days hold (a sparse index: an open or paid one is not in it).
+A payment is recorded in one transaction: the connection is still the one that took it, the
+checkout moves to paid (only once, and out of the unpaid index), the order is written; a closure or
+a disconnect in between, or a second event about the same session, writes nothing.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ if TYPE_CHECKING:
 CHECKOUT_LIFETIME = timedelta(days=30)
 # The provider resends an undelivered event for up to three days (docs/payments-notes.md §4.3).
 EVENT_CLAIM_LIFETIME = timedelta(days=30)
-_KEYS = {"pk", "sk", "expires_at"}
+_KEYS = {"pk", "sk", "gsi1pk", "gsi1sk", "expires_at"}
 
 Claim = Literal["claimed", "done", "busy"]
 Recorded = Literal["recorded", "already_paid", "connection_gone", "unknown_checkout"]
@@ -49,6 +52,10 @@ def _connection_key(org_id: str) -> dict[str, str]:
 
 def _checkout_key(org_id: str, checkout_id: str) -> dict[str, str]:
     return {"pk": _pk(org_id), "sk": f"CHECKOUT#{checkout_id}"}
+
+
+def _unpaid_index(org_id: str) -> str:
+    return f"ORG#{org_id}#UNPAID"
 
 
 def _order_sk(order: OrderRecord) -> str:
@@ -101,24 +108,33 @@ class DynamoPaymentsStore:
         )
         return [CheckoutRecord.model_validate(_fields(item)) for item in items]
 
-    def unpaid_checkouts(self, org_id: str) -> list[CheckoutRecord]:
-        """The checkouts that ended unpaid (expired, or a delayed payment failed), of the last 30 days."""
-        items = query_all(
-            self._table,
-            KeyConditionExpression=Key("pk").eq(_pk(org_id)) & Key("sk").begins_with("CHECKOUT#"),
-            FilterExpression=Attr("state").is_in(["expired", "failed"]),
+    def unpaid_checkouts(self, org_id: str, limit: int) -> list[CheckoutRecord]:
+        """The latest ``limit`` checkouts that ended unpaid (expired, or a delayed payment failed) of
+        the last 30 days, the latest ended first: one query of the index, reading ``limit`` items."""
+        page = self._table.query(
+            IndexName="gsi1",
+            KeyConditionExpression=Key("gsi1pk").eq(_unpaid_index(org_id)),
+            ScanIndexForward=False,
+            Limit=limit,
         )
-        return [CheckoutRecord.model_validate(_fields(item)) for item in items]
+        return [CheckoutRecord.model_validate(_fields(item)) for item in page.get("Items", [])]
 
     def end_checkout(
         self, org_id: str, checkout_id: str, state: Literal["expired", "failed"], now: datetime
     ) -> bool:
-        """Mark an unpaid checkout ``state``; False when it was paid (or unknown)."""
+        """Mark an unpaid checkout ``state`` and index it among those ended unpaid; False when it was
+        paid (or unknown)."""
         return self._update_checkout(
             org_id,
             checkout_id,
-            "SET #state = :state, updated_at = :now",
-            {":state": state, ":now": iso(now), ":paid": "paid"},
+            "SET #state = :state, updated_at = :now, gsi1pk = :index, gsi1sk = :ended",
+            {
+                ":state": state,
+                ":now": iso(now),
+                ":paid": "paid",
+                ":index": _unpaid_index(org_id),
+                ":ended": f"{iso(now)}#{checkout_id}",
+            },
             "attribute_exists(pk) AND #state <> :paid",
         )
 
@@ -180,7 +196,7 @@ class DynamoPaymentsStore:
                         "Update": {
                             "TableName": table,
                             "Key": {"pk": pk, "sk": {"S": f"CHECKOUT#{order.checkout_id}"}},
-                            "UpdateExpression": "SET #state = :paid, updated_at = :now",
+                            "UpdateExpression": "SET #state = :paid, updated_at = :now REMOVE gsi1pk, gsi1sk",
                             "ConditionExpression": "attribute_exists(pk) AND #state <> :paid",
                             "ExpressionAttributeNames": {"#state": "state"},
                             "ExpressionAttributeValues": {":paid": {"S": "paid"}, ":now": {"S": iso(now)}},

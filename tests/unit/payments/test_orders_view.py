@@ -26,8 +26,11 @@ class Store:
             :limit
         ]
 
-    def unpaid_checkouts(self, org_id: str) -> list[CheckoutRecord]:
-        return [c for c in self.unpaid if c.org_id == org_id]
+    def unpaid_checkouts(self, org_id: str, limit: int) -> list[CheckoutRecord]:
+        # As the index gives them: the latest ended first, ``limit`` at most
+        return sorted(
+            (c for c in self.unpaid if c.org_id == org_id), key=lambda c: c.updated_at, reverse=True
+        )[:limit]
 
 
 def order(session_id: str, paid_at: datetime, amount_total: int = 2500, currency: str = "usd") -> OrderRecord:
