@@ -292,8 +292,13 @@ class DataSourceService:
     def view(self, org_id: str) -> DataSourceView:
         """The dataset in force, every version, the latest syncs, and what the wizard needs to read a
         file: the service's columns, the shop exports read as they are, the columns last matched."""
-        current = self.datasets.current(org_id)
+        # Read in the order the sync writes backwards: a sync is marked synced only after its version
+        # is published (pointer and version in one transaction), so the syncs are read first, then
+        # the pointer, then the versions. A sync this answer shows as synced is then in force in it (or
+        # a newer one), and the version in force is in the list; the other order could show a sync
+        # synced beside the previous version, or none, when the sync ended between the reads.
         syncs = self.datasets.list_syncs(org_id)
+        current = self.datasets.current(org_id)
         saved: dict[str, dict[str, str]] = {}
         for sync in syncs:  # newest first: each file's latest mapping
             for kind, mapping in sync.mappings.items():

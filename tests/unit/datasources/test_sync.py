@@ -86,6 +86,40 @@ def test_a_training_that_ends_while_the_page_is_read_is_shown_once_not_twice(
     }
 
 
+@pytest.mark.parametrize("read", ["list_syncs", "current", "list_versions"])
+def test_a_sync_that_ends_while_the_page_is_read_is_in_force_wherever_it_is_shown_synced(
+    world: DataSourceWorld, monkeypatch: pytest.MonkeyPatch, read: str
+) -> None:
+    # Given a sync started (validating), which ends just after one of the view's reads of the store
+    request = SyncRequest.model_validate({"files": world.put_files(CUSTOMERS, PRODUCTS, ORDERS)})
+    sync_id = world.service.start_sync(ORG, request, world.start).sync_id
+    original = getattr(world.datasets, read)
+
+    def then_the_sync_ends(org_id: str) -> object:
+        found = original(org_id)
+        monkeypatch.setattr(world.datasets, read, original)
+        world.service.run_sync(ORG, sync_id)
+        return found
+
+    monkeypatch.setattr(world.datasets, read, then_the_sync_ends)
+
+    # When the page is read
+    view = world.service.view(ORG)
+
+    # Then the sync did end during the read; an answer that shows it synced has its version in force,
+    # and the version in force
+    # is one of the versions listed (a poll that waits for "synced" may read the version it made)
+    ended = world.datasets.get_sync(ORG, sync_id)
+    assert ended is not None
+    assert ended.state == "synced"
+    [shown] = [s for s in view.syncs if s.sync_id == sync_id]
+    if shown.state == "synced":
+        assert view.current is not None
+        assert view.current.version == sync_id
+    if view.current is not None:
+        assert view.current.version in [v.version for v in view.versions]
+
+
 def test_the_stored_dataset_is_encrypted_with_the_service_key(world: DataSourceWorld) -> None:
     # Given a synced shop
     sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
