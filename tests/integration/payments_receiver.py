@@ -43,8 +43,10 @@ class WebhookReceiver:
         )
         self.url = f"http://127.0.0.1:{self._server.server_port}/payments/webhook"
 
-    def wait_for(self, found: Callable[[list[Delivery]], bool], timeout: float = 10.0) -> list[Delivery]:
-        """The deliveries once ``found`` holds for them; fails after ``timeout`` seconds."""
+    def wait_for(self, found: Callable[[list[Delivery]], bool], timeout: float = 60.0) -> list[Delivery]:
+        """The deliveries once ``found`` holds for them; fails after ``timeout`` seconds (a delivery
+        goes out from the sandbox's own thread, which a machine at load 20 may run seconds late).
+        A delivery is kept before it is answered: what the sender recorded of the answer may lag."""
         deadline = time.monotonic() + timeout
         while not found(self.deliveries):
             if time.monotonic() > deadline:
