@@ -39,6 +39,19 @@ def executions(stack: LocalStack) -> list[dict[str, Any]]:
     return found
 
 
+def ended_execution(stack: LocalStack, name: str) -> dict[str, Any]:
+    """The activation execution ``name`` once Step Functions has ended it. The audience's status is
+    written by the last task (MarkActive, RecordFailure), a moment before the execution enters its
+    Succeed or Fail state: a poll of the audience does not say the execution has ended."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        [execution] = [e for e in executions(stack) if e["name"] == name]
+        if execution["status"] != "RUNNING":
+            return execution
+        time.sleep(0.2)
+    raise AssertionError(f"execution {name} did not end")
+
+
 def test_an_activation_runs_to_active_in_the_state_machine(
     stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
 ) -> None:
@@ -56,8 +69,7 @@ def test_an_activation_runs_to_active_in_the_state_machine(
     assert active["progress"]["batchesDone"] == active["progress"]["batchesTotal"] == 3
     members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
     assert sum(len(group["rows"]) for group in members) == 25_000
-    names = {e["name"]: e["status"] for e in executions(stack)}
-    assert names[f"{accepted['audienceId']}-1"] == "SUCCEEDED"
+    assert ended_execution(stack, f"{accepted['audienceId']}-1")["status"] == "SUCCEEDED"
 
 
 def test_a_repeated_start_with_the_same_key_starts_one_execution(
@@ -146,7 +158,7 @@ def test_a_list_larger_than_a_task_hashes_is_hashed_in_parts_and_uploaded_once_e
     # Then: NormaliseAndHash ran once per part (3), and every user reached the platform once, in one
     # upload session whose batches were numbered on from part to part and closed by the last one
     sfn = stack.client("stepfunctions")
-    [execution] = [e for e in executions(stack) if e["name"] == f"{audience_id}-1"]
+    execution = ended_execution(stack, f"{audience_id}-1")
     history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
     entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
     assert entered.count("NormaliseAndHash") == 3

@@ -19,7 +19,7 @@ import pytest
 
 from local.connected import ConnectedOrg, reconnect
 from local.stack import LocalStack
-from tests.integration.test_activation import wait_for
+from tests.integration.test_activation import ended_execution, wait_for
 
 PROSPECTING = {"objective": "prospecting", "lookalikeSize": 2, "lookalikeCountry": "GB"}
 
@@ -63,11 +63,10 @@ def wait_until(
 
 
 def entered_states(stack: LocalStack, execution_name: str) -> list[str]:
+    """The states the execution entered, read once it has ended (the activation's status is written
+    by its last task, before the execution enters its final state)."""
     sfn = stack.client("stepfunctions")
-    arn = stack.physical["AudienceActivationStateMachine"].ref
-    [execution] = [
-        e for e in sfn.list_executions(stateMachineArn=arn)["executions"] if e["name"] == execution_name
-    ]
+    execution = ended_execution(stack, execution_name)
     events = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
     return [e["stateEnteredEventDetails"]["name"] for e in events if "stateEnteredEventDetails" in e]
 
