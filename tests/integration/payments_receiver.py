@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
+
 
 @dataclass(frozen=True)
 class Delivery:
@@ -43,7 +45,9 @@ class WebhookReceiver:
         )
         self.url = f"http://127.0.0.1:{self._server.server_port}/payments/webhook"
 
-    def wait_for(self, found: Callable[[list[Delivery]], bool], timeout: float = 60.0) -> list[Delivery]:
+    def wait_for(
+        self, found: Callable[[list[Delivery]], bool], timeout: float = BACKGROUND_JOB_SECONDS
+    ) -> list[Delivery]:
         """The deliveries once ``found`` holds for them; fails after ``timeout`` seconds (a delivery
         goes out from the sandbox's own thread, which a machine at load 20 may run seconds late).
         A delivery is kept before it is answered: what the sender recorded of the answer may lag."""

@@ -28,6 +28,7 @@ from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
 from local.uploads import send_upload
 from shared import wiring
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tests.integration.test_sample_events import sample_body
 from tests.integration.test_wizard import synced_and_trained
 
@@ -161,7 +162,7 @@ def close(api: httpx.Client, footprint: Footprint, **options: Any) -> httpx.Resp
 def wait_for_closure(api: httpx.Client, footprint: Footprint, states: set[str]) -> dict[str, Any]:
     """Poll GET /platform-ads/account/closure, as the dashboard does, until the closure is in one of
     ``states``."""
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
     while True:
         shown = api.get(CLOSURE, headers=footprint.org.headers)
         assert shown.status_code == 200, shown.text

@@ -13,6 +13,7 @@ from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
 from local.uploads import send_upload
 from shared import wiring
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 
 
 def users(count: int) -> list[dict[str, Any]]:
@@ -21,7 +22,7 @@ def users(count: int) -> list[dict[str, Any]]:
 
 def wait_for(stack: LocalStack, org: ConnectedOrg, audience_id: str, status: str) -> dict[str, Any]:
     """Poll the audience list (as the dashboard does) until the audience reaches ``status``."""
-    deadline = time.monotonic() + 120  # a shared machine can be slow
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
     with httpx.Client(base_url=stack.api_url, timeout=30) as api:
         while time.monotonic() < deadline:
             for audience in api.get("/platform-ads/audiences", headers=org.headers).json()["audiences"]:
@@ -43,7 +44,7 @@ def ended_execution(stack: LocalStack, name: str) -> dict[str, Any]:
     """The activation execution ``name`` once Step Functions has ended it. The audience's status is
     written by the last task (MarkActive, RecordFailure), a moment before the execution enters its
     Succeed or Fail state: a poll of the audience does not say the execution has ended."""
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
     while time.monotonic() < deadline:
         [execution] = [e for e in executions(stack) if e["name"] == name]
         if execution["status"] != "RUNNING":

@@ -19,6 +19,7 @@ import pytest
 
 from local.connected import ConnectedOrg, reconnect
 from local.stack import LocalStack
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tests.integration.test_activation import ended_execution, wait_for
 
 PROSPECTING = {"objective": "prospecting", "lookalikeSize": 2, "lookalikeCountry": "GB"}
@@ -49,7 +50,11 @@ def status_of(api: httpx.Client, org: ConnectedOrg, audience_id: str) -> dict[st
 
 
 def wait_until(
-    api: httpx.Client, org: ConnectedOrg, audience_id: str, *states: str, seconds: float = 120
+    api: httpx.Client,
+    org: ConnectedOrg,
+    audience_id: str,
+    *states: str,
+    seconds: float = BACKGROUND_JOB_SECONDS,
 ) -> dict[str, Any]:
     """Poll the activation's status (as the dashboard's progress bar does) until its state is one of
     ``states``."""
@@ -111,7 +116,7 @@ def test_a_50k_prospecting_activation_with_publish_advert_runs_every_step(
     assert response.status_code == 202, response.text
     audience_id = response.json()["audienceId"]
     assert response.json()["activationUrl"] == f"/platform-ads/activations/{audience_id}"
-    done = wait_until(api, org, audience_id, "succeeded", "failed", seconds=180)
+    done = wait_until(api, org, audience_id, "succeeded", "failed")
     assert (done["state"], done["status"], done["step"], done["error"]) == (
         "succeeded",
         "active",

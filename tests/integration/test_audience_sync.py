@@ -22,6 +22,7 @@ from shared import wiring
 from shared.audiences.preparation import prepare_audience
 from shared.records.audiences import AudienceSync
 from shared.targeting.models import SegmentSpec
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tests.integration.test_audiences import body, members
 from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
 from tests.integration.test_wizard import SEGMENT, synced_and_trained
@@ -48,7 +49,7 @@ def wait_for_last_run(
     api: httpx.Client, org: ConnectedOrg, audience_id: str, after: str | None
 ) -> dict[str, Any]:
     """Poll the list (as the dashboard does) until a run other than ``after`` has ended."""
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
     while time.monotonic() < deadline:
         audience = shown(api, org, audience_id)
         last = audience["sync"]["lastRun"]

@@ -16,6 +16,7 @@ import pytest
 from local.connected import ConnectedOrg, connected_org
 from local.stack import LocalStack
 from shared import wiring
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 
 
 def users(count: int, start: int = 0) -> list[dict[str, Any]]:
@@ -52,7 +53,7 @@ def created_in_full(api: httpx.Client, org: ConnectedOrg, response: httpx.Respon
         created: dict[str, Any] = response.json()
         return created
     audience_id = response.json()["audienceId"]
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
     while time.monotonic() < deadline:
         activation = api.get(f"/platform-ads/activations/{audience_id}", headers=org.headers).json()
         assert activation["status"] != "failed", activation

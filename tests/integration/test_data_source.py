@@ -17,6 +17,7 @@ from local.uploads import send_upload
 from shared import wiring
 from shared.ml.datasets import dump_records
 from shared.records.datasources import SyncRecord
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tools.synthetic import SyntheticConfig, generate_shop
 
 
@@ -43,7 +44,7 @@ def shop_files(n_users: int = 400, seed: int = 5) -> dict[str, bytes]:
 def wait_for_sync(api: httpx.Client, org: ConnectedOrg, sync_id: str, *, trained: bool) -> dict[str, Any]:
     """Poll GET /platform-ads/data-source (as the dashboard does) until the sync has an outcome and,
     when ``trained``, both models of its version have finished training."""
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
     while time.monotonic() < deadline:
         source = api.get("/platform-ads/data-source", headers=org.headers).json()
         [sync] = [s for s in source["syncs"] if s["syncId"] == sync_id]

@@ -16,6 +16,7 @@ import pytest
 
 from local.stack import LocalStack
 from shared import wiring
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tests.integration.payments_shop import shop_taking_payments, sync_products
 from tests.integration.test_account_closure import scan
 from tests.integration.test_payments_webhooks import (
@@ -40,7 +41,7 @@ def payments(stack: LocalStack) -> Iterator[httpx.Client]:
 
 def closed(api: httpx.Client, headers: dict[str, str]) -> dict[str, Any]:
     """The closure once it has ended, as the dashboard polls it."""
-    deadline = time.monotonic() + 180
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
     while True:
         closure: dict[str, Any] = api.get(CLOSURE, headers=headers).json()["closure"]
         if closure["state"] in {"completed", "failed"}:

@@ -21,6 +21,7 @@ from local.payments_browser import connect_payments
 from local.stack import LocalStack
 from platform_sandbox.scenarios import PIXEL_ID
 from shared import wiring
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tests.integration.payments_shop import PaymentsShop, shop_taking_payments, sync_products
 from tests.integration.test_purchase_events import purchases_of
 
@@ -70,7 +71,7 @@ def orders(api: httpx.Client, shop: PaymentsShop) -> dict[str, Any]:
     return body
 
 
-def eventually(found: Callable[[], Any], timeout: float = 30.0) -> Any:
+def eventually(found: Callable[[], Any], timeout: float = BACKGROUND_JOB_SECONDS) -> Any:
     """``found()`` once it is truthy (the sandbox delivers in the background)."""
     deadline = time.monotonic() + timeout
     while not (value := found()):

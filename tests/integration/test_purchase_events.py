@@ -18,6 +18,7 @@ from local.stack import LocalStack
 from platform_sandbox.scenarios import PIXEL_ID
 from shared import wiring
 from shared.records.events import PurchaseSend
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tests.integration.test_data_source import upload_shop, wait_for_sync
 
 pytestmark = pytest.mark.integration
@@ -89,7 +90,7 @@ def sync(api: httpx.Client, org: ConnectedOrg, shop: ShopFiles) -> str:
 def purchases_of(
     org: ConnectedOrg, version: str, *, until: tuple[str, ...] = ("sent", "stopped")
 ) -> PurchaseSend:
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
     while time.monotonic() < deadline:
         record = wiring.event_store().get_purchases(org.org_id, version)
         if record is not None and record.state in until:

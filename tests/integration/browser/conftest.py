@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, BrowserContext, Page, Playwright, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, Page, Playwright, expect, sync_playwright
 
 from local.connected import ConnectedOrg, reconnect
 from local.platform_browser import consent
@@ -22,6 +23,7 @@ from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
 from local.template import ROOT
 from tests.integration.browser.this_machine import keep_on_this_machine
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 
 CHROMIUM = Path("/usr/bin/chromium")
 AXE = Path(__file__).parent / "node_modules" / "axe-core" / "axe.min.js"
@@ -37,6 +39,12 @@ LAUNCH_FLAGS = [
     "--disable-sync",
 ]
 DESKTOP = {"width": 1280, "height": 800}
+# How long an expect() waits for its final state. Playwright's 5 s is a fast machine's: CI runs on 2
+# cores at load 20+, where one dashboard call through the local stack (a worker process per function,
+# trainings beside it) can take longer than that. A passing expect returns as soon as it holds, so
+# only a failure waits the whole time; tests that wait for a background job set a longer one.
+EXPECT_TIMEOUT_MS = 30_000
+expect.set_options(timeout=EXPECT_TIMEOUT_MS)
 PHONE = {"width": 390, "height": 844}
 
 
@@ -108,6 +116,17 @@ def sign_in(page: Page, email: str, password: str, then: str = "connection.html"
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Sign in").click()
     page.wait_for_url(f"**/{then}")
+
+
+def refresh_until(page: Page, done: Callable[[], bool], *, seconds: float = BACKGROUND_JOB_SECONDS) -> None:
+    """Press the page's Refresh list until ``done()`` holds, as a person watching a background job
+    does (the list is not pushed): the job's time depends on the machine's load, so the wait is
+    bounded by a deadline, not by a count of presses."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"not done within {seconds} s"
+        page.get_by_role("button", name="Refresh list").click()
+        page.wait_for_timeout(1000)
 
 
 def dump(value: Any) -> str:

@@ -13,7 +13,7 @@ from playwright.sync_api import Page, Request, expect
 from local.connected import ConnectedOrg
 from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
-from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump
+from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, refresh_until
 from tests.integration.browser.test_wizard import connected_user
 from tests.integration.test_activation_pipeline import (
     accepted_batches,
@@ -83,11 +83,7 @@ def test_try_again_after_reconnecting_resumes_the_failed_activation_and_sends_no
     expect(page.get_by_role("status")).to_contain_text("“Revoked list” is being activated again")
     assert posts == [f"{stack.api_url}/platform-ads/activations/{audience_id}/retry"]
     # And: it finishes, shown in the list
-    for _ in range(90):
-        if status.locator(".badge").inner_text() == "active":
-            break
-        page.wait_for_timeout(1000)
-        page.get_by_role("button", name="Refresh list").click()
+    refresh_until(page, lambda: status.locator(".badge").inner_text() == "active")
     expect(status.locator(".badge")).to_have_text("active")
     expect(row.get_by_role("cell").nth(2)).to_have_text(f"{USERS:,} users")
     expect(row.get_by_role("button", name="Try again: Revoked list")).to_have_count(0)

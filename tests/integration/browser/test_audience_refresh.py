@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from local.stack import LocalStack
-from tests.integration.browser.conftest import make_synced_user, sign_in
+from tests.integration.browser.conftest import make_synced_user, refresh_until, sign_in
 
 pytestmark = pytest.mark.integration
 
@@ -40,9 +40,5 @@ def test_refresh_now_scores_a_segment_audience_again_and_says_how_it_went(
     # Then: it runs, and the list shows its outcome
     expect(page.get_by_role("status")).to_contain_text("“Refresh me” is being refreshed")
     expect(row.get_by_role("cell").nth(6)).to_contain_text(re.compile("syncing now|last succeeded"))
-    for _ in range(60):
-        page.get_by_role("button", name="Refresh list").click()
-        if "last succeeded" in row.get_by_role("cell").nth(6).inner_text():
-            break
-        page.wait_for_timeout(1000)
+    refresh_until(page, lambda: "last succeeded" in row.get_by_role("cell").nth(6).inner_text())
     expect(row.get_by_role("cell").nth(6)).to_contain_text("last succeeded")

@@ -17,6 +17,7 @@ from local.seed import sign_in as jwt_for
 from local.stack import LocalStack
 from shared import wiring
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
+from tests.integration.patience import BACKGROUND_JOB_MS
 from tests.integration.test_sample_events import sample_body
 
 pytestmark = pytest.mark.integration
@@ -76,7 +77,7 @@ def test_the_account_is_closed_after_typing_its_name_with_progress_and_result(
 
     # Then: the deletion shows its steps, and ends closed with what it deleted
     expect(page.locator("#progress-card")).to_be_visible()
-    expect(page.locator("#closure-state")).to_contain_text("Closed on", timeout=60_000)
+    expect(page.locator("#closure-state")).to_contain_text("Closed on", timeout=BACKGROUND_JOB_MS)
     expect(page.get_by_role("status")).to_have_text("The account is closed and its data deleted.")
     expect(page.locator("#phases li")).to_have_count(7)
     expect(page.locator("#phases")).not_to_contain_text("Waiting")
@@ -127,7 +128,7 @@ def test_a_closure_that_stopped_says_what_to_do_and_resumes(
     page.get_by_label("Type the organization's name").fill(name)
     page.get_by_role("button", name="Close account and delete all data").click()
     # Then: it stops at the platform step with the reason and what to do
-    expect(page.locator("#closure-failure")).to_be_visible(timeout=60_000)
+    expect(page.locator("#closure-failure")).to_be_visible(timeout=BACKGROUND_JOB_MS)
     expect(page.locator("#closure-state")).to_contain_text("Closing stopped")
     expect(page.locator("#closure-remedy")).to_contain_text("resume the closure")
     violations = axe_violations(page)
@@ -136,5 +137,5 @@ def test_a_closure_that_stopped_says_what_to_do_and_resumes(
     # When: the person resumes, keeping the platform audiences
     page.get_by_role("button", name="Resume, keep platform audiences").click()
     # Then: it completes, the platform step not asked for
-    expect(page.locator("#closure-state")).to_contain_text("Closed on", timeout=60_000)
+    expect(page.locator("#closure-state")).to_contain_text("Closed on", timeout=BACKGROUND_JOB_MS)
     expect(page.locator("#phases li").filter(has_text="on the platform")).to_contain_text("Not asked for")

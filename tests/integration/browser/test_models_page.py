@@ -11,6 +11,7 @@ from playwright.sync_api import Page, expect
 
 from local.stack import LocalStack
 from tests.integration.browser.conftest import DESKTOP, PHONE, ShopUser, axe_violations, dump, sign_in
+from tests.integration.patience import BACKGROUND_JOB_MS
 
 pytestmark = pytest.mark.integration
 
@@ -70,7 +71,7 @@ def test_the_models_page_shows_each_models_health_and_retrains_both(
 
     # Then: the page follows the training to new versions
     expect(page.get_by_role("status")).to_have_text(
-        "Training finished: the models below are the new versions.", timeout=90_000
+        "Training finished: the models below are the new versions.", timeout=BACKGROUND_JOB_MS
     )
     after = {
         m["name"]: m

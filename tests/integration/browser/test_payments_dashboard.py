@@ -19,6 +19,7 @@ from local.seed import create_user
 from local.stack import LocalStack
 from shared import wiring
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tests.integration.payments_shop import shop_taking_payments
 
 pytestmark = pytest.mark.integration
@@ -116,7 +117,7 @@ def fill_card(page: Page, number: str) -> None:
     page.get_by_label("Cardholder name").fill("Ada Lovelace")
 
 
-def eventually(found: Callable[[], Any], timeout: float = 60.0) -> Any:
+def eventually(found: Callable[[], Any], timeout: float = BACKGROUND_JOB_SECONDS) -> Any:
     """``found()`` once it is truthy (the provider delivers its webhooks in the background)."""
     deadline = time.monotonic() + timeout
     while not (value := found()):

@@ -17,6 +17,7 @@ from playwright.sync_api import Page
 
 from local.connected import ConnectedOrg
 from platform_sandbox.scenarios import PIXEL_ID
+from tests.integration.patience import BACKGROUND_JOB_SECONDS
 
 pytestmark = pytest.mark.integration
 
@@ -60,7 +61,7 @@ window.fbq = function () {{ window.pixelCalls.push([...arguments]); }};
 def held(sandbox: httpx.Client, event_ids: set[str], count: int) -> list[dict[str, Any]]:
     """The pixel's events with ``event_ids``, once ``count`` of them arrived (the snippet's requests
     are not awaited by the page; they go out while this waits outside Playwright, see this_machine)."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
     while True:
         events = sandbox.get(f"/pixels/{PIXEL_ID}/events").json()["events"]
         found = [entry for entry in events if entry["event"].get("event_id") in event_ids]

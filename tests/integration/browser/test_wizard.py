@@ -17,6 +17,7 @@ from local.seed import create_user
 from local.stack import LocalStack
 from platform_sandbox.scenarios import BUSINESS_ACCOUNT_ID
 from tests.integration.browser.conftest import DESKTOP, PHONE, ShopUser, axe_violations, dump, sign_in
+from tests.integration.patience import BACKGROUND_JOB_MS
 from tests.integration.test_data_source import shop_files
 
 pytestmark = pytest.mark.integration
@@ -77,7 +78,7 @@ def test_from_three_files_to_a_published_prospecting_advert(
     expect(page.locator("#upload-bar")).to_have_attribute("value", "100")
     expect(page.locator("#upload-progress-text")).to_contain_text("100%")
     expect(page.get_by_role("heading", name="2. Sync")).to_be_focused()
-    expect(page.locator("#sync-state")).to_contain_text("1 row was rejected", timeout=30_000)
+    expect(page.locator("#sync-state")).to_contain_text("1 row was rejected", timeout=BACKGROUND_JOB_MS)
     rejected = page.locator("#rejected-rows tr")
     expect(rejected).to_have_count(1)
     expect(rejected).to_contain_text("orders.csv")
@@ -91,8 +92,8 @@ def test_from_three_files_to_a_published_prospecting_advert(
     page.get_by_role("button", name="Keep the good rows and sync").click()
 
     # Then: the version is stored and both models train on it
-    expect(page.locator("#training")).to_contain_text("Trained", timeout=90_000)
-    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=90_000)
+    expect(page.locator("#training")).to_contain_text("Trained", timeout=BACKGROUND_JOB_MS)
+    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=BACKGROUND_JOB_MS)
     expect(page.locator("#training li").filter(has_text="shop-purchase")).to_contain_text("Trained")
     shot("2-sync-trained")
     page.get_by_role("button", name="Continue to readiness").click()
@@ -155,7 +156,7 @@ def test_from_three_files_to_a_published_prospecting_advert(
     page.get_by_role("button", name="Launch and publish the advert").click()
 
     # Then: the activation runs through its steps to a published, paused advert with its ids and links
-    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=BACKGROUND_JOB_MS)
     expect(page.locator("#activation-bar")).to_have_attribute("value", "100")
     steps = page.locator("#activation-steps li")
     expect(steps).to_have_count(8)  # select, hash, create, upload, wait for seed, lookalike, publish, mark
@@ -287,7 +288,7 @@ def test_a_publish_error_shows_its_remedy_and_trying_again_after_the_fix_publish
 
     # Then: the audience is activated, and publishing fails with what to do
     error = page.locator("#activation-error")
-    expect(error).to_contain_text("Update payment method", timeout=60_000)
+    expect(error).to_contain_text("Update payment method", timeout=BACKGROUND_JOB_MS)
     expect(error).to_contain_text("Add a valid payment method")
     expect(page.locator("#activation-steps li").filter(has_text="Failed")).to_contain_text(
         "Publish the advert"
@@ -307,7 +308,7 @@ def test_a_publish_error_shows_its_remedy_and_trying_again_after_the_fix_publish
 
     # Then: the same audience gets its advert, in a new attempt through the retry endpoint (the
     # original request is not sent again)
-    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=30_000)
+    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=BACKGROUND_JOB_MS)
     listed = httpx.get(f"{stack.api_url}/platform-ads/audiences", headers=synced_user.org.headers).json()
     [audience] = [a for a in listed["audiences"] if a["name"] == "Publish error buyers"]
     assert audience["advert"]["state"] == "paused"

@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 from local.seed import create_user
 from local.stack import LocalStack
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
+from tests.integration.patience import BACKGROUND_JOB_MS
 from tests.integration.test_data_source import shop_files
 
 pytestmark = pytest.mark.integration
@@ -86,12 +87,14 @@ def test_an_unknown_orders_file_is_matched_column_by_column_and_the_matching_is_
     page.get_by_role("button", name="Upload and sync").click()
 
     # Then: the files sync, every order line kept, the orders file read as matched
-    expect(page.locator("#sync-state")).to_contain_text("Synced: every row was kept", timeout=60_000)
+    expect(page.locator("#sync-state")).to_contain_text(
+        "Synced: every row was kept", timeout=BACKGROUND_JOB_MS
+    )
     expect(page.locator("#sync-state")).to_contain_text("Read the orders file as you matched its columns.")
     lines = f"{len(files['orders'].decode().splitlines()) - 1:,}"
     orders = page.locator("#sync-counts tr").filter(has_text="orders").locator("td")
     expect(orders).to_have_text(["orders", lines, lines])
-    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=90_000)
+    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=BACKGROUND_JOB_MS)
 
     # When: the organization's next sync starts from the same kind of file
     page.goto("/wizard.html#data")

@@ -15,6 +15,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 from local.seed import create_user
 from local.stack import LocalStack
 from tests.integration.browser.conftest import DESKTOP, PHONE, ShopUser, axe_violations, dump, sign_in
+from tests.integration.patience import BACKGROUND_JOB_MS
 from tests.integration.test_data_source import shop_files
 
 pytestmark = pytest.mark.integration
@@ -117,7 +118,7 @@ def test_a_failed_sync_says_what_to_do_and_leads_back_to_the_files(
     # Then: the sync step says it stopped, what went wrong and what to do, once, in one place, with the
     # way back to the files focused; no API path or README is named, and nothing offers to go on
     failed = page.locator("#sync-failed")
-    expect(failed).to_be_visible(timeout=30_000)
+    expect(failed).to_be_visible(timeout=BACKGROUND_JOB_MS)
     expect(page.locator("#sync-state")).to_have_text("The sync stopped: nothing of these files was stored.")
     expect(page.locator("#sync-failed-what")).to_have_text(
         "customers.csv looks like an orders file, not a customers file: its first row has amount, order_id, "

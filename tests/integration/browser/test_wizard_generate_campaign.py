@@ -13,6 +13,7 @@ from playwright.sync_api import BrowserContext, Page, Route, expect
 from local.stack import LocalStack
 from platform_sandbox.scenarios import BUSINESS_ACCOUNT_ID
 from tests.integration.browser.conftest import ShopUser, sign_in
+from tests.integration.patience import BACKGROUND_JOB_MS
 
 pytestmark = pytest.mark.integration
 
@@ -51,7 +52,7 @@ def test_generate_campaign_uploads_the_audience_and_opens_the_ads_manager_with_i
     page.get_by_role("button", name="Launch and open the ads manager").click()
 
     # Then: the audience is on the platform, and the result says the advert is the user's to build
-    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=BACKGROUND_JOB_MS)
     steps = page.locator("#activation-steps li")
     expect(steps.filter(has_text="Prepare the ads manager with the audience selected")).to_contain_text(
         "Done"

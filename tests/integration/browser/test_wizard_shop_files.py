@@ -16,6 +16,7 @@ from playwright.sync_api import Page, expect
 from local.seed import create_user
 from local.stack import LocalStack
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
+from tests.integration.patience import BACKGROUND_JOB_MS
 from tests.integration.test_data_source import shop_files
 from tests.shop_exports import (
     bigcommerce_exports,
@@ -75,7 +76,7 @@ def test_a_semicolon_windows_1252_file_asks_which_language_and_is_sent_as_utf_8(
     page.get_by_role("button", name="Upload and sync").click()
 
     # Then: the files sync, and the customers file arrived as UTF-8 with the names intact
-    expect(page.locator("#sync-state")).to_contain_text("Synced", timeout=60_000)
+    expect(page.locator("#sync-state")).to_contain_text("Synced", timeout=BACKGROUND_JOB_MS)
     s3 = stack.client("s3")
     bucket = stack.physical["DataBucket"].ref
     listed = s3.list_objects_v2(Bucket=bucket, Prefix=f"data-sources/{org_id}/uploads/")
@@ -106,7 +107,9 @@ def test_shopifys_own_exports_sync_as_they_are(page: Page, stack: LocalStack, sc
     page.get_by_role("button", name="Upload and sync").click()
 
     # Then: every row is kept (the image row is no product), the models train on them
-    expect(page.locator("#sync-state")).to_contain_text("Synced: every row was kept", timeout=60_000)
+    expect(page.locator("#sync-state")).to_contain_text(
+        "Synced: every row was kept", timeout=BACKGROUND_JOB_MS
+    )
     expect(page.locator("#sync-state")).to_contain_text(
         "Read the customers file as a Shopify customers export, the products file as a Shopify products "
         "export, the orders file as a Shopify orders export."
@@ -115,7 +118,7 @@ def test_shopifys_own_exports_sync_as_they_are(page: Page, stack: LocalStack, sc
     expect(orders).to_have_text(
         ["orders", f"{exports['orders'].count(b'\n') - 1:,}", f"{exports['orders'].count(b'\n') - 1:,}"]
     )
-    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=90_000)
+    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=BACKGROUND_JOB_MS)
     violations = axe_violations(page)
     for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
         page.set_viewport_size(size)
@@ -163,7 +166,9 @@ def test_a_shop_systems_own_exports_sync_as_they_are(
     page.get_by_role("button", name="Upload and sync").click()
 
     # Then: every row is kept and read as the system's export; every order line item is an order line
-    expect(page.locator("#sync-state")).to_contain_text("Synced: every row was kept", timeout=60_000)
+    expect(page.locator("#sync-state")).to_contain_text(
+        "Synced: every row was kept", timeout=BACKGROUND_JOB_MS
+    )
     expect(page.locator("#sync-state")).to_contain_text(
         f"Read the customers file as a {system} customers export, the products file as a {system} products "
         f"export, the orders file as a {system} orders export."
@@ -172,7 +177,7 @@ def test_a_shop_systems_own_exports_sync_as_they_are(
     lines = sum(1 for row in files["orders"].decode().splitlines()[1:] if row.split(",")[1] in emails)
     orders = page.locator("#sync-counts tr").filter(has_text="orders").locator("td")
     expect(orders).to_have_text(["orders", f"{lines:,}", f"{lines:,}"])
-    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=90_000)
+    expect(page.get_by_role("button", name="Continue to readiness")).to_be_enabled(timeout=BACKGROUND_JOB_MS)
     violations = axe_violations(page)
     for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
         page.set_viewport_size(size)
@@ -205,7 +210,7 @@ def test_magentos_orders_grid_export_is_named_and_an_order_items_file_is_matched
     expect(page.locator("#sync-failed-what")).to_have_text(
         "orders.csv looks like a Magento orders grid export, which lists each order's total but not the "
         "products in it.",
-        timeout=60_000,
+        timeout=BACKGROUND_JOB_MS,
     )
     expect(page.locator("#sync-failed-remedy")).to_contain_text("one row per item")
     violations = axe_violations(page)
@@ -237,7 +242,9 @@ def test_magentos_orders_grid_export_is_named_and_an_order_items_file_is_matched
     ):
         expect(question.get_by_label(cell, exact=True)).to_have_value(column)
     page.get_by_role("button", name="Upload and sync").click()
-    expect(page.locator("#sync-state")).to_contain_text("Synced: every row was kept", timeout=60_000)
+    expect(page.locator("#sync-state")).to_contain_text(
+        "Synced: every row was kept", timeout=BACKGROUND_JOB_MS
+    )
     expect(page.locator("#sync-state")).to_contain_text(
         "Read the customers file as a Magento customers export, the products file as a Magento products "
         "export, the orders file as you matched its columns."

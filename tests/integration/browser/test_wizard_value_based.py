@@ -12,6 +12,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 
 from local.stack import LocalStack
 from tests.integration.browser.conftest import ShopUser, sign_in
+from tests.integration.patience import BACKGROUND_JOB_MS
 
 pytestmark = pytest.mark.integration
 
@@ -49,7 +50,7 @@ def test_a_value_based_lookalike_is_chosen_in_destination_setup_and_built_on_the
     page.get_by_role("button", name="Launch and open the ads manager").click()
 
     # Then: launched with the seed and its lookalike
-    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=60_000)
+    expect(page.get_by_role("heading", name="Launched")).to_be_visible(timeout=BACKGROUND_JOB_MS)
     ids = dict(
         zip(
             page.locator("#result-ids dt").all_inner_texts(),

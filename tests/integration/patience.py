@@ -1,0 +1,12 @@
+"""How long the integration and browser tests wait for the service's background work: a sync and its
+two trainings, an activation, an audience sync, a closure, a webhook delivery.
+
+CI runs the whole suite on 2 cores at load 20 and more, where trainings and state machine tasks run as
+local worker processes beside the tests: a sync with both trainings took over 120 s there (20:11 UTC
+on 2026-11-28, load 21-22, make_synced_user). A poll returns as soon as its final state holds, so only a
+test that would fail anyway waits the whole time; the time is a bound on a hang, not a speed."""
+
+from __future__ import annotations
+
+BACKGROUND_JOB_SECONDS = 600.0
+BACKGROUND_JOB_MS = BACKGROUND_JOB_SECONDS * 1000
