@@ -43,7 +43,9 @@ def generate() -> dict[str, Any]:
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a handler that fails to import must fail generation
         schema: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
-    return document_pages(document_errors(document_public_endpoints(schema)))
+    return document_links(
+        document_confirmations(document_pages(document_errors(document_public_endpoints(schema))))
+    )
 
 
 # What the platform's failures become on a route that calls it (shared/platform/errors.py): a token
@@ -350,6 +352,228 @@ def _takes_idempotency_key(operation: dict[str, Any]) -> bool:
         parameter.get("in") == "header" and str(parameter.get("name", "")).lower() == "idempotency-key"
         for parameter in operation.get("parameters", [])
     )
+
+
+# --- links: from each create to the reads, retries and deletes of what it made ----------------------
+# OpenAPI links let a client (and schemathesis' stateful phase, tests/integration/test_fuzz.py) walk
+# create -> read -> retry -> delete with the ids the service gave. They join operations of different
+# functions (each handler is its own Lambda, merged by OpenAPIMerge), so they are declared here in one
+# table, not on each route; tests/unit/test_openapi.py checks every target exists and every create
+# has links.
+AUDIENCE_ID = "$response.body#/audienceId"
+
+
+def _link(method: str, path: str, description: str, **extra: Any) -> dict[str, Any]:
+    pointer = path.replace("~", "~0").replace("/", "~1")
+    return {"operationRef": f"#/paths/{pointer}/{method}", "description": description, **extra}
+
+
+def _of_audience(source: str) -> dict[str, dict[str, Any]]:
+    """The links from an answer that names an audience (``audienceId``) to what can be done with it."""
+    by_id = {"path.audienceId": AUDIENCE_ID}
+    audience = "/platform-ads/audiences/{audienceId}"
+    return {
+        "GetActivation": _link(
+            "get", "/platform-ads/activations/{audienceId}", f"The {source}'s progress", parameters=by_id
+        ),
+        "RetryActivation": _link(
+            "post",
+            "/platform-ads/activations/{audienceId}/retry",
+            "Retry its activation once failed",
+            parameters=by_id,
+        ),
+        "ListAudiences": _link("get", "/platform-ads/audiences", "The list that shows it"),
+        "GetSnapshot": _link("get", f"{audience}/snapshot", "Its CSV snapshot", parameters=by_id),
+        "GetLift": _link(
+            "get", f"{audience}/lift", "Its lift report (segment audiences with a holdout)", parameters=by_id
+        ),
+        "GetAdsManagerLink": _link(
+            "get", f"{audience}/ads-manager-link", "Generate campaign's link", parameters=by_id
+        ),
+        "Refresh": _link(
+            "post", f"{audience}/refresh", "Replace its members, or sync a segment now", parameters=by_id
+        ),
+        "ConfigureSync": _link(
+            "post", f"{audience}/sync", "How a segment audience stays up to date", parameters=by_id
+        ),
+        "PublishAdvert": _link("post", f"{audience}/advert", "Publish an advert to it", parameters=by_id),
+        "DeleteAdvert": _link(
+            "delete", f"{audience}/advert", "Remove its advert", parameters={**by_id, "query.confirm": True}
+        ),
+        "DeleteAudience": _link(
+            "delete",
+            audience,
+            "Delete it, here and on the platform",
+            parameters={**by_id, "query.confirm": True},
+        ),
+    }
+
+
+def _retry(method: str, path: str) -> dict[str, Any]:
+    """The same request again with its Idempotency-Key: the answer of the first, nothing made twice."""
+    return _link(
+        method,
+        path,
+        "Send the same request again with the same Idempotency-Key (a lost answer): the same result",
+        parameters={"header.idempotency-key": "$request.header.idempotency-key"},
+        requestBody="$request.body",
+    )
+
+
+_AUDIENCE_CREATE = {**_of_audience("upload"), "RetryCreate": _retry("post", "/platform-ads/audiences")}
+_ACTIVATION = {**_of_audience("activation"), "RetryStart": _retry("post", "/platform-ads/activations")}
+_SITE = {
+    "GetSite": _link("get", "/platform-ads/events/site", "The site as declared"),
+    "IssueSiteKey": _link("post", "/platform-ads/events/site/key", "Issue (or rotate) the site key"),
+}
+LINKS: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
+    ("post", "/platform-ads/audiences", "201"): _AUDIENCE_CREATE,
+    ("post", "/platform-ads/audiences", "202"): _AUDIENCE_CREATE,
+    ("post", "/platform-ads/activations", "202"): _ACTIVATION,
+    ("post", "/platform-ads/activations/{audienceId}/retry", "202"): _of_audience("retried activation"),
+    ("post", "/dashboard/api-keys", "201"): {
+        "ListApiKeys": _link("get", "/dashboard/api-keys", "The keys, this one with its prefix and label"),
+        "RevokeApiKey": _link(
+            "delete",
+            "/dashboard/api-keys/{keyId}",
+            "Revoke it",
+            parameters={"path.keyId": "$response.body#/keyId"},
+        ),
+    },
+    ("post", "/platform-ads/events/site", "200"): _SITE,
+    ("post", "/platform-ads/events/site/key", "200"): {
+        **_SITE,
+        "RevokeSiteKey": _link("delete", "/platform-ads/events/site/key", "Revoke the site key"),
+        "SendSiteEvents": _link(
+            "post",
+            "/site-events",
+            "Send the site's events with it",
+            parameters={"query.key": "$response.body#/siteKey"},
+        ),
+    },
+    ("post", "/platform-ads/uploads", "201"): {
+        "CreateAudienceFromUpload": _link(
+            "post",
+            "/platform-ads/audiences",
+            "Make an audience of the uploaded CSV",
+            requestBody={"uploadId": "$response.body#/uploadId"},
+        ),
+    },
+    ("post", "/platform-ads/data-source/uploads", "201"): {
+        "SyncUpload": _link(
+            "post",
+            "/platform-ads/data-source/sync",
+            "Sync the uploaded files",
+            requestBody={"uploadId": "$response.body#/uploadId"},
+        ),
+        "GetDataSource": _link("get", "/platform-ads/data-source", "The data source's versions and syncs"),
+    },
+    ("post", "/platform-ads/data-source/sync", "202"): {
+        "GetDataSource": _link("get", "/platform-ads/data-source", "The sync's progress"),
+    },
+    ("post", "/dashboard/models/retrain", "202"): {
+        "ListModels": _link("get", "/dashboard/models", "The models' training"),
+    },
+    ("post", "/platform-ads/connect", "200"): {
+        "CompleteConnection": _link(
+            "post",
+            "/platform-ads/connect/callback",
+            "Complete it with what the platform's redirect brings back (the state it was given)",
+            requestBody={"state": "$response.body#/authorizationUrl#regex:[?&]state=([^&]+)"},
+        ),
+        "GetStatus": _link("get", "/platform-ads/status", "The connection's status"),
+    },
+    ("post", "/payments/connect", "200"): {
+        "CompleteOnboarding": _link(
+            "post",
+            "/payments/connect/callback",
+            "Complete it when the provider's onboarding returns (the state it was given)",
+            requestBody={"state": "$response.body#/onboardingUrl#regex:[?&]state=([^&]+)"},
+        ),
+        "GetStatus": _link("get", "/payments/status", "The payments account's status"),
+    },
+    ("post", "/platform-ads/account/closure", "202"): {
+        "GetClosure": _link("get", "/platform-ads/account/closure", "The closure's progress"),
+    },
+    ("post", "/platform-ads/targeting/preview", "200"): {
+        "ActivateSegment": _link(
+            "post",
+            "/platform-ads/audiences",
+            "Activate the previewed segment with its holdout: exactly the users counted",
+            requestBody={
+                "segment": "$request.body",
+                "holdoutPercent": "$response.body#/holdout/percent",
+                "holdoutSeed": "$response.body#/holdout/seed",
+            },
+        ),
+    },
+    ("get", "/client/models", "200"): {
+        "ListTrainingUsers": _link(
+            "get",
+            "/client/models/{modelName}/users",
+            "The first model's training users",
+            parameters={"path.modelName": "$response.body#/models/0/name"},
+        ),
+    },
+    ("get", "/client/models/{modelName}/users", "200"): {
+        "Predict": _link(
+            "post",
+            "/client/predict/{modelName}",
+            "Score the first training user",
+            parameters={"path.modelName": "$request.path.modelName"},
+            requestBody={"input": {"user_id": "$response.body#/user_ids/0"}},
+        ),
+        "NextPage": _link(
+            "get",
+            "/client/models/{modelName}/users",
+            "The next page",
+            parameters={
+                "path.modelName": "$request.path.modelName",
+                "query.cursor": "$response.body#/next_cursor",
+            },
+        ),
+    },
+    ("get", "/platform-ads/data-source/products", "200"): {
+        "PreviewProduct": _link(
+            "post",
+            "/platform-ads/targeting/preview",
+            "Preview a segment of the first product found",
+            requestBody={"productId": "$response.body#/products/0/productId"},
+        ),
+        "CheckoutRoutes": _link(
+            "get",
+            "/platform-ads/checkout-routes",
+            "How the first product can be sold",
+            parameters={"query.productId": "$response.body#/products/0/productId"},
+        ),
+    },
+}
+
+
+def document_links(schema: dict[str, Any]) -> dict[str, Any]:
+    """Each create's links (``LINKS``) on its success answers."""
+    for (method, path, status), links in LINKS.items():
+        schema["paths"][path][method]["responses"][status]["links"] = links
+    return schema
+
+
+# A deletion asks for ?confirm=true (it cannot be undone): anything else is refused with 400.
+CONFIRMED_DELETIONS = (
+    ("delete", "/platform-ads/audiences/{audienceId}"),
+    ("delete", "/platform-ads/audiences/{audienceId}/advert"),
+)
+
+
+def document_confirmations(schema: dict[str, Any]) -> dict[str, Any]:
+    """``confirm`` is a boolean query parameter to Powertools, and the service refuses all but true:
+    the document says so (required, true), so that a generated deletion is one the service carries out."""
+    for method, path in CONFIRMED_DELETIONS:
+        for parameter in schema["paths"][path][method]["parameters"]:
+            if parameter["name"] == "confirm":
+                parameter["required"] = True
+                parameter["schema"] = {**parameter["schema"], "const": True}
+                parameter["schema"].pop("default", None)
+    return schema
 
 
 def render(schema: dict[str, Any]) -> str:

@@ -15,17 +15,57 @@ from shared.audiences.holdout import DEFAULT_HOLDOUT_PERCENT, MAX_HOLDOUT_PERCEN
 from shared.audiences.identifiers import AudienceUser
 from shared.publishing.models import PublishAdvertRequest
 from shared.records.audiences import FailureRecord
-from shared.targeting.models import SegmentSpec
-from shared.wire_models import CamelModel
+from shared.targeting.models import HoldoutSeed, SegmentSpec
+from shared.wire_models import CamelModel, documented_rules, has, when
 
 # One minor unit of most currencies, and more than any shop spends in a day.
 MIN_DAILY_BUDGET = 0.01
 MAX_DAILY_BUDGET = 1_000_000_000
 
+_NONE = {"type": "null"}
+_NO_USERS = {"maxItems": 0}
+# CreateAudienceRequest's validators, as JSON Schema (README, "Audiences"): the users come from one
+# place; prospecting names its lookalike; a value-based seed is a prospecting one, from an uploaded
+# list with its value column or from a segment (whose values are predicted).
+CREATE_AUDIENCE_RULES = (
+    {
+        "oneOf": [
+            {
+                **has(users={"minItems": 1}),
+                "properties": {"users": {"minItems": 1}, "uploadId": _NONE, "segment": _NONE},
+            },
+            {
+                **has(uploadId={"type": "string"}),
+                "properties": {"uploadId": {"type": "string"}, "users": _NO_USERS, "segment": _NONE},
+            },
+            {
+                **has(segment={"type": "object"}),
+                "properties": {"segment": {"type": "object"}, "users": _NO_USERS, "uploadId": _NONE},
+            },
+        ]
+    },
+    when(
+        has(objective={"const": "prospecting"}),
+        has(lookalikeSize={"type": "integer"}, lookalikeCountry={"type": "string"}),
+    ),
+    when(has(valueColumn={"type": "string"}), has(valueBased={"const": True})),
+    when(
+        has(valueBased={"const": True}),
+        {
+            **has(objective={"const": "prospecting"}),
+            "properties": {"objective": {"const": "prospecting"}, "users": _NO_USERS},
+        },
+    ),
+    when(has(valueBased={"const": True}, uploadId={"type": "string"}), has(valueColumn={"type": "string"})),
+    when(has(segment={"type": "object"}), {"properties": {"valueColumn": _NONE}}),
+)
+
 
 class CreateAudienceRequest(CamelModel):
     """``POST /platform-ads/audiences`` (docs/service-contract.md §4.3), plus the wizard's prospecting
     settings (docs/service-contract.md §4.7)."""
+
+    model_config = documented_rules(*CREATE_AUDIENCE_RULES)
 
     name: str = Field(min_length=1, max_length=200)
     product_id: str | None = Field(default=None, max_length=200)
@@ -50,10 +90,8 @@ class CreateAudienceRequest(CamelModel):
         "of the upload as a holdout, so a lift report can compare buyers with and without the ads. 0 "
         "turns it off. Lists of users (users, uploadId) have no holdout.",
     )
-    holdout_seed: int | None = Field(
+    holdout_seed: HoldoutSeed | None = Field(
         default=None,
-        ge=0,
-        lt=2**63,
         description="Segment audiences: the seed of the holdout's random split (recorded with the "
         "audience), as a number or a string of digits (the targeting preview's holdout.seed, so the "
         "activation uploads exactly the users it counted); omit it for a fresh one.",
@@ -144,6 +182,20 @@ class CreateAudienceRequest(CamelModel):
 class ActivationRequest(CreateAudienceRequest):
     """``POST /platform-ads/activations``: the audience, and what to make of it once it is live."""
 
+    model_config = documented_rules(
+        *CREATE_AUDIENCE_RULES,
+        # Publish advert or Generate campaign, not both; and for real, not a dry run.
+        when(
+            has(publish={"type": "object"}),
+            {
+                "properties": {
+                    "generateCampaign": {"const": False},
+                    "publish": {"properties": {"dryRun": {"const": False}}},
+                }
+            },
+        ),
+    )
+
     publish: PublishAdvertRequest | None = Field(
         default=None,
         description="Publish advert once the audience (and lookalike) exists: the same settings as "
@@ -177,6 +229,10 @@ class RefreshAudienceRequest(CamelModel):
 
 class AudienceSyncRequest(CamelModel):
     """``POST /platform-ads/audiences/{audienceId}/sync``: how a segment audience stays up to date."""
+
+    model_config = documented_rules(
+        {"anyOf": [has(frequency={"type": "string"}), has(allowStaleModel={"type": "boolean"})]}
+    )
 
     frequency: Literal["daily", "weekly", "off"] | None = Field(
         default=None, description="How often it is re-scored and its members replaced (default daily)."

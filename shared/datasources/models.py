@@ -9,7 +9,7 @@ from pydantic import Field, model_validator
 
 from shared.ml.horizon import MAX_HORIZON_DAYS, MIN_HORIZON_DAYS
 from shared.records.datasources import FileKind, ModelTraining, SyncState
-from shared.wire_models import CamelModel
+from shared.wire_models import CamelModel, documented_rules, has
 
 FileFormat = Literal["csv", "jsonl"]
 
@@ -41,6 +41,24 @@ class UploadLinks(CamelModel):
 class SyncRequest(CamelModel):
     """Sync the three files of an upload (``uploadId``), or objects already in the data bucket under
     ``data-sources/<organization>/`` (``files``)."""
+
+    model_config = documented_rules(
+        {
+            "oneOf": [
+                {
+                    **has(uploadId={"type": "string"}),
+                    "properties": {"uploadId": {"type": "string"}, "files": {"type": "null"}},
+                },
+                {
+                    **has(files={"type": "object"}),
+                    "properties": {
+                        "uploadId": {"type": "null"},
+                        "files": {"type": "object", "required": ["customers", "products", "orders"]},
+                    },
+                },
+            ]
+        }
+    )
 
     upload_id: str | None = None
     format: FileFormat = "csv"

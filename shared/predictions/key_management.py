@@ -16,7 +16,8 @@ from shared.wire_models import CamelModel
 
 MAX_DAILY_QUOTA = 100_000_000
 
-Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64)]
+# Surrounding spaces are dropped, so a label must hold something else (the pattern says so in openapi.json).
+Label = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=64, pattern=r"\S")]
 
 
 class KeyWriter(Protocol):

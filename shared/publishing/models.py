@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, HttpUrl
+from pydantic import Field, HttpUrl, WithJsonSchema
 
 from shared.wire_models import CamelModel
 
@@ -16,13 +16,27 @@ SpecialAdCategory = Literal[
 ]  # fmt: skip
 CheckoutRoute = Literal["product_page", "hosted_checkout"]
 CountryCode = Annotated[str, Field(pattern="^[A-Za-z]{2}$")]
+# What the model takes (a positive decimal of at most 12 digits) and the budget check then allows (at
+# most 2 decimals, budget.to_minor_units), as JSON Schema: a whole number, or a string of one with up to
+# 2 decimals. A JSON number with decimals is taken too, but a float has no exact decimal places to
+# promise (0.35000000000000003), so the document offers the exact forms.
+DAILY_BUDGET_SCHEMA = WithJsonSchema(
+    {
+        "anyOf": [
+            {"type": "integer", "minimum": 1, "maximum": 999_999_999_999},
+            {"type": "string", "pattern": "^[1-9][0-9]{0,9}(\\.[0-9]{1,2})?$"},
+        ],
+        "description": 'Daily budget in the ad account\'s currency, e.g. 20 or "20.00" (GBP), at least the '
+        "ad account's minimum daily budget.",
+    }
+)
 
 
 class PublishAdvertRequest(CamelModel):
     """The destination setup of docs/service-contract.md §4.7 for an active audience."""
 
     campaign_name: str = Field(min_length=1, max_length=200)
-    daily_budget: Decimal = Field(
+    daily_budget: Annotated[Decimal, DAILY_BUDGET_SCHEMA] = Field(
         gt=0, max_digits=12, description="Daily budget in the ad account's currency, e.g. 20.00 (GBP)."
     )
     headline: str = Field(min_length=1, max_length=255)

@@ -3,18 +3,54 @@
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, WithJsonSchema, model_validator
 
 from shared.audiences.holdout import DEFAULT_HOLDOUT_PERCENT, MAX_HOLDOUT_PERCENT
-from shared.wire_models import CamelModel
+from shared.wire_models import CamelModel, documented_rules, has, when
+
+# A top_n value past 2^53 has no exact float (the service reads numbers as 64-bit floats).
+MAX_TOP_N = 2**53
+
+# SegmentRule's validator, as JSON Schema: the value each rule takes.
+SEGMENT_VALUE_BY_RULE = {
+    "oneOf": [
+        {
+            "properties": {
+                "rule": {"const": "top_n"},
+                "value": {"type": "integer", "minimum": 1, "maximum": MAX_TOP_N},
+            }
+        },
+        {"properties": {"rule": {"const": "top_percent"}, "value": {"exclusiveMinimum": 0, "maximum": 100}}},
+        {"properties": {"rule": {"const": "threshold"}}},
+    ]
+}
+# A holdout's seed: a number or a string of digits up to 2^63 - 1 (what the split takes). openapi.json
+# offers the numbers JSON carries exactly (to 2^53 - 1; the document's numbers are floats) and strings
+# of up to 18 digits, all below that limit.
+HoldoutSeed = Annotated[
+    int,
+    Field(ge=0, le=2**63 - 1),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "integer", "minimum": 0, "maximum": 2**53 - 1},
+                {"type": "string", "pattern": "^[0-9]{1,18}$"},
+            ]
+        }
+    ),
+]
+# Prospecting needs the lookalike's country.
+PROSPECTING = has(objective={"const": "prospecting"})
 
 MIN_SEED_USERS = 100  # docs/platform-notes.md: a lookalike's seed needs 100 people in its country
 
 
 class SegmentRule(CamelModel):
     """``top_n`` (a count), ``top_percent`` (0-100] or ``threshold`` (a score, keep those >= it)."""
+
+    model_config = documented_rules(SEGMENT_VALUE_BY_RULE)
 
     rule: Literal["top_n", "top_percent", "threshold"]
     value: float = Field(description="N users, X percent, or the minimum score.")
@@ -43,6 +79,10 @@ class SegmentSpec(SegmentRule):
 
 
 class PreviewRequest(SegmentSpec):
+    model_config = documented_rules(
+        SEGMENT_VALUE_BY_RULE, when(PROSPECTING, has(lookalikeCountry={"type": "string"}))
+    )
+
     objective: Literal["retargeting", "prospecting"] = "retargeting"
     lookalike_country: Literal["GB", "US", "CA", "AU"] | None = Field(
         default=None, description="Prospecting: the country whose seed users are counted."
@@ -54,10 +94,8 @@ class PreviewRequest(SegmentSpec):
         allow_inf_nan=False,
         description="The share of the segment the activation will hold out to measure lift (its default).",
     )
-    holdout_seed: int | None = Field(
+    holdout_seed: HoldoutSeed | None = Field(
         default=None,
-        ge=0,
-        lt=2**63,
         description="The holdout's seed (a number or a string of digits); omit it for a fresh one, "
         "which the answer gives. Activate with the same seed and share to upload exactly the users "
         "counted here.",

@@ -102,3 +102,32 @@ def test_every_error_status_the_readme_gives_a_route_is_in_openapi_json() -> Non
         # Then the route is documented, with every one of those statuses
         responses = schema["paths"][path][method]["responses"]
         assert statuses <= set(responses), f"{method.upper()} {path}: {sorted(statuses - set(responses))}"
+
+
+def test_every_create_links_to_what_can_be_done_with_what_it_made() -> None:
+    # Given the document's links (scripts/openapi.py, LINKS)
+    import schemathesis
+
+    from scripts.openapi import LINKS
+
+    schema = generate()
+    # Then each success of a create (a POST answering 201, or 202 with an id) carries its links
+    creates = {
+        ("post", "/platform-ads/audiences", "201"),
+        ("post", "/platform-ads/activations", "202"),
+        ("post", "/dashboard/api-keys", "201"),
+        ("post", "/platform-ads/events/site/key", "200"),
+        ("post", "/platform-ads/uploads", "201"),
+        ("post", "/platform-ads/data-source/uploads", "201"),
+    }
+    for method, path, status in creates | set(LINKS):
+        assert schema["paths"][path][method]["responses"][status]["links"], (method, path, status)
+    # And an audience's create leads to its reads, its retry with the same Idempotency-Key and its deletion
+    audience = schema["paths"]["/platform-ads/audiences"]["post"]["responses"]["201"]["links"]
+    assert {"GetActivation", "RetryCreate", "DeleteAudience", "Refresh", "PublishAdvert"} <= set(audience)
+    assert audience["RetryCreate"]["parameters"] == {
+        "header.idempotency-key": "$request.header.idempotency-key"
+    }
+    # And every link names an operation and parameters that exist (schemathesis refuses the state
+    # machine otherwise)
+    assert schemathesis.openapi.from_dict(schema).as_state_machine()
