@@ -32,7 +32,8 @@ function row(audience) {
       // Failed, or deleted on the platform (in its ads manager): what happened and what to do.
       ["failed", "deleted_on_platform"].includes(audience.status) && audience.failure
         ? el("span", { class: "remedy" }, ` ${audience.failure.message}${audience.failure.remedy ? ` What to do: ${audience.failure.remedy}` : ""}`)
-        : null)),
+        : null),
+      changedOnPlatform(audience)),
     cell("Size", audience.holdout
       ? `${audience.userCount.toLocaleString()} users · ${audience.holdout.holdoutUsers.toLocaleString()} held out to measure lift`
       : `${audience.userCount.toLocaleString()} users`),
@@ -58,6 +59,17 @@ function row(audience) {
       el("button", { type: "button", class: "danger", "aria-label": `Delete ${name}`, onclick: () => remove(audience) }, "Delete"),
     )),
   );
+}
+
+/** What was changed on the platform's side (renamed, paused, a budget, a pixel or Page no longer seen),
+ * found by the scheduled check or a refresh: the service shows it and never changes it back. */
+function changedOnPlatform(audience) {
+  const changes = audience.platformChanges ?? [];
+  if (!changes.length) return null;
+  return el("div", { class: "remedy platform-changes" },
+    el("strong", {}, "Changed on the platform:"),
+    el("ul", {}, ...changes.map((change) =>
+      el("li", {}, `${change.message}${change.remedy ? ` What to do: ${change.remedy}` : ""}`))));
 }
 
 const ADVERT_STATES = { creating: "being created", paused: "paused", active: "active", rolling_back: "being rolled back", rolled_back: "rolled back: nothing left on the platform", failed: "failed", deleted_on_platform: "deleted on the platform" };

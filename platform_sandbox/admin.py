@@ -218,6 +218,19 @@ def unlink_pixel(pixel_id: str) -> Response | tuple[Response, int]:
         return jsonify(_summary(state))
 
 
+@blueprint.delete("/pages/<page_id>/roles/<user_id>")
+def remove_page_role(page_id: str, user_id: str) -> Response | tuple[Response, int]:
+    """The user's role on a Page is removed, as an admin does in the business settings (or the Page
+    leaves the business): the user's tokens no longer list it (``/me/accounts``, the ad account's
+    ``promote_pages``) and a creative posted as it is refused."""
+    state = current_state()
+    with state.lock:
+        page = state.world.pages.get(page_id)
+        if page is None or page.roles.pop(user_id, None) is None:
+            return jsonify({"error": f"user {user_id} has no role on page {page_id}"}), 404
+        return jsonify(_summary(state))
+
+
 @blueprint.post("/clock")
 def advance_clock() -> Response:
     """Move the sandbox's clock forward by ``seconds`` (token expiry, code expiry, replace timeouts)."""

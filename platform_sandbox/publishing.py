@@ -5,7 +5,8 @@ Each create checks what the platform is known to reject for the service's flow
 steps can refer to it. A create with ``execution_options=["validate_only"]`` runs every check and
 stores nothing, answering ``{"success": true}`` (Marketing API "execution_options": "validate_only:
 the API call will not perform the mutation but will run through the validation rules"). Objects are
-updated with ``POST /<id>`` (``status``) and deleted with ``DELETE /<id>``, both answering
+updated with ``POST /<id>`` (``status``, ``name``, a budget: what the ads manager changes) and
+deleted with ``DELETE /<id>``, both answering
 ``{"success": true}``; a deleted object stays readable with ``status`` ``DELETED``.
 """
 
@@ -69,8 +70,16 @@ DSA_COUNTRIES = frozenset(
 KINDS = {"campaigns": "campaign", "adsets": "adset", "adcreatives": "adcreative", "ads": "ad"}
 
 
+# Fields of the node type that may be unset (a campaign without a budget): readable, answered null.
+BUDGET_FIELDS = {
+    "campaign": ("daily_budget", "lifetime_budget"),
+    "adset": ("daily_budget", "lifetime_budget"),
+}
+
+
 def ad_object_node(ad_object: AdObject) -> Payload:
-    return {"id": ad_object.object_id, "account_id": ad_object.account_id, **ad_object.fields}
+    unset = dict.fromkeys(BUDGET_FIELDS.get(ad_object.kind, ()))
+    return {"id": ad_object.object_id, "account_id": ad_object.account_id, **unset, **ad_object.fields}
 
 
 @graph_endpoint(blueprint, "/act_<account_id>/campaigns", ["POST"])
@@ -236,17 +245,47 @@ def read_ad_object(call: GraphCall, ad_object: AdObject) -> Payload:
 
 
 def update_ad_object(call: GraphCall, ad_object: AdObject) -> Payload:
-    """``POST /<id>`` with ``status``: pause, activate or archive. A new ad goes to review when
-    activated (``effective_status`` PENDING_REVIEW, docs/platform-notes.md §6.6)."""
-    call.account(ad_object.account_id, write=True, buc=BucType.ADS_MANAGEMENT)
+    """``POST /<id>``: what the advertiser changes in the ads manager, the fields given only:
+    ``status`` (pause, activate, archive; a new ad goes to review when activated, ``effective_status``
+    PENDING_REVIEW, docs/platform-notes.md §6.6), ``name``, and the budget of a campaign or ad set
+    (``daily_budget``/``lifetime_budget`` in minor units, at least the account's minimum: 100/1885272).
+    Nothing to change is code 100. A deleted object cannot be changed (100/33)."""
+    account = call.account(ad_object.account_id, write=True, buc=BucType.ADS_MANAGEMENT)
     if ad_object.fields.get("status") == "DELETED":
         raise errors.unsupported_request("post", ad_object.object_id)
-    status = call.params.required_text("status")
-    if status not in UPDATE_STATUSES:
-        raise errors.invalid_parameter(f"status must be one of {sorted(UPDATE_STATUSES)}", blame="status")
-    ad_object.fields["status"] = status
-    review = ad_object.kind == "ad" and status == "ACTIVE"
-    ad_object.fields["effective_status"] = "PENDING_REVIEW" if review else status
+    params = call.params
+    changes: dict[str, Any] = {}
+    if params.has("status"):
+        status = params.required_text("status")
+        if status not in UPDATE_STATUSES:
+            raise errors.invalid_parameter(f"status must be one of {sorted(UPDATE_STATUSES)}", blame="status")
+        changes["status"] = status
+    if params.has("name"):
+        changes["name"] = params.required_text("name")
+    for budget_field in ("daily_budget", "lifetime_budget"):
+        if not params.has(budget_field):
+            continue
+        if ad_object.kind not in ("campaign", "adset"):
+            raise errors.invalid_parameter(
+                f"{budget_field} is not a field of an {ad_object.kind}", blame=budget_field
+            )
+        budget = params.integer(budget_field)
+        if budget is None or budget < account.min_daily_budget:
+            raise errors.invalid_parameter(
+                f"Your budget is too low. The minimum daily budget is {account.min_daily_budget} "
+                "in minor units",
+                subcode=1885272,
+                blame=budget_field,
+            )
+        changes[budget_field] = budget
+    if not changes:
+        raise errors.invalid_parameter("Nothing to update: give status, name or a budget")
+    ad_object.fields.update(changes)
+    if "status" in changes:
+        status = changes["status"]
+        review = ad_object.kind == "ad" and status == "ACTIVE"
+        ad_object.fields["effective_status"] = "PENDING_REVIEW" if review else status
+    ad_object.fields["updated_time"] = time.strftime("%Y-%m-%dT%H:%M:%S+0000", time.gmtime(call.now))
     return {"success": True}
 
 

@@ -622,7 +622,7 @@ class ActivationPipeline:
                     found = platform.create_lookalike(
                         graph,
                         record.ad_account_id,
-                        f"{record.name} - lookalike {lookalike.size_percent}% {lookalike.country}",
+                        platform.lookalike_name(record.name, lookalike.size_percent, lookalike.country),
                         seed,
                         lookalike.size_percent / 100,
                         lookalike.country,

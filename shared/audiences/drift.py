@@ -13,11 +13,18 @@ from pydantic import BaseModel
 
 from shared.errors import Conflict, ServiceError
 from shared.observability import logger
-from shared.platform.audiences import list_audience_ids
-from shared.platform.campaigns import read_status
+from shared.platform.accounts import list_pixels, list_promotable_pages
+from shared.platform.audiences import list_audience_names, lookalike_name, read_audience_node
+from shared.platform.campaigns import read_object
 from shared.platform.client import GraphClient
 from shared.platform.errors import PlatformError, object_gone
-from shared.records.audiences import AudienceRecord, FailureRecord, PublicationRecord
+from shared.records.audiences import (
+    AudienceRecord,
+    FailureRecord,
+    PlatformChange,
+    PlatformObjectKind,
+    PublicationRecord,
+)
 from shared.records.connections import Connection
 
 DELETED_ON_PLATFORM: Final = "deleted_on_platform"
@@ -86,20 +93,28 @@ class DriftFound(BaseModel):
     lookalikes_deleted: int = 0
     adverts_checked: int = 0
     adverts_deleted: int = 0
+    # Audiences whose recorded platform changes (renamed, paused, a budget, a pixel or Page no longer
+    # seen) differ from what was recorded before, and were written.
+    audiences_changed: int = 0
 
 
 def check_drift(
     org_id: str, audiences: DriftStore, platform: PlatformReader, clock: Callable[[], datetime]
 ) -> DriftFound:
     """Compare ``org_id``'s active audiences and published adverts with what the platform has now,
-    and record what was deleted on the platform's side (in its ads manager), so the list shows it
-    before the marketer's next refresh, sync or delete meets it (issue 25, item 2):
+    and record what was deleted or changed on the platform's side (in its ads manager, or its business
+    settings), so the list shows it before the marketer's next refresh, sync or delete meets it
+    (issue 25, item 2):
 
     - an active audience whose platform audience is no longer on its ad account (one paged listing
       of the account's audiences, not a read per audience) becomes ``deleted_on_platform``; one whose
       lookalike alone is gone keeps its status, and the lookalike becomes ``deleted_on_platform``;
     - a paused or active advert whose campaign, ad set or ad the platform reports ``DELETED`` or no
-      longer knows becomes ``deleted_on_platform``, with what to do (delete it here).
+      longer knows becomes ``deleted_on_platform``, with what to do (delete it here);
+    - what was changed there is recorded in ``platform_changes``: an audience or lookalike renamed
+      (from the same listing), a campaign, ad set or ad renamed, paused or activated, a budget changed
+      (one read of each), and the advert's pixel or Page the ad account no longer has (one listing of
+      each per ad account). The service keeps the platform's values and never writes them back.
 
     A record another writer changed since it was read is left for the next run (never overwritten).
     Nothing is called on the platform for an organization with nothing to check. Raises the platform's
@@ -114,49 +129,251 @@ def check_drift(
         return found
     _, graph = platform.client_for(org_id)
     try:
-        on_accounts: dict[str, frozenset[str]] = {}
+        names: dict[str, dict[str, str]] = {}
+        assets: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
         for record in listed:
             account = record.ad_account_id
-            if account not in on_accounts:
-                on_accounts[account] = list_audience_ids(graph, account)
+            if account not in names:
+                names[account] = list_audience_names(graph, account)
             found.audiences_checked += 1
             seen = record.updated_at
             lookalike = record.lookalike
-            if record.platform_custom_audience_id not in on_accounts[account]:
+            if record.platform_custom_audience_id not in names[account]:
                 mark_deleted_on_platform(record)
                 record.updated_at = clock()
                 found.audiences_deleted += audiences.save_unchanged(record, seen)
             elif (
                 lookalike is not None
                 and lookalike.status == "active"
-                and lookalike.platform_audience_id not in on_accounts[account]
+                and lookalike.platform_audience_id not in names[account]
             ):
                 # The seed is there, its lookalike is not: prospecting adverts can no longer use it
                 lookalike.status = DELETED_ON_PLATFORM
                 record.updated_at = clock()
                 found.lookalikes_deleted += audiences.save_unchanged(record, seen)
-        for record in published:
+        published_ids = frozenset(r.audience_id for r in published)
+        for record in records:
+            if record.status != "active" and record.audience_id not in published_ids:
+                continue
+            seen = record.updated_at
+            now = clock()
+            changes = audience_changes(record, names.get(record.ad_account_id, {}), now)
             publication = record.publication
-            assert publication is not None
-            found.adverts_checked += 1
-            deleted = [
-                o.kind
-                for o in publication.objects
-                if o.kind in _DELIVERING_KINDS
-                and o.state == "created"
-                and o.platform_id
-                and read_status(graph, o.platform_id) in (None, "DELETED")
-            ]
-            if deleted:
-                seen = record.updated_at
-                mark_advert_deleted_on_platform(publication, deleted)
-                record.updated_at = clock()
-                found.adverts_deleted += audiences.save_unchanged(record, seen)
+            if record.audience_id in published_ids and publication is not None:
+                found.adverts_checked += 1
+                account = publication.ad_account_id
+                if account not in assets:
+                    assets[account] = (
+                        frozenset(p.id for p in list_pixels(graph, account) if not p.is_unavailable),
+                        frozenset(p.id for p in list_promotable_pages(graph, account)),
+                    )
+                deleted, advert_changes = _advert_drift(publication, graph, assets[account], now)
+                if deleted:
+                    mark_advert_deleted_on_platform(publication, deleted)
+                    record.updated_at = now
+                    found.adverts_deleted += audiences.save_unchanged(record, seen)
+                    continue
+                changes += advert_changes
+            checked = _checked_kinds(record, names, record.audience_id in published_ids)
+            if record_changes(record, changes, checked=checked):
+                record.updated_at = now
+                found.audiences_changed += audiences.save_unchanged(record, seen)
     finally:
         platform.record_usage(org_id, graph)
-    if found.audiences_deleted or found.adverts_deleted:
+    if found.audiences_deleted or found.adverts_deleted or found.audiences_changed:
         logger.info("drift found on the platform", extra={"org_id": org_id, **found.model_dump()})
     return found
+
+
+# --- Changes made on the platform's side ----------------------------------------------------------
+
+_KIND_WORDS: Final = {
+    "audience": "custom audience",
+    "lookalike": "lookalike audience",
+    "campaign": "campaign",
+    "adset": "ad set",
+    "adcreative": "ad creative",
+    "ad": "ad",
+}
+_KEPT = (
+    "The service keeps what the platform has and does not change it back; if the change was not "
+    "intended, change it back in the ads manager."
+)
+# The fields of a campaign, ad set or ad compared with what the service sent (an ad has no budget).
+_COMPARED: Final = {
+    "campaign": ("name", "status", "daily_budget", "lifetime_budget"),
+    "adset": ("name", "status", "daily_budget", "lifetime_budget"),
+    "ad": ("name", "status"),
+}
+
+
+def audience_changes(record: AudienceRecord, names: dict[str, str], now: datetime) -> list[PlatformChange]:
+    """The custom audience and lookalike of ``record`` renamed on the platform, from ``names`` (the ad
+    account's audiences by id, as listed now; an id not in it is not compared)."""
+    changes: list[PlatformChange] = []
+    platform_id = record.platform_custom_audience_id
+    if platform_id and platform_id in names and names[platform_id] != record.name:
+        changes.append(_change("audience", platform_id, "name", record.name, names[platform_id], now))
+    lookalike = record.lookalike
+    if lookalike is not None and lookalike.platform_audience_id in names:
+        assert lookalike.platform_audience_id is not None
+        ours = lookalike_name(record.name, lookalike.size_percent, lookalike.country)
+        theirs = names[lookalike.platform_audience_id]
+        if theirs != ours:
+            changes.append(_change("lookalike", lookalike.platform_audience_id, "name", ours, theirs, now))
+    return changes
+
+
+def record_changes(
+    record: AudienceRecord, changes: Sequence[PlatformChange], *, checked: frozenset[str]
+) -> bool:
+    """Replace ``record``'s platform changes of the ``checked`` kinds with ``changes`` (a change seen
+    before keeps when it was first seen); whether anything differs from what was recorded."""
+    before = {_identity(c): c for c in record.platform_changes}
+    kept = [c for c in record.platform_changes if c.kind not in checked]
+    now_found = [before.get(_identity(c), c) for c in changes]
+    updated = kept + now_found
+    if [_identity(c) for c in updated] == [_identity(c) for c in record.platform_changes]:
+        return False
+    record.platform_changes = updated
+    return True
+
+
+def refresh_changes(record: AudienceRecord, graph: GraphClient, now: datetime) -> bool:
+    """On a refresh: read the custom audience's name on the platform (one read; raises the platform's
+    "does not exist" for the caller to mark it deleted) and record whether it was renamed there.
+    Whether the recorded changes differ."""
+    assert record.platform_custom_audience_id is not None
+    node = read_audience_node(graph, record.platform_custom_audience_id, "id,name")
+    names = {record.platform_custom_audience_id: str(node.get("name") or "")}
+    changes = [c for c in audience_changes(record, names, now) if c.kind == "audience"]
+    return record_changes(record, changes, checked=frozenset({"audience"}))
+
+
+def _checked_kinds(
+    record: AudienceRecord, names: dict[str, dict[str, str]], published: bool
+) -> frozenset[str]:
+    kinds: set[str] = set()
+    if record.ad_account_id in names:
+        kinds |= {"audience", "lookalike"}
+    if published:
+        kinds |= {"campaign", "adset", "ad", "pixel", "page"}
+    return frozenset(kinds)
+
+
+def _advert_drift(
+    publication: PublicationRecord,
+    graph: GraphClient,
+    assets: tuple[frozenset[str], frozenset[str]],
+    now: datetime,
+) -> tuple[list[str], list[PlatformChange]]:
+    """The advert's delivering objects deleted on the platform, and what was changed there."""
+    deleted: list[str] = []
+    changes: list[PlatformChange] = []
+    expected = {"status": "ACTIVE" if publication.state == "active" else "PAUSED"}
+    for o in publication.objects:
+        if o.kind not in _DELIVERING_KINDS or o.state != "created" or not o.platform_id:
+            continue
+        compared = _COMPARED[o.kind]
+        node = read_object(graph, o.platform_id, ",".join((*compared, "effective_status")))
+        status = None if node is None else (node.get("effective_status") or node.get("status"))
+        if node is None or status == "DELETED" or node.get("status") == "DELETED":
+            deleted.append(o.kind)
+            continue
+        ours = {field: o.params.get(field) for field in compared} | expected
+        for field in compared:
+            theirs = node.get(field)
+            if ours[field] is None and theirs is None:
+                continue
+            if _text(ours[field]) != _text(theirs):
+                changes.append(_change(o.kind, o.platform_id, field, _text(ours[field]), _text(theirs), now))
+    pixels, pages = assets
+    for o in publication.objects:
+        if o.state != "created":
+            continue
+        if o.kind == "adset":
+            pixel_id = _text((o.params.get("promoted_object") or {}).get("pixel_id"))
+            if pixel_id and pixel_id not in pixels:
+                changes.append(_unseen("pixel", pixel_id, now))
+        if o.kind == "adcreative":
+            page_id = _text((o.params.get("object_story_spec") or {}).get("page_id"))
+            if page_id and page_id not in pages:
+                changes.append(_unseen("page", page_id, now))
+    return deleted, changes
+
+
+def _change(
+    kind: PlatformObjectKind,
+    platform_id: str,
+    field: str,
+    ours: str | None,
+    theirs: str | None,
+    now: datetime,
+) -> PlatformChange:
+    word = _KIND_WORDS[kind]
+    if field == "name":
+        message = f"The {word} was renamed on the platform to “{theirs}” (the service named it “{ours}”)."
+    elif field == "status":
+        message = f"The {word} was set to {theirs} on the platform (the service left it {ours})" + (
+            "; it does not deliver while paused." if theirs == "PAUSED" else "."
+        )
+    else:
+        budget = field.replace("_", " ")
+        before = f"{ours}" if ours is not None else "none"
+        message = (
+            f"The {word}'s {budget} was changed on the platform to {theirs} (the service set {before}), "
+            "in the account currency's minor units."
+        )
+    return PlatformChange(
+        kind=kind,
+        platform_id=platform_id,
+        field=field,
+        service_value=ours,
+        platform_value=theirs,
+        message=message,
+        remedy=_KEPT,
+        seen_at=now,
+    )
+
+
+def _unseen(kind: PlatformObjectKind, platform_id: str, now: datetime) -> PlatformChange:
+    if kind == "pixel":
+        message = (
+            f"The pixel {platform_id} this advert optimises for is no longer linked to the ad account, or "
+            "the connected user lost access to it: the platform cannot count the advert's purchases."
+        )
+        remedy = (
+            "Link the pixel to the ad account again in the platform's business settings, or delete the "
+            "advert here and publish it again with a pixel the ad account has (the readiness checklist "
+            "shows them)."
+        )
+    else:
+        message = (
+            f"The Page {platform_id} this advert is posted as can no longer be promoted by the ad account "
+            "(it left the business, or the connected user lost their role on it): the ad cannot deliver."
+        )
+        remedy = (
+            "Give the connected user a role on the Page again in the platform's business settings, or "
+            "delete the advert here and publish it again as a Page the ad account can promote."
+        )
+    return PlatformChange(
+        kind=kind,
+        platform_id=platform_id,
+        field="access",
+        service_value=platform_id,
+        platform_value=None,
+        message=message,
+        remedy=remedy,
+        seen_at=now,
+    )
+
+
+def _identity(change: PlatformChange) -> tuple[str, str, str, str | None, str | None]:
+    return (change.kind, change.platform_id, change.field, change.service_value, change.platform_value)
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
 
 
 def mark_advert_deleted_on_platform(publication: PublicationRecord, kinds: Sequence[str]) -> None:
@@ -183,6 +400,7 @@ class DriftSummary(BaseModel):
     audiences_deleted: int = 0
     lookalikes_deleted: int = 0
     adverts_deleted: int = 0
+    audiences_changed: int = 0
     failed: int = 0
 
 
@@ -212,5 +430,6 @@ def check_connected_drift(
         summary.audiences_deleted += found.audiences_deleted
         summary.lookalikes_deleted += found.lookalikes_deleted
         summary.adverts_deleted += found.adverts_deleted
+        summary.audiences_changed += found.audiences_changed
     logger.info("drift check finished", extra=summary.model_dump())
     return summary

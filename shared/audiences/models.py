@@ -295,6 +295,20 @@ class LookalikeView(CamelModel):
     status: str
 
 
+class PlatformChangeView(CamelModel):
+    """Something that differs on the platform from what the service made, changed there (in the ads
+    manager or the business settings): the service shows it and never changes it back."""
+
+    kind: str = Field(description="audience, lookalike, campaign, adset, ad, pixel or page.")
+    platform_id: str
+    field: str = Field(description="name, status, daily_budget, lifetime_budget, or access (no longer seen).")
+    service_value: str | None = Field(description="What the service set; null when it set nothing.")
+    platform_value: str | None = Field(description="What the platform has now; null when it cannot be seen.")
+    message: str
+    remedy: str | None = None
+    seen_at: datetime
+
+
 class AdvertObjectView(CamelModel):
     kind: str
     platform_id: str | None
@@ -430,6 +444,11 @@ class AudienceView(CamelModel):
     sync: AudienceSyncView | None = Field(
         default=None, description="Segment audiences: the scheduled re-scoring and member replacement."
     )
+    platform_changes: list[PlatformChangeView] = Field(
+        default_factory=list,
+        description="What was changed on the platform's side (renamed, paused, a budget, a pixel or Page "
+        "no longer seen), found by the scheduled check or a refresh; the service does not change it back.",
+    )
 
 
 class AudienceList(CamelModel):
@@ -450,6 +469,9 @@ class AudienceCreated(CamelModel):
     activation_url: str | None = Field(
         default=None,
         description="Set when the upload continues in the background (202): GET it for the progress.",
+    )
+    platform_changes: list[PlatformChangeView] = Field(
+        default_factory=list, description="What was changed on the platform's side (see AudienceView)."
     )
 
 

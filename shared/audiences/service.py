@@ -45,6 +45,7 @@ from shared.audiences.drift import (
     deleted_on_platform,
     gone_on_platform,
     mark_deleted_on_platform,
+    refresh_changes,
 )
 from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED
 from shared.audiences.models import (
@@ -510,6 +511,9 @@ class AudienceService:
         _, graph = self.connections.client_for(org_id)
         progress = _new_progress(len(prepared.rows), self.batch_size)
         try:
+            # What the marketer changed on the platform (a new name) is recorded and shown, never
+            # written back; an audience deleted there is found before anything is sent.
+            refresh_changes(record, graph, self.clock())
             for _ in _send_batches(
                 platform.replace_users, graph, record.platform_custom_audience_id, prepared, progress
             ):

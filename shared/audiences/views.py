@@ -17,6 +17,7 @@ from shared.audiences.models import (
     AudienceView,
     HoldoutView,
     LookalikeView,
+    PlatformChangeView,
     PlatformObjectView,
     SegmentView,
     ValueSeedView,
@@ -55,7 +56,13 @@ def audience_view(record: AudienceRecord) -> AudienceView:
         value_seed=value_seed_view(record),
         activation_url=activation_url(record.audience_id),
         sync=sync_view(record),
+        platform_changes=platform_changes_view(record),
     )
+
+
+def platform_changes_view(record: AudienceRecord) -> list[PlatformChangeView]:
+    """What the last drift check or refresh found changed on the platform's side."""
+    return [PlatformChangeView.model_validate(change.model_dump()) for change in record.platform_changes]
 
 
 def sync_view(record: AudienceRecord) -> AudienceSyncView | None:
@@ -214,6 +221,7 @@ def audience_created(record: AudienceRecord, message: str, *, background: bool =
         message=message,
         quality=record.quality,
         lookalike=lookalike_view(record.lookalike),
+        platform_changes=platform_changes_view(record),
     )
 
 

@@ -129,12 +129,26 @@ def find_marked(client: GraphClient, ad_account_id: str, marker: str) -> list[Cr
     return [CreatedObject.model_validate(node) for node in client.iterate(path, query)]
 
 
-def list_audience_ids(client: GraphClient, ad_account_id: str) -> frozenset[str]:
-    """The ids of every audience (custom and lookalike) the ad account has now, every page of its
-    ``customaudiences`` edge: what the scheduled drift check compares the service's audiences with
-    (an audience deleted in the ads manager is no longer listed)."""
+def list_audience_names(client: GraphClient, ad_account_id: str) -> dict[str, str]:
+    """The id and name of every audience (custom and lookalike) the ad account has now, every page of
+    its ``customaudiences`` edge: what the scheduled drift check compares the service's audiences with
+    (an audience deleted in the ads manager is no longer listed; one renamed there has its new name)."""
     path = f"{ad_account_node(ad_account_id)}/customaudiences"
-    return frozenset(str(node["id"]) for node in client.iterate(path, {"fields": "id", "limit": 500}))
+    return {
+        str(node["id"]): str(node.get("name") or "")
+        for node in client.iterate(path, {"fields": "id,name", "limit": 500})
+    }
+
+
+def read_audience_node(client: GraphClient, audience_id: str, fields: str) -> dict[str, Any]:
+    """The audience's ``fields`` as the platform has them now (``GET /<id>``). Raises the platform's
+    "does not exist" (100/33) for an audience deleted there."""
+    return dict(client.get(audience_id, {"fields": fields}).body)
+
+
+def lookalike_name(audience_name: str, size_percent: int, country: str) -> str:
+    """The name the service gives the lookalike of the audience called ``audience_name``."""
+    return f"{audience_name} - lookalike {size_percent}% {country}"
 
 
 def create_custom_audience(

@@ -166,6 +166,17 @@ def read_status(client: GraphClient, object_id: str) -> str | None:
     return str(status) if status is not None else None
 
 
+def read_object(client: GraphClient, object_id: str, fields: str) -> dict[str, Any] | None:
+    """A campaign's, ad set's or ad's ``fields`` as the platform has them now, or None when it says
+    the object no longer exists (100/33)."""
+    try:
+        return dict(client.get(object_id, {"fields": fields}).body)
+    except PlatformError as exc:
+        if object_gone(exc):
+            return None
+        raise
+
+
 def set_status(client: GraphClient, object_id: str, status: str) -> None:
     """Pause or activate a campaign, ad set or ad (``POST /<id>``; setting a status is idempotent)."""
     client.post(object_id, {"status": status}, idempotent=True)

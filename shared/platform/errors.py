@@ -196,6 +196,13 @@ class PromotedObjectMissing(PlatformError, PreconditionFailed):
     code = "platform_promoted_object_missing"
 
 
+class PageNotPromotable(PlatformError, PreconditionFailed):
+    """The advert's Page is no longer one the ad account can promote (it left the business, or the
+    connected user lost their role on it): the platform refuses the creative."""
+
+    code = "platform_page_not_promotable"
+
+
 class AppDomainNotAllowed(PlatformError, UpstreamError):
     """The service's own app configuration (domains, redirect URIs) is wrong: an operator problem."""
 

@@ -55,7 +55,7 @@ from shared.platform.accounts import (
     require_pixel,
 )
 from shared.platform.client import GraphClient
-from shared.platform.errors import PlatformError, PlatformThrottled, PlatformUnavailable
+from shared.platform.errors import PageNotPromotable, PlatformError, PlatformThrottled, PlatformUnavailable
 from shared.platform.retry import may_have_executed
 from shared.publishing.budget import to_minor_units
 from shared.publishing.checkout import HostedCheckout
@@ -334,8 +334,11 @@ class PublishingService:
             try:
                 pending.platform_id = campaigns.create_object(graph, publication.ad_account_id, edge, params)
             except ServiceError as exc:
-                if not (isinstance(exc, PlatformError) and may_have_executed(exc)):
-                    pending.state = "planned"
+                if isinstance(exc, PlatformError) and may_have_executed(exc):
+                    raise
+                pending.state = "planned"
+                if pending.kind == "adcreative" and isinstance(exc, PlatformError):
+                    raise _page_refusal(graph, publication.ad_account_id, params, exc) from exc
                 raise
             pending.state = "created"
             return
@@ -622,6 +625,26 @@ def _started(record: AudienceRecord) -> PublicationRecord:
 
 # How far before the publication started an object found by name may have been created (clock skew).
 ADOPTION_SKEW = timedelta(minutes=5)
+
+
+def _page_refusal(
+    graph: GraphClient, ad_account_id: str, params: dict[str, object], refused: PlatformError
+) -> PlatformError:
+    """What to answer when the platform refused the creative: a Page the ad account can no longer
+    promote (removed from the business, or the user's role on it lost since the plan) is the
+    merchant's to fix, a 422 with what to do; otherwise the platform's own refusal."""
+    spec = params.get("object_story_spec")
+    page_id = str(spec.get("page_id", "")) if isinstance(spec, dict) else ""
+    if not page_id or page_id in {page.id for page in list_promotable_pages(graph, ad_account_id)}:
+        return refused
+    return PageNotPromotable(
+        f"The advert's Page {page_id} is no longer one the ad account can promote: it left the business, "
+        "or the connected user lost their role on it.",
+        remedy="Give the connected user a role on the Page again in the platform's business settings (or "
+        "connect a Page the ad account can promote), then publish again: the readiness checklist shows "
+        "which Pages it can promote.",
+        detail=refused.detail,
+    )
 
 
 def _outcome_unknown(error: PlatformError) -> bool:

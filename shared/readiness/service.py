@@ -21,7 +21,7 @@ from shared.clock import Clock
 from shared.datasources.coverage import Coverage
 from shared.errors import NotFound, ServiceError
 from shared.ml.freshness import FreshnessRules, freshness
-from shared.platform.accounts import Pixel, list_pixels
+from shared.platform.accounts import Page, Pixel, list_pixels, list_promotable_pages
 from shared.platform.client import GraphClient
 from shared.platform.oauth import DEFAULT_SCOPES, TokenInfo
 from shared.platform.preflight import AccountFacts, app_is_live, read_account_facts
@@ -164,13 +164,14 @@ class ReadinessService:
         try:
             facts = read_account_facts(graph, connection.ad_account_id)
             pixels = list_pixels(graph, connection.ad_account_id) if query.publish else []
+            pages = list_promotable_pages(graph, connection.ad_account_id) if query.publish else []
             live = app_is_live(graph) if query.publish else True
         except ServiceError as exc:
             failed = _item("ad_account_readable", "ad_account", "fail", exc.message, exc.remedy)
             return [*items, failed, *_unknown_after(failed, query)]
         items.extend(_account_items(facts))
         if query.publish:
-            items.extend(_publish_items(facts, pixels, live, query.countries))
+            items.extend(_publish_items(facts, pixels, pages, live, query.countries))
             items.insert(
                 items.index(next(i for i in items if i.id == "pixel_linked")) + 1,
                 self._purchases(org_id, pixels),
@@ -297,7 +298,11 @@ def _account_items(facts: AccountFacts) -> list[ReadinessItem]:
 
 
 def _publish_items(
-    facts: AccountFacts, pixels: Sequence[object], live: bool, countries: tuple[str, ...]
+    facts: AccountFacts,
+    pixels: Sequence[Pixel],
+    pages: Sequence[Page],
+    live: bool,
+    countries: tuple[str, ...],
 ) -> list[ReadinessItem]:
     regulated = sorted(set(countries) & BENEFICIARY_COUNTRIES)
     beneficiary = facts.default_dsa_beneficiary or facts.business_name
@@ -311,6 +316,24 @@ def _publish_items(
             "fail",
             "No pixel is linked to the ad account.",
             "Link a pixel (dataset) to the same ad account used in the service.",
+        ),
+        _item(
+            "page_promotable",
+            "publish_advert",
+            "pass",
+            f"The ad account can promote {len(pages)} Page(s); the advert is posted as "
+            f"{pages[0].name or pages[0].id}.",
+        )
+        if pages
+        else _item(
+            "page_promotable",
+            "publish_advert",
+            "fail",
+            "The ad account has no Page it can promote that the connected user has a role on (a Page that "
+            "left the business, or whose role was removed, is no longer seen), and an advert is posted as a "
+            "Page.",
+            "Give the connected user a role on your business's Page, and the ad account access to it, in the "
+            "platform's business settings; then check again.",
         ),
         _item("payment_method", "publish_advert", "pass", "The ad account has a payment method.")
         if facts.has_funding
@@ -393,7 +416,14 @@ def purchases_item(days: Sequence[EventDay], pixels: Sequence[Pixel], now: datet
 _LATER_ITEMS = {
     "connection": ["token_valid", "scopes_granted"],
     "ad_account": ["business_owned", "advertiser_role", "custom_audience_terms"],
-    "publish_advert": ["pixel_linked", "pixel_purchases", "payment_method", "beneficiary_payer", "app_live"],
+    "publish_advert": [
+        "pixel_linked",
+        "pixel_purchases",
+        "page_promotable",
+        "payment_method",
+        "beneficiary_payer",
+        "app_live",
+    ],
 }
 
 

@@ -94,6 +94,29 @@ class PublicationRecord(BaseModel):
     updated_at: datetime
 
 
+PlatformObjectKind = Literal[
+    "audience", "lookalike", "campaign", "adset", "adcreative", "ad", "pixel", "page"
+]
+
+
+class PlatformChange(BaseModel):
+    """Something changed on the platform's side (by the marketer in its ads manager, or an admin in
+    the business settings) that the service did not do: found by the scheduled drift check or a
+    refresh, shown with the audience, never written back over (the platform's value is the truth)."""
+
+    kind: PlatformObjectKind
+    platform_id: str
+    # name, status, daily_budget, lifetime_budget; "access" for a pixel or Page the token no longer sees.
+    field: str
+    # What the service set (or last knew); None when it set nothing.
+    service_value: str | None = None
+    # What the platform has now; None when the token can no longer see the object.
+    platform_value: str | None = None
+    message: str
+    remedy: str | None = None
+    seen_at: datetime
+
+
 class SegmentProvenance(BaseModel):
     """What an audience built from a predictive segment was built from."""
 
@@ -300,3 +323,6 @@ class AudienceRecord(BaseModel):
     recovery: RecoveryRecord | None = None
     # Segment audiences only; None means the defaults (daily, stale models refused, never synced).
     sync: AudienceSync | None = None
+    # What the platform has now that differs from what the service made (the last drift check's or
+    # refresh's finding; empty: nothing differs, or never checked).
+    platform_changes: list[PlatformChange] = Field(default_factory=list)

@@ -25,6 +25,7 @@ PLATFORM_ITEMS = [
     "advertiser_role",
     "custom_audience_terms",
     "pixel_linked",
+    "page_promotable",
     "payment_method",
     "beneficiary_payer",
     "app_live",

@@ -180,6 +180,7 @@ def test_one_organization_failing_does_not_stop_the_others_and_invalid_tokens_ar
         "audiences_deleted": 1,
         "lookalikes_deleted": 0,
         "adverts_deleted": 0,
+        "audiences_changed": 0,
         "failed": 1,
     }
     assert audiences.get("org-throttled", throttled.audience_id).status == "active"  # type: ignore[union-attr]
@@ -209,3 +210,63 @@ def test_a_lookalike_deleted_in_the_ads_manager_is_marked_and_its_seed_stays_act
     assert after is not None
     assert after.lookalike is not None
     assert (after.status, after.lookalike.status) == ("active", "deleted_on_platform")
+
+
+def test_an_audience_and_lookalike_renamed_in_the_ads_manager_are_recorded_once_and_never_renamed_back(
+    platform: SandboxPlatform,
+    audiences: DriftAudiences,
+    connections: SandboxConnections,
+    service: AudienceService,
+) -> None:
+    # Given: a prospecting audience whose seed and lookalike the marketer renamed in the ads manager
+    created = service.create(
+        ORG, request(120, objective="prospecting", lookalike_size=2, lookalike_country="GB")
+    )
+    record = audiences.get(ORG, created.audience_id)
+    assert record is not None
+    assert record.lookalike is not None
+    seed, lookalike = record.platform_custom_audience_id, record.lookalike.platform_audience_id
+    assert seed is not None
+    assert lookalike is not None
+    for platform_id, name in ((seed, "Seed, renamed"), (lookalike, "Lookalike, renamed")):
+        assert connections.graph.post(platform_id, {"name": name}).body == {"success": True}
+    platform.forget_calls()
+    # When the check runs twice
+    first = check_drift(ORG, audiences, connections, Ticking())
+    recorded = audiences.get(ORG, created.audience_id)
+    second = check_drift(ORG, audiences, connections, Ticking())
+    # Then both renames are recorded with the service's and the platform's names, once: the second run
+    # finds the same and writes nothing
+    assert (first.audiences_changed, second.audiences_changed) == (1, 0)
+    assert recorded is not None
+    changes = {(c.kind, c.platform_id): c for c in recorded.platform_changes}
+    assert set(changes) == {("audience", seed), ("lookalike", lookalike)}
+    assert (changes[("audience", seed)].service_value, changes[("audience", seed)].platform_value) == (
+        record.name,
+        "Seed, renamed",
+    )
+    assert changes[("lookalike", lookalike)].platform_value == "Lookalike, renamed"
+    # And the platform was only read (one listing per run), never written
+    assert [(c["method"], c["path"]) for c in platform.calls()] == [
+        ("GET", f"/{AD_ACCOUNT_ID}/customaudiences"),
+    ] * 2
+
+
+def test_a_name_changed_back_on_the_platform_clears_the_recorded_change(
+    platform: SandboxPlatform,
+    audiences: DriftAudiences,
+    connections: SandboxConnections,
+    service: AudienceService,
+) -> None:
+    # Given: an audience renamed in the ads manager, seen by a check, then renamed back there
+    created = service.create(ORG, request(15))
+    platform_id = created.platform_custom_audience_id
+    assert platform_id is not None
+    connections.graph.post(platform_id, {"name": "Renamed"})
+    check_drift(ORG, audiences, connections, Ticking())
+    connections.graph.post(platform_id, {"name": audiences.get(ORG, created.audience_id).name})  # type: ignore[union-attr]
+    # When the check runs again
+    found = check_drift(ORG, audiences, connections, Ticking())
+    # Then nothing differs any more, and the record says so
+    assert found.audiences_changed == 1
+    assert audiences.get(ORG, created.audience_id).platform_changes == []  # type: ignore[union-attr]
