@@ -74,7 +74,8 @@ function changedOnPlatform(audience) {
 
 const ADVERT_STATES = { creating: "being created", paused: "paused", active: "active", rolling_back: "being rolled back", rolled_back: "rolled back: nothing left on the platform", failed: "failed", deleted_on_platform: "deleted on the platform" };
 
-/** Publish advert's campaign: its id and state in words, and what a failed rollback left behind. */
+/** Publish advert's campaign: its id and state in words, the advert's headline and primary text, and what a
+ * failed rollback left behind. */
 function campaign(audience) {
   const advert = audience.advert;
   if (!advert) return "—";
@@ -84,6 +85,9 @@ function campaign(audience) {
     made ? el("code", {}, made.platformId) : "",
     made ? " " : "",
     `(${ADVERT_STATES[advert.state] ?? advert.state.replaceAll("_", " ")})`,
+    // The advert's own words as published: text, whatever characters the marketer typed.
+    advert.headline ? el("span", { class: "advert-text" }, ` “${advert.headline}”`) : null,
+    advert.primaryText ? el("span", { class: "advert-text" }, ` ${advert.primaryText}`) : null,
     advert.failure ? el("span", { class: "remedy" }, ` ${advert.failure.message}${advert.failure.remedy ? ` What to do: ${advert.failure.remedy}` : ""}`) : null,
     left.length ? el("span", { class: "remedy" }, ` Left on the platform: ${left.map((o) => `${o.kind} ${o.platformId}`).join(", ")}; delete them in the ads manager.`) : null,
   );

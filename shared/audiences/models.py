@@ -321,6 +321,8 @@ class AdvertView(CamelModel):
     state: str
     objects: list[AdvertObjectView]
     failure: FailureRecord | None = None
+    headline: str | None = Field(default=None, description="The advert's headline, as published.")
+    primary_text: str | None = Field(default=None, description="The advert's primary text, as published.")
 
 
 class SegmentView(CamelModel):

@@ -239,6 +239,10 @@ def lookalike_view(lookalike: LookalikeRecord | None) -> LookalikeView | None:
 def advert_view(publication: PublicationRecord | None) -> AdvertView | None:
     if publication is None:
         return None
+    creative = next((o.params for o in publication.objects if o.kind == "adcreative"), {})
+    spec = creative.get("object_story_spec")
+    link_data = spec.get("link_data") if isinstance(spec, dict) else None
+    text = link_data if isinstance(link_data, dict) else {}
     return AdvertView(
         state=publication.state,
         objects=[
@@ -246,4 +250,6 @@ def advert_view(publication: PublicationRecord | None) -> AdvertView | None:
             for o in publication.objects
         ],
         failure=publication.failure,
+        headline=text.get("name"),
+        primary_text=text.get("message"),
     )

@@ -1,11 +1,14 @@
 """The dashboard runs under its Content-Security-Policy in Chromium: every page is served with it,
 the pages do their work without a single violation, script planted in the page (an inline script,
 an inline handler) is refused and reported by the browser, and markup a merchant or the platform
-puts in a field (a key label, an audience name, the platform's error message) is shown as text."""
+puts in a field (a key label, an audience name, an advert's headline and primary text, a name given in
+the ads manager, the platform's error message with an activation or an event's rejection) is shown as
+text."""
 
 from __future__ import annotations
 
 import re
+import uuid
 from typing import Any
 
 import httpx
@@ -19,6 +22,9 @@ from local.stack import LocalStack
 from tests.integration.browser.conftest import sign_in
 from tests.integration.browser.test_wizard import connected_user
 from tests.integration.test_activation_pipeline import users, wait_until
+from tests.integration.test_publishing import MarketerToken, create_audience, ids_of, publish
+from tests.integration.test_site_events import page_event, post_events, site_key
+from tests.integration.test_token_validation import SCHEDULED_EVENT
 
 pytestmark = pytest.mark.integration
 
@@ -165,6 +171,70 @@ def test_markup_in_an_audience_name_and_a_platform_message_is_shown_as_text_and_
     # nothing needed refusing
     expect(named_row).to_have_count(1)
     expect(refused_row).to_contain_text(HOSTILE_MESSAGE)
+    watched.wait_for_load_state("networkidle")
+    assert watched.evaluate("window.__ran") is None
+    assert violations(watched) == []
+
+
+def signed_in_org(watched: Page, stack: LocalStack) -> ConnectedOrg:
+    """A new organization's user, signed in and connected in the browser, with its API headers."""
+    email, password = connected_user(watched, stack)
+    return ConnectedOrg(email.split("@")[0], {"Authorization": f"Bearer {jwt_for(stack, email, password)}"})
+
+
+def test_markup_in_advert_text_and_a_name_given_in_the_ads_manager_is_shown_as_text_and_never_runs(
+    watched: Page, stack: LocalStack, sandbox: httpx.Client
+) -> None:
+    # Given: an advert published with markup in its headline and primary text, whose campaign the
+    # marketer then renamed in the platform's ads manager to markup, which the scheduled check found
+    org = signed_in_org(watched, stack)
+    with httpx.Client(base_url=stack.api_url, timeout=60) as api:
+        audience = create_audience(api, org, objective="retargeting")
+        published = publish(api, org, audience, headline=f"Sale {HOSTILE_LABEL}", message=HOSTILE_MESSAGE)
+        assert published.status_code == 201, published.text
+    campaign_id = ids_of(published.json())["campaign"]
+    renamed = httpx.post(
+        f"{stack.sandbox.url}/v25.0/{campaign_id}",
+        data={"name": f"Edited {HOSTILE_MESSAGE}"},
+        auth=MarketerToken(stack.sandbox.url),
+    )
+    assert renamed.json() == {"success": True}
+    assert stack.gateway is not None
+    stack.gateway.invoke("ValidateTokensFunction", SCHEDULED_EVENT)
+    # When the Audiences page shows the advert
+    watched.goto("/audiences.html")
+    row = watched.get_by_role("row").filter(has_text=f"Sale {HOSTILE_LABEL}")
+    # Then the headline, the primary text and the platform's new name are all text as written;
+    # nothing ran and nothing needed refusing
+    expect(row).to_have_count(1)
+    expect(row).to_contain_text(HOSTILE_MESSAGE)
+    expect(row.locator(".platform-changes")).to_contain_text(f"Edited {HOSTILE_MESSAGE}")
+    watched.wait_for_load_state("networkidle")
+    assert watched.evaluate("window.__ran") is None
+    assert violations(watched) == []
+
+
+def test_markup_in_a_platform_rejection_on_the_events_page_is_shown_as_text_and_never_runs(
+    watched: Page, stack: LocalStack, sandbox: httpx.Client
+) -> None:
+    # Given: a shop page's purchase the platform refused with a message holding markup (its words are
+    # shown to the marketer with the rejection)
+    org = signed_in_org(watched, stack)
+    refusal = {"kind": "error", "method": "POST", "path": "/events$", "code": 100, "subcode": 2804019}
+    with httpx.Client(base_url=stack.api_url, timeout=60) as api:
+        key = site_key(api, org)["siteKey"]
+        sandbox.post(
+            "/faults", json={**refusal, "message": f"Invalid parameter {HOSTILE_LABEL}"}
+        ).raise_for_status()
+        answer = post_events(api, key, [page_event("Purchase", f"order-{uuid.uuid4().hex[:8]}")])
+        assert answer.status_code == 200, answer.text
+        assert len(answer.json()["rejected"]) == 1
+    # When the Events page lists the rejections
+    watched.goto("/events.html")
+    rejection = watched.locator("#rejections li")
+    # Then the platform's message is text with its markup; nothing ran and nothing needed refusing
+    expect(rejection).to_have_count(1)
+    expect(rejection).to_contain_text(f"Invalid parameter {HOSTILE_LABEL}")
     watched.wait_for_load_state("networkidle")
     assert watched.evaluate("window.__ran") is None
     assert violations(watched) == []
