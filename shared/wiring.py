@@ -634,6 +634,7 @@ def purchase_events() -> PurchaseEvents:
         models=model_store(),
         bundles=whole_bundles(),
         tally=event_site_store(),
+        checkout_orders=payments_store(),
     )
 
 
@@ -981,7 +982,9 @@ def payments_webhook() -> WebhookHandler:
         store=payments_store(),
         accounts=payments_connection_status(),
         buyers=data_blobs(),
-        purchases=PixelPurchases(connection_service(), utc_now, tally=event_site_store()),
+        purchases=PixelPurchases(
+            connection_service(), utc_now, tally=event_site_store(), claims=payments_store()
+        ),
         secret=payments_secrets().webhook_secret,
         clock=utc_now,
     )

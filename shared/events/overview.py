@@ -5,7 +5,9 @@ It reads what the senders stored as they went, and nothing else: the per-day cou
 the synced orders' purchases batch by batch, the shop's pages' events per request, the hosted
 checkout's purchases), the site's latest rejections (``EVENTREJ#``), and the first rejections of the
 latest sync's purchases (kept on that version's purchases record). Every day of the period is listed,
-with zeros for a day without events, so a gap shows as a gap.
+with zeros for a day without events, so a gap shows as a gap. A hosted checkout's order is sent by
+its webhook and again by the next sync, with the same event id; the platform keeps one, and the
+senders count it once, under the one that sent it first (``shared.events.purchases``).
 """
 
 from __future__ import annotations

@@ -7,6 +7,11 @@ order id. Orders older than the window are counted as skipped. Progress is saved
 a step that runs out of time, or is killed, resumes where it was; what it sent again is kept once by
 the platform (the same event ids, minutes apart). Versions are sent in order: a step first finishes
 an earlier version stopped part-way, so no order is sent twice and none is lost.
+
+An order paid through the hosted checkout is in the versions too, and its webhook already sent its
+Purchase with the same event id (``shared.payments.pixel``): the platform keeps one, and the Events
+page counts it once, under the source that sent it first (each claims the order, and only the first
+claim counts).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from shared.records.connections import Connection
 from shared.records.datasources import DatasetVersion
 from shared.records.events import EventRejection, PurchaseSend
 from shared.records.models import ModelRecord
+from shared.records.payments import OrderRecord
 
 # A batch (build, send, save) must fit in what the invocation has left, with room to answer.
 STEP_RESERVE_SECONDS = 30.0
@@ -68,6 +74,16 @@ class Connections(Protocol):
 
 class Tally(Protocol):
     def add_counts(self, org_id: str, day: str, counts: dict[tuple[str, str, str], int]) -> None: ...
+
+
+class CheckoutOrders(Protocol):
+    """``shared.repositories.payments.DynamoPaymentsStore``: the hosted checkout's orders, whose
+    Purchase its webhook sends too, and which source counts each on the Events page."""
+
+    def orders_paid_between(
+        self, org_id: str, start: datetime | None, end: datetime
+    ) -> list[OrderRecord]: ...
+    def claim_pixel_count(self, order: OrderRecord, source: str) -> bool: ...
 
 
 class ModelReader(Protocol):
@@ -104,6 +120,9 @@ class PurchaseEvents:
     bundles: BundleSource | None = None
     # The Events page's and the readiness check's counts per day (None: not counted).
     tally: Tally | None = None
+    # The hosted checkout's orders: a sync sends their Purchase again (the same event id), and the
+    # Events page counts each once, under the source that sent it first (None: every one counted).
+    checkout_orders: CheckoutOrders | None = None
 
     def step(self, org_id: str, version: str, seconds_left: Callable[[], float]) -> PurchaseProgress:
         """Send what ``version``'s purchases (and an earlier version's left part-sent) still need, for
@@ -191,6 +210,7 @@ class PurchaseEvents:
         pixel_id = record.pixel_id
         values = self._values(record.org_id)
         record.predicted_value_model = values.model if values is not None else None
+        checkout = self._checkout_orders(record)
         with self.session() as workspace:
             found = load_new_orders(
                 workspace,
@@ -222,6 +242,7 @@ class PurchaseEvents:
                     now=lambda: self.clock().timestamp(),
                     batch_size=self.batch_size,
                 )
+                counted = report.sent - self._counted_elsewhere(chunk.order_ids, report, checkout)
                 first_batch = record.position == 0
                 self._add(record, report, len(chunk))
                 self._save(record)
@@ -231,7 +252,7 @@ class PurchaseEvents:
                         record.org_id,
                         self.clock().date().isoformat(),
                         {
-                            ("sync", "Purchase", "sent"): report.sent,
+                            ("sync", "Purchase", "sent"): counted,
                             ("sync", "Purchase", "rejected"): report.rejected,
                         },
                     )
@@ -245,6 +266,30 @@ class PurchaseEvents:
             extra={"sent": record.sent, "skipped": record.skipped_too_old, "rejected": record.rejected},
         )
         return PurchaseProgress(status="done", position=record.position, in_window=record.in_window)
+
+    def _checkout_orders(self, record: PurchaseSend) -> dict[str, OrderRecord]:
+        """The hosted checkout's orders paid inside the window (only those can be sent), by order id:
+        one query of the organization's orders of the last days."""
+        if self.checkout_orders is None or self.tally is None:
+            return {}
+        paid = self.checkout_orders.orders_paid_between(
+            record.org_id, record.cutoff or record.created_at, self.clock() + timedelta(minutes=5)
+        )
+        return {order.order_id: order for order in paid}
+
+    def _counted_elsewhere(
+        self, order_ids: list[str], report: SendReport, checkout: dict[str, OrderRecord]
+    ) -> int:
+        """How many of the hosted checkout's orders the platform received in this batch were counted
+        on the Events page before (the webhook sent their Purchase first, or an earlier send of the
+        batch): the platform keeps one event per id, so the sync does not count them again. Each one
+        received and not yet counted is claimed for the sync."""
+        claims = self.checkout_orders
+        if claims is None or not checkout:
+            return 0
+        refused = {item.event_id for item in report.rejections}
+        received = [checkout[i] for i in order_ids if i in checkout and i not in refused]
+        return sum(1 for order in received if not claims.claim_pixel_count(order, "sync"))
 
     def _values(self, org_id: str) -> PurchaseValues | None:
         """The purchase model in force's values, or None (no purchase model yet, or its bundle cannot

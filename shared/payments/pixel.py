@@ -53,6 +53,12 @@ def buyer_id(email: str | None, session_id: str) -> str:
     return f"checkout-{session_id}"
 
 
+class CountClaims(Protocol):
+    """``shared.repositories.payments.DynamoPaymentsStore``: which source counts an order's Purchase."""
+
+    def claim_pixel_count(self, order: OrderRecord, source: str) -> bool: ...
+
+
 class Tally(Protocol):
     """``shared.repositories.events.DynamoEventSiteStore``: the Events page's day counts and rejections."""
 
@@ -65,6 +71,9 @@ class PixelPurchases:
     connections: PlatformConnections
     clock: Clock
     tally: Tally | None = None
+    # The order's one count on the Events page: the webhook and a later sync both send its Purchase
+    # (the platform keeps one per event id), and the first to claim it counts it.
+    claims: CountClaims | None = None
 
     def send(
         self,
@@ -78,7 +87,8 @@ class PixelPurchases:
     ) -> bool:
         """Send ``order`` to the pixel of the organization's ad account; False when there is nowhere
         to send it (no connected ad account, no pixel). With ``count``, what became of it is added to
-        the Events page's counts (source ``checkout``) and a rejection kept there. Raises the
+        the Events page's counts (source ``checkout``) and a rejection kept there; a Purchase the
+        platform received counts only if no other source (a sync) counted the order first. Raises the
         platform's transient failures."""
         try:
             connection, graph = self.connections.client_for(order.org_id)
@@ -139,11 +149,14 @@ class PixelPurchases:
         logger.info("checkout purchase sent", extra={"sent": report.sent, "rejected": report.rejected})
         if count and self.tally is not None:
             now = self.clock()
+            sent = report.sent
+            if sent and self.claims is not None and not self.claims.claim_pixel_count(order, "checkout"):
+                sent = 0  # a sync sent it first: the platform counted that one
             self.tally.add_counts(
                 order.org_id,
                 now.date().isoformat(),
                 {
-                    ("checkout", "Purchase", "sent"): report.sent,
+                    ("checkout", "Purchase", "sent"): sent,
                     ("checkout", "Purchase", "rejected"): report.rejected,
                     ("checkout", "Purchase", "skipped"): report.skipped_too_old,
                 },

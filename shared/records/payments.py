@@ -101,6 +101,11 @@ class OrderRecord(BaseModel):
     buyer_key: str | None = Field(
         default=None, description="The data-bucket object holding the buyer's details for the sync."
     )
+    pixel_counted_by: str | None = Field(
+        default=None,
+        description="The source the Events page counts its Purchase under: checkout (the webhook sent it "
+        "first) or sync (a sync did); the platform keeps one event per id, so the page counts it once.",
+    )
 
 
 def checkout_orders_prefix(org_id: str) -> str:

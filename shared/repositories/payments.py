@@ -236,6 +236,20 @@ class DynamoPaymentsStore:
         orders = [OrderRecord.model_validate(_fields(item)) for item in items]
         return [order for order in orders if order.paid_at < end]
 
+    def claim_pixel_count(self, order: OrderRecord, source: str) -> bool:
+        """Mark ``order``'s Purchase as counted on the Events page under ``source``; False when a
+        source already counted it (or there is no such order). The first sender counts it."""
+        try:
+            self._table.update_item(
+                Key={"pk": _pk(order.org_id), "sk": _order_sk(order)},
+                UpdateExpression="SET pixel_counted_by = :source",
+                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(pixel_counted_by)",
+                ExpressionAttributeValues={":source": source},
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return False
+        return True
+
     # --- provider events --------------------------------------------------------------------------
 
     def claim_event(self, org_id: str, event_id: str, now: datetime, lease: timedelta) -> Claim:

@@ -13,6 +13,7 @@ import pytest
 from local.connected import ConnectedOrg, connected_org
 from local.payments_browser import connect_payments
 from local.stack import LocalStack
+from shared import wiring
 from tests.integration.payments_shop import PaymentsShop, sync_products
 from tests.integration.test_payments_webhooks import event_of, eventually, new_session, our_attempts, pay
 from tests.integration.test_purchase_events import ShopFiles, purchases_of, sync
@@ -128,3 +129,42 @@ def test_a_hosted_checkouts_paid_order_is_counted_once_even_when_its_event_is_de
         )
     # Then it is still counted once
     assert [(r["source"], r["sent"]) for r in report(api, org)["bySource"]] == [("checkout", 1)]
+
+
+def test_a_hosted_checkout_order_sent_again_by_the_next_sync_is_counted_once_under_the_checkout(
+    stack: LocalStack, api: httpx.Client
+) -> None:
+    # Given a connected shop taking payments, whose first sync's purchases are all sent
+    org = connected_org(stack, api)
+    assert connect_payments(stack.api_url, org.headers["Authorization"]).json()["checkoutAvailable"] is True
+    sync_products(api, org)
+    first = wiring.dataset_store().current(org.org_id)
+    assert first is not None
+    purchases_of(org, first.version, until=("sent",))
+    synced_before = purchases_sent(report(api, org), "sync")
+    # And a shopper paid on the hosted checkout, its purchase counted under it
+    session_id = new_session(api, PaymentsShop(org, "", ""))
+    with httpx.Client(base_url=f"{stack.payments.url}/_admin", timeout=30) as payments:
+        pay(payments, session_id)
+    eventually(lambda: purchases_sent(report(api, org), "checkout") == 1, timeout=120)
+
+    # When the shop syncs again: the order is in the new version, and its purchase is sent again
+    # with the same event id (the platform keeps one)
+    sync_products(api, org)
+    second = wiring.dataset_store().current(org.org_id)
+    assert second is not None
+    assert second.version != first.version
+    sent = purchases_of(org, second.version, until=("sent",))
+    assert (sent.new_orders, sent.sent) == (1, 1)
+
+    # Then the Events page counts that order once, under the hosted checkout that sent it first
+    found = report(api, org)
+    assert purchases_sent(found, "checkout") == 1
+    assert purchases_sent(found, "sync") == synced_before
+
+
+def purchases_sent(found: dict[str, Any], source: str) -> int:
+    """The Purchase events the report counts as sent from ``source`` over its period."""
+    return sum(
+        row["sent"] for row in found["bySource"] if (row["source"], row["eventName"]) == (source, "Purchase")
+    )
