@@ -1,18 +1,9 @@
 -- The hosted checkout's orders paid since the last compaction (one JSON object per order, written by
 -- shared/payments/webhooks.py, and fetched by the sync into one file, one object a line) into
--- `checkout_order_files`.
-INSERT INTO checkout_order_files
-SELECT
-    order_id,
-    product_id,
-    quantity,
-    amount_total,
-    amount,
-    currency,
-    paid_at_epoch,
-    email,
-    name,
-    FALSE AS compacted
+-- `checkout_order_files`, its columns matched by name (the table declares them once; the types the
+-- JSON is read as are these columns').
+INSERT INTO checkout_order_files BY NAME
+SELECT *, FALSE AS compacted
 FROM read_json(
     $singles,
     format = 'unstructured',
