@@ -14,6 +14,7 @@ as that code loaded files; its peak is the grandchild's (``RUSAGE_CHILDREN``).
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import resource
 import subprocess
@@ -60,9 +61,20 @@ def _train(model_type: str, workdir: Path) -> Measured:
     from shared.ml.training import read_training_arrays, train_model
 
     started = time.perf_counter()
+    stages: list[tuple[str, float]] = [("read", _high_water_mb())]
     shop = read_training_arrays(_arrays_path(workdir).read_bytes())
-    model = train_model(shop, name=f"scale-{model_type}", model_type=model_type)  # type: ignore[arg-type]
+    model = train_model(
+        shop,
+        name=f"scale-{model_type}",
+        model_type=model_type,  # type: ignore[arg-type]
+        progress=lambda stage: stages.append((stage, _high_water_mb())),
+    )
     seconds = time.perf_counter() - started
+    stages.append(("end", _high_water_mb()))
+    # The high-water mark as each stage starts: the stage before the largest step holds the peak.
+    by_stage = ", ".join(
+        f"{name} {mark - before:+.0f}" for (name, before), (_, mark) in itertools.pairwise(stages)
+    )
     metric = "roc_auc" if model_type == "purchase" else "ndcg_at_10"
     baseline = "recency_baseline_roc_auc" if model_type == "purchase" else "popularity_ndcg_at_10"
     if model_type == "purchase":
@@ -72,8 +84,17 @@ def _train(model_type: str, workdir: Path) -> Measured:
         seconds=seconds,
         calls=1,
         notes=f"{metric} {model.metrics[metric]:.3f} (baseline {model.metrics[baseline]:.3f}); "
-        f"{shards} shards; read, train, evaluate, export",
+        f"{shards} shards; read, train, evaluate, export; peak MB added by stage: {by_stage}",
     )
+
+
+def _high_water_mb() -> float:
+    """The process's resident high-water mark (MB; ``benchmarks._scale_child`` resets it at the start)."""
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def measure_train_purchase(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:

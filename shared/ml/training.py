@@ -100,6 +100,7 @@ from shared.ml.scoring import (
     SHARD_ROLE_PREFIX,
     calibrated,
     category_lift,
+    shard_arrays,
     shard_bundle,
     top_k,
     write_bundle,
@@ -489,12 +490,12 @@ def _train_purchase(
     report("features")
     # Taste factors learnt before the training window, so its labels never shape them.
     shop = replace(shop, product_taste=_taste_factors(shop, shop.train_day, config))
-    train_state = shop.state(shop.train_day)
     two_part = config.algorithm == "two_part"
     users, products, labels, weights = _training_pairs(
         shop, rng, config.negatives_per_positive, config.max_training_pairs, buyers_only=two_part
     )
-    features = pair_features(train_state, users, products)
+    # The training window's state (about 360 MB at 1M customers) lives only as long as this call.
+    features = pair_features(shop.state(shop.train_day), users, products)
 
     report("fit")
     pipeline: Any
@@ -506,6 +507,8 @@ def _train_purchase(
         rate = float(np.clip(np.average(labels, weights=weights), 1e-6, 1.0 - 1e-6))
         pipeline = ConstantProbability(rate)
         model_arrays = _constant_arrays(float(np.log(rate / (1.0 - rate))), FEATURE_NAMES, prefix="")
+    # Every later stage builds arrays of its own: the pairs (about 200 MB at the design size) go now.
+    del users, products, labels, weights, features
     buyer = _fit_buyer(shop, config) if two_part else None
 
     report("evaluate")
@@ -539,35 +542,21 @@ def _train_purchase(
         metrics["oracle_roc_auc"] = float(roc_auc_score(eval_labels, truth))
         metrics["oracle_pr_auc"] = float(average_precision_score(eval_labels, truth))
 
+    distributions = {
+        feature: reference_distribution(eval_features[:, column])
+        for column, feature in enumerate(FEATURE_NAMES)
+        if feature not in GROWS_WITH_TIME | MODEL_DEPENDENT
+    }
+    del eval_users, eval_products, eval_features, eval_labels, eval_scores
+
     report("export")
-    serving_state = shop.state(shop.end_day)
-    header = _bundle_header(shop, name, "purchase", config.algorithm, trained_at, serving_state)
-    if buyer is not None:
-        header["buyer_model"] = buyer.kind
-        serving_customers = customer_features(shop.history, shop.end_day, shop.user_ids.size)
-        # Each user's buyer logit as of the end, kept so that scoring a product for every user never
-        # walks the trees (see ``shared.ml.scoring``).
-        model_arrays |= buyer.arrays | {"user_buyer_logit": buyer.logit(serving_customers)}
     if calibration is not None:
         model_arrays["calibration"] = calibration
     audited: Any = pipeline
     if buyer is not None and calibration is not None:
         constant = float(buyer.arrays["buyer_intercept"][0]) if buyer.model is None else 0.0
         audited = TwoPartModel(pipeline, buyer.model, constant, calibration)
-    bundle = write_bundle(
-        header,
-        {
-            **_id_arrays(shop),
-            **{f"state__{k}": v for k, v in serving_state.arrays().items()},
-            "fallbacks": feature_fallbacks(serving_state.price_median),
-            **{f"model__{k}": v for k, v in model_arrays.items()},
-        },
-    )
-    distributions = {
-        feature: reference_distribution(eval_features[:, column])
-        for column, feature in enumerate(FEATURE_NAMES)
-        if feature not in GROWS_WITH_TIME | MODEL_DEPENDENT
-    }
+    bundle, shards = _purchase_bundle(shop, name, config, trained_at, buyer, model_arrays)
     return _trained_model(
         shop,
         name,
@@ -579,7 +568,42 @@ def _train_purchase(
         audited,
         bundle,
         list(FEATURE_NAMES),
+        shards=shards,
     )
+
+
+def _purchase_bundle(
+    shop: _Shop,
+    name: str,
+    config: TrainingConfig,
+    trained_at: datetime,
+    buyer: _Buyer | None,
+    model_arrays: dict[str, np.ndarray],
+) -> tuple[bytes, list[bytes]]:
+    """The purchase model's scoring bundle (the state as of the end of the data) and its serving shards,
+    cut from the arrays in memory rather than from the bundle read back: at 1M customers the state is
+    about 450 MB, and reading the bundle back for the shards held a second copy of it (the training's
+    peak, 3,202 MB at the design size). Only the bytes leave this function."""
+    if buyer is not None:
+        # Each user's buyer logit as of the end, kept so that scoring a product for every user never
+        # walks the trees (see ``shared.ml.scoring``); before the state is built, so the customer
+        # aggregates' temporaries never sit on top of it.
+        serving_customers = customer_features(shop.history, shop.end_day, shop.user_ids.size)
+        model_arrays = model_arrays | buyer.arrays | {"user_buyer_logit": buyer.logit(serving_customers)}
+        del serving_customers
+    serving_state = shop.state(shop.end_day)
+    header = _bundle_header(shop, name, "purchase", config.algorithm, trained_at, serving_state)
+    if buyer is not None:
+        header["buyer_model"] = buyer.kind
+    arrays = {
+        **_id_arrays(shop),
+        **{f"state__{k}": v for k, v in serving_state.arrays().items()},
+        "fallbacks": feature_fallbacks(serving_state.price_median),
+        **{f"model__{k}": v for k, v in model_arrays.items()},
+    }
+    del serving_state
+    bundle = write_bundle(header, arrays)
+    return bundle, list(shard_arrays(header, arrays))
 
 
 def _simple_purchase_rankings(features: NDArray[np.float64], labels: NDArray[np.int64]) -> dict[str, float]:
@@ -1618,7 +1642,12 @@ def _trained_model(
     pipeline: Any,
     bundle: bytes,
     feature_names: Sequence[str],
+    *,
+    shards: list[bytes] | None = None,
 ) -> TrainedModel:
+    """The :class:`TrainedModel` of a training; ``shards`` (the serving layout of ``bundle``) are cut
+    from it here unless the caller already has them."""
+    shards = shard_bundle(bundle) if shards is None else shards
     buffer = io.BytesIO()
     joblib.dump(pipeline, buffer, compress=3)
     return TrainedModel(
@@ -1640,7 +1669,7 @@ def _trained_model(
             # The serving layout: compact shards by user, the predict function reads one.
             **{
                 f"{SHARD_ROLE_PREFIX}{index:04d}": Artifact.of(f"shards/{index:04d}.npz", shard)
-                for index, shard in enumerate(shard_bundle(bundle))
+                for index, shard in enumerate(shards)
             },
         },
     )

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from shared.errors import ValidationFailed
+from shared.ml import scoring
 from shared.ml.datasets import OrderRecord, ShopData
 from shared.ml.features import GROWS_WITH_TIME, MODEL_DEPENDENT
 from shared.ml.training import (
@@ -50,6 +51,19 @@ def test_artifact_checksums_match_their_bytes(purchase_model: TrainedModel) -> N
     # Then each artifact's SHA-256 is that of its data
     for artifact in purchase_model.artifacts.values():
         assert artifact.sha256 == hashlib.sha256(artifact.data).hexdigest()
+
+
+def test_the_serving_shards_a_purchase_training_keeps_are_those_of_its_bundle(
+    shop: SyntheticShop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a shard size that splits the 600-user shop into six shards
+    monkeypatch.setattr(scoring, "SHARD_USERS", 100)
+    # When a purchase model is trained (its shards cut from the arrays in memory, not the bundle's bytes)
+    model = train_model(shop.data, name="buyers", model_type="purchase", now=TRAINED_AT)
+    # Then they are, byte for byte, the shards of the bundle it keeps
+    kept = [model.artifacts[role].data for role in sorted(model.artifacts) if role.startswith("shard-")]
+    assert len(kept) == 6
+    assert kept == scoring.shard_bundle(model.artifacts["bundle"].data)
 
 
 def test_metadata_json_leaves_the_bytes_out(purchase_model: TrainedModel) -> None:
