@@ -130,7 +130,7 @@ def activate(api: httpx.Client, org: ConnectedOrg, name: str) -> dict[str, Any]:
     body = {"name": name, "productId": "sku-1", "users": users(USERS, name[:3]), **PROSPECTING}
     started = api.post("/platform-ads/activations", json={**body, "publish": advert()}, headers=org.headers)
     assert started.status_code == 202, started.text
-    return wait_until(api, org, started.json()["audienceId"], "succeeded", "failed", seconds=240)
+    return wait_until(api, org, started.json()["audienceId"], "succeeded", "failed")
 
 
 def assert_whole_and_once(sandbox: httpx.Client, done: dict[str, Any]) -> None:
