@@ -287,5 +287,6 @@ def test_an_audience_made_from_a_list_has_no_segment_to_sync(api: httpx.Client, 
     for response in (refreshed, configured):
         assert response.status_code == 422, response.text
         assert "made from a list" in response.json()["error"]["message"]
-        assert "refresh" in response.json()["error"]["remedy"]
+        assert "create it in the launch wizard from a model and a rule" in response.json()["error"]["remedy"]
+        assert "upload the new list" in response.json()["error"]["remedy"]
     assert shown(api, org, listed["audienceId"])["sync"] is None

@@ -764,7 +764,8 @@ def test_without_the_state_machine_the_synchronous_create_fails_fast_with_the_th
     # Then at once, with what to do
     assert all(pause <= 20.0 for pause in platform.sleeps)
     assert raised.value.remedy is not None
-    assert "same Idempotency-Key" in raised.value.remedy
+    assert raised.value.remedy.startswith("Try again in a few minutes")
+    assert "launch wizard's Activation step" in raised.value.remedy
 
 
 def test_one_worker_advances_an_audience_at_a_time(
