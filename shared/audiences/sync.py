@@ -58,7 +58,7 @@ from shared.errors import Conflict, NotFound, PreconditionFailed, ServiceError
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
-from shared.platform.errors import PlatformThrottled, PlatformUnavailable
+from shared.platform.errors import PlatformError, PlatformThrottled, PlatformUnavailable
 from shared.records.audiences import (
     AudienceRecord,
     AudienceSync,
@@ -454,7 +454,18 @@ class AudienceSyncService:
                 return False
             if batch.batch_seq == 1:
                 run.replace_started_at = self.clock()
-            result = platform.replace_users(graph, record.platform_custom_audience_id, prepared.schema, batch)
+            try:
+                result = platform.replace_users(
+                    graph, record.platform_custom_audience_id, prepared.schema, batch
+                )
+            except PlatformError as exc:
+                if not (batch.last_batch_flag and _replace_finished(exc)):
+                    raise
+                # Our session already took its last batch: an earlier attempt of this step sent it
+                # and died before saving the answer. The replace is done; nothing is sent again.
+                progress.batches_done = batch.batch_seq
+                self._save(record)
+                continue
             progress.batches_done = batch.batch_seq
             progress.num_received = max(progress.num_received, result.num_received)
             progress.num_invalid_entries += result.num_invalid_entries
@@ -543,3 +554,10 @@ def _batches(progress: UploadProgress | None) -> dict[str, int]:
     if progress is None:
         return {}
     return {"batches_done": progress.batches_done, "batches_total": progress.batches_total}
+
+
+def _replace_finished(error: PlatformError) -> bool:
+    """Whether the platform refused a replace batch because its session already received the last
+    batch (2650/1870159, docs/platform-notes.md §3.6)."""
+    detail = error.detail
+    return detail is not None and (detail.code, detail.subcode) == (2650, 1870159)

@@ -90,6 +90,7 @@ class DataBlobs(Protocol):
 
 class DatasetStore(Protocol):
     def publish(self, record: DatasetVersion) -> None: ...
+    def get(self, org_id: str, version: str) -> DatasetVersion | None: ...
     def current(self, org_id: str) -> DatasetVersion | None: ...
     def list_versions(self, org_id: str) -> list[DatasetVersion]: ...
     def put_sync(self, record: SyncRecord) -> None: ...
@@ -405,6 +406,11 @@ class DataSourceService:
                 for model_type, name in MODEL_NAMES.items()
             },
         )
+        published = self.datasets.get(record.org_id, version)
+        if published is not None:
+            # An earlier attempt of this step published it and died before recording the sync: the
+            # objects it names were just written again, the same; a version is never written twice.
+            return published
         self.datasets.publish(dataset)
         return dataset
 

@@ -1,0 +1,195 @@
+"""A task that dies mid-way in the scheduled audience sync and the data source's sync (issue 25, item
+6). The audience sync: a segment audience's
+sync step is killed (the process dies: no ``except`` or saving code runs) at its first write to AWS,
+and again once the platform took the replace's last batch but before its answer reached the step. The
+state machine retries the step (``Runtime.ExitError``), which resumes from what it committed: the run
+succeeds, the platform holds the segment's members once, and each run used one replace session. The
+data source's sync: its step is killed at the first object of the dataset version, while publishing
+the version, and after publishing it before the sync was recorded; retried, the sync ends synced with
+exactly one version, in force, every object it names written.
+
+The kill is the local runner's test hook, as in ``test_killed_steps.py`` (activation)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+import pytest
+
+from local.connected import ConnectedOrg
+from local.moto_server import AwsRequest
+from local.stack import LocalStack
+from shared import wiring
+from tests.integration.test_audience_sync import (
+    expected_ids,
+    member_ids,
+    segment_audience,
+    wait_for_last_run,
+)
+from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
+from tests.integration.test_killed_steps import WRITES
+from tests.integration.test_wizard import synced_and_trained
+
+pytestmark = pytest.mark.integration
+
+FUNCTION = "AudienceSyncStepFunction"
+
+
+def is_step(event: Any) -> bool:
+    return isinstance(event, dict) and event.get("action") == "step"
+
+
+@contextmanager
+def killed_at_first_write(stack: LocalStack) -> Iterator[list[str]]:
+    """Kill the sync's step when it sends its first write to AWS (storing the scored members)."""
+    assert stack.runner is not None
+    runner, role = stack.runner, stack.roles[FUNCTION].access_key_id
+    killed: list[str] = []
+
+    def hook(request: AwsRequest) -> None:
+        if (
+            not killed
+            and request.access_key_id == role
+            and request.name in WRITES
+            and runner.kill_running(FUNCTION, is_step)
+        ):
+            killed.append(request.name)
+
+    with stack.aws_hook(hook):
+        yield killed
+
+
+@contextmanager
+def killed_after_the_last_batch(stack: LocalStack) -> Iterator[list[str]]:
+    """Kill the step once the platform took the replace's batch (answered 200), before the answer
+    reaches it: the platform's session is finished, the step never saved that it was."""
+    assert stack.runner is not None
+    runner = stack.runner
+    killed: list[str] = []
+
+    def hook(method: str, path: str, status: int) -> None:
+        if (
+            not killed
+            and method == "POST"
+            and path.endswith("/usersreplace")
+            and status == 200
+            and runner.kill_running(FUNCTION, is_step)
+        ):
+            killed.append(path)
+
+    stack.sandbox.answer_hooks.append(hook)
+    try:
+        yield killed
+    finally:
+        stack.sandbox.answer_hooks.remove(hook)
+
+
+def refresh_now(api: httpx.Client, org: ConnectedOrg, audience_id: str, after: str | None) -> dict[str, Any]:
+    started = api.post(f"/platform-ads/audiences/{audience_id}/refresh", headers=org.headers)
+    assert started.status_code == 202, started.text
+    return wait_for_last_run(api, org, audience_id, after=after)
+
+
+def replace_sessions(sandbox: httpx.Client) -> set[str]:
+    """The session ids of the replace batches the platform accepted since the log was cleared."""
+    calls = sandbox.get("/requests", params={"path": "/usersreplace$", "method": "POST"}).json()["requests"]
+    sessions = set()
+    for call in calls:
+        if call["status"] == 200:
+            session = call["params"]["session"]
+            sessions.add(str((json.loads(session) if isinstance(session, str) else session)["session_id"]))
+    return sessions
+
+
+def test_a_sync_step_killed_at_its_first_write_or_after_its_last_batch_is_retried_and_ends_whole(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given: a segment audience
+    synced_and_trained(api, org)
+    audience = segment_audience(api, org)
+    audience_id, platform_id = audience["audienceId"], audience["platformCustomAudienceId"]
+    last: str | None = None
+    for kill in (killed_at_first_write, killed_after_the_last_batch):
+        sandbox.delete("/requests")
+        # When: refresh now, its step dying at that point
+        with kill(stack) as killed:
+            synced = refresh_now(api, org, audience_id, after=last)
+        # Then: the step was killed there, retried by the state machine, and the run succeeded with the
+        # segment's members on the platform once, sent in one replace session
+        assert killed, f"{kill.__name__}: the step was not killed"
+        run = synced["sync"]["lastRun"]
+        assert run["outcome"] == "succeeded", (kill.__name__, run)
+        after = member_ids(sandbox, platform_id)
+        assert after == expected_ids(org, audience_id)
+        assert len(set(after)) == len(after)
+        assert len(replace_sessions(sandbox)) == 1, kill.__name__
+        assert run["usersUploaded"] == len(after) == synced["userCount"]
+        last = run["runId"]
+
+
+# --- The data source's sync ------------------------------------------------------------------------
+
+SYNC_FUNCTION = "DataSourceSyncJobFunction"
+
+
+def is_sync(event: Any) -> bool:
+    return isinstance(event, dict) and event.get("action") == "sync"
+
+
+@contextmanager
+def sync_killed_at_write(stack: LocalStack, service: str, nth: int) -> Iterator[list[str]]:
+    """Kill the sync step when it sends its ``nth`` write to ``service`` (``s3`` or ``dynamodb``)."""
+    assert stack.runner is not None
+    runner, role = stack.runner, stack.roles[SYNC_FUNCTION].access_key_id
+    seen: list[str] = []
+    killed: list[str] = []
+
+    def hook(request: AwsRequest) -> None:
+        if killed or request.access_key_id != role or request.name not in WRITES:
+            return
+        if not request.name.startswith(f"{service}:"):
+            return
+        seen.append(request.name)
+        if len(seen) == nth and runner.kill_running(SYNC_FUNCTION, is_sync):
+            killed.append(request.name)
+
+    with stack.aws_hook(hook):
+        yield killed
+
+
+@pytest.mark.parametrize(
+    ("service", "nth", "where"),
+    [
+        ("s3", 1, "the first object of the version written"),
+        ("dynamodb", 1, "the version being published"),
+        ("dynamodb", 2, "the version published, the sync not yet recorded"),
+    ],
+    ids=["first_object", "publishing", "after_publishing"],
+)
+def test_a_data_source_sync_killed_mid_way_is_retried_and_publishes_one_whole_version(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, service: str, nth: int, where: str
+) -> None:
+    # Given: the shop's files uploaded
+    upload_id = upload_shop(api, org, shop_files(n_users=300, seed=9))
+    # When: the sync runs and its step dies at that point
+    with sync_killed_at_write(stack, service, nth) as killed:
+        started = api.post(
+            "/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=org.headers
+        )
+        assert started.status_code == 202, started.text
+        source = wait_for_sync(api, org, started.json()["syncId"], trained=False)
+    # Then: the step was killed there, retried, and the sync is synced with one version, in force,
+    # every object it names written
+    assert killed, f"the step was not killed at {where}"
+    [sync] = [s for s in source["syncs"] if s["syncId"] == started.json()["syncId"]]
+    assert sync["state"] == "synced", sync
+    versions = wiring.dataset_store().list_versions(org.org_id)
+    assert [v.version for v in versions] == [sync["datasetVersion"]]
+    assert source["current"]["version"] == sync["datasetVersion"]
+    blobs = wiring.data_blobs()
+    assert versions[0].keys
+    assert all(blobs.exists(key) for key in versions[0].keys.values())
