@@ -74,6 +74,89 @@ class NoPlatform:
         return None
 
 
+def segment_source(blobs: DiskBlobs, setup: dict[str, str]) -> Any:
+    """The segment's users as ``TargetingService.segment_columns`` gives them: from the bundle, loaded
+    and scored here (``TargetingService`` itself, over stores of one model and one dataset version),
+    or, without a bundle, the ids of the customers file (``c000000001``...) with scores drawn here."""
+    import numpy as np
+
+    from shared.ml.freshness import FreshnessRules
+    from shared.ml.scoring import load_bundle
+    from shared.records.audiences import SegmentProvenance
+    from shared.records.datasources import DatasetVersion
+    from shared.records.models import ModelRecord
+    from shared.targeting.service import CoverageCache, SegmentColumns, TargetingService
+
+    users = int(setup["segment_users"])
+    now = datetime.now(UTC)
+    dataset = DatasetVersion(
+        org_id=setup["org_id"],
+        version="v1",
+        created_at=now,
+        keys={"customers": setup["customers_key"]},
+        row_counts={"customers": users},
+        rows_read={"customers": users},
+        rejected_count=0,
+        rejected_rows_accepted=False,
+    )
+    if not setup["bundle_key"]:
+
+        class Drawn:
+            def segment_columns(self, org_id: str, spec: Any, *, values: bool = False) -> SegmentColumns:
+                ids = np.char.add("c", np.char.zfill(np.arange(users).astype(np.str_), 9))
+                return SegmentColumns(
+                    user_ids=ids,
+                    scores=np.random.default_rng(7).beta(1.2, 6.0, size=users),
+                    values=None,
+                    customers_key=setup["customers_key"],
+                    provenance=SegmentProvenance(
+                        model_name=spec.model_name,
+                        model_version="m1",
+                        dataset_version="v1",
+                        product_id=spec.product_id,
+                        rule=spec.rule,
+                        value=spec.value,
+                        users_selected=users,
+                        users_without_customer_row=0,
+                    ),
+                )
+
+        return Drawn()
+    model = ModelRecord(
+        org_id=setup["org_id"],
+        name="shop-purchase",
+        type="purchase",
+        version="m1",
+        trained_at=now,
+        training_cutoff=now,
+        training_user_count=users,
+        bundle_key=setup["bundle_key"],
+        bundle_sha256="scale",
+        dataset_version="v1",
+    )
+
+    class One:
+        def get(self, *args: Any) -> Any:
+            return model if args[1] == "shop-purchase" else dataset
+
+        def current(self, org_id: str) -> DatasetVersion:
+            return dataset
+
+    class Bundles:
+        def bundle_for(self, record: ModelRecord) -> Any:
+            return load_bundle(blobs.get(record.bundle_key))
+
+    return TargetingService(
+        models=One(),
+        datasets=One(),
+        bundles=Bundles(),
+        coverages=CoverageCache(blobs),
+        blobs=blobs,
+        rules=FreshnessRules(),
+        clock=lambda: now,
+    )
+
+
 def main(argv: list[str]) -> None:
     from shared.activation.pipeline import PART_USERS, ActivationPipeline
     from shared.activation.steps import Worker
@@ -88,6 +171,8 @@ def main(argv: list[str]) -> None:
         clock=lambda: datetime.now(UTC),
         part_users=int(os.environ.get("ACTIVATION_PART_USERS", PART_USERS)),
     )
+    if setup.get("segment_users"):
+        pipeline.segments = lambda: segment_source(blobs, setup)
     deadline = time.monotonic() + TASK_SECONDS
     worker = Worker(owner="bench-execution", seconds_left=lambda: deadline - time.monotonic())
     rss_before = _reset_peak_mb()

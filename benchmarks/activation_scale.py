@@ -12,10 +12,21 @@ the slowest and largest task, and the CPU of all of them per user (the growth la
 sends at most 20 batches a task whatever the list's size; its peak is measured at 1M by
 ``benchmarks.activation``.
 
+A segment activation of N users (``ACTIVATION_SEGMENT_SIZES``): a dataset version's
+``customers.parquet`` of N customers (written by the engine, not timed), and the segment the rule
+keeps, all N of them, with a 10 % holdout: SelectUsers joins them to their customers, splits the
+holdout and writes the users, groups and snapshot files from the engine; NormaliseAndHash hashes
+the uploaded users (in parts past 2M). With ``ACTIVATION_SEGMENT_BUNDLE`` (a purchase bundle's
+``.npz``, e.g. ``train_purchase``'s ``purchase-bundle.npz`` of ``make bench-scale``) SelectUsers
+loads that bundle and scores it (``TargetingService.segment_columns``), and the customers are its
+users; without it, the scores are drawn in the task (``SEGMENT_SOURCE=columns``): the cost of a
+bundle then is not in the row.
+
 Rows: ``activation_scale.list.<users>.<task>.seconds`` (the slowest task), ``.cpu_us_per_user`` and
 ``.peak_mb`` (the largest task, with ``function`` and ``design_size`` for
 ``tests/unit/test_memory_settings.py``). Sizes: ``ACTIVATION_SCALE_SIZES``
-(comma-separated users; default 1M and 3M), the design size being 30M users (``DESIGN_USERS``).
+(comma-separated users; default 1M and 3M), the design size being 30M users (``DESIGN_USERS``);
+``activation_scale.segment.<users>...`` likewise, its design size 5M users (``DESIGN_SEGMENT_USERS``).
 Run ``python -m benchmarks activation_scale``.
 """
 
@@ -39,6 +50,8 @@ from local.template import load_template
 
 FUNCTION = "ActivationStepFunction"
 DESIGN_USERS = 30_000_000
+DESIGN_SEGMENT_USERS = 5_000_000
+SEGMENT_HOLDOUT_PERCENT = 10.0
 TASK_TARGET_SECONDS = 300.0
 TASK_TARGET_MB = 1024.0
 TASKS = ("select_users", "normalise_and_hash")
@@ -105,6 +118,100 @@ def prepare(workdir: Path, users: int) -> dict[str, str]:
     return setup
 
 
+def write_customers(path: Path, users: int, bundle: Path | None) -> str:
+    """``users`` customers as a dataset version's ``customers.parquet`` (the sync's columns): the
+    bundle's users when given (its first ``users``), else ids ``c000000001``...; e-mail, UK mobile,
+    names from small pools, GB, one in 50 without an e-mail. The product the segment scores (the
+    bundle's first), or "" without a bundle."""
+    connection = duckdb.connect(config={"threads": os.cpu_count() or 1})
+    product = ""
+    if bundle is not None:
+        import numpy as np
+
+        with np.load(bundle, allow_pickle=False) as arrays:
+            ids = arrays["user_ids"][:users].astype(object)
+            product = str(arrays["product_ids"][0])
+        connection.register("bundle_users", {"user_id": ids})
+        source = "SELECT user_id, row_number() OVER () - 1 AS i FROM bundle_users"
+    else:
+        source = "SELECT 'c' || lpad(CAST(i AS VARCHAR), 9, '0') AS user_id, i FROM range($users) AS r(i)"
+    connection.sql(
+        f"""
+        SELECT
+            user_id,
+            CASE WHEN i % 50 = 7 THEN NULL ELSE 'Shopper.' || i || '@Example.com' END AS email,
+            (['Ana', 'Ben', 'Chloé', 'Dev', 'Eve', 'Finn'])[i % 6 + 1] AS first_name,
+            (['Silva', 'Jones', 'O''Brien', 'Smith', 'Müller'])[i % 5 + 1] AS last_name,
+            '+44 77' || lpad(CAST(i % 100000000 AS VARCHAR), 8, '0') AS phone,
+            'GB' AS country, NULL::VARCHAR AS state, NULL::BOOLEAN AS limited_data_use,
+            NULL::BOOLEAN AS marketing_consent, NULL::VARCHAR AS city, NULL::VARCHAR AS postcode,
+            NULL::DATE AS date_of_birth, NULL::VARCHAR AS gender, NULL::VARCHAR AS external_id,
+            NULL::VARCHAR AS madid
+        FROM ({source}) AS users
+        ORDER BY user_id
+        """,  # noqa: S608 (the source is one of the two above)
+        params={"users": users} if bundle is None else None,
+    ).write_parquet(str(path))
+    connection.close()
+    return product
+
+
+def prepare_segment(workdir: Path, users: int, bundle: Path | None) -> dict[str, str]:
+    """A segment audience as CreateAudience stored it (top ``users`` of the product's scores, a 10 %
+    holdout from a fixed seed), and the customers it is joined to."""
+    from shared.records.audiences import AudienceRecord
+
+    audience_id = str(uuid.uuid4())
+    blobs = workdir / "blobs"
+    customers_key = f"datasets/{ORG}/v1/customers.parquet"
+    (blobs / customers_key).parent.mkdir(parents=True)
+    product = write_customers(blobs / customers_key, users, bundle)
+    bundle_key = ""
+    if bundle is not None:
+        bundle_key = f"models/{ORG}/shop-purchase/bundle.npz"
+        (blobs / bundle_key).parent.mkdir(parents=True)
+        shutil.copyfile(bundle, blobs / bundle_key)
+    source_key = f"sources/{ORG}/{audience_id}.json"
+    (blobs / source_key).parent.mkdir(parents=True)
+    request = {
+        "name": "Scale segment",
+        "segment": {
+            "modelName": "shop-purchase",
+            "productId": product or "p1",
+            "rule": "top_n",
+            "value": users,
+        },
+        "holdoutPercent": SEGMENT_HOLDOUT_PERCENT,
+        "holdoutSeed": "2026",
+    }
+    (blobs / source_key).write_text(json.dumps(request))
+    now = datetime.now(UTC)
+    record = AudienceRecord(
+        org_id=ORG,
+        audience_id=audience_id,
+        name="Scale segment",
+        objective="retargeting",
+        status="creating",
+        ad_account_id="act_1",
+        snapshot_key=f"snapshots/{ORG}/{audience_id}.csv",
+        source_key=source_key,
+        created_at=now,
+        updated_at=now,
+    )
+    (workdir / "records").mkdir()
+    (workdir / "records" / f"{audience_id}.json").write_text(record.model_dump_json())
+    setup = {
+        "org_id": ORG,
+        "audience_id": audience_id,
+        "upload_bytes": str((blobs / customers_key).stat().st_size),
+        "segment_users": str(users),
+        "customers_key": customers_key,
+        "bundle_key": bundle_key,
+    }
+    (workdir / "audience.json").write_text(json.dumps(setup))
+    return setup
+
+
 def run_task(workdir: Path, action: str, memory_mb: int) -> dict[str, Any]:
     environment = {
         **os.environ,
@@ -141,14 +248,14 @@ def run_step(workdir: Path, action: str, memory_mb: int) -> list[dict[str, Any]]
     return tasks
 
 
-def measure(users: int, memory_mb: int) -> list[BenchRow]:
-    root = Path(tempfile.mkdtemp(prefix=f"activation-scale-{users}-"))
+def measure(users: int, memory_mb: int, kind: str = "list", bundle: Path | None = None) -> list[BenchRow]:
+    root = Path(tempfile.mkdtemp(prefix=f"activation-scale-{kind}-{users}-"))
     rows: list[BenchRow] = []
     try:
-        setup = prepare(root, users)
+        setup = prepare(root, users) if kind == "list" else prepare_segment(root, users, bundle)
         for action in TASKS:
             tasks = run_step(root, action, memory_mb)
-            design = users >= DESIGN_USERS
+            design = users >= (DESIGN_USERS if kind == "list" else DESIGN_SEGMENT_USERS)
             slowest = max(tasks, key=lambda task: float(task["seconds"]))
             cpu = sum(float(task["cpu_seconds"]) for task in tasks)
             loads = sorted(float(task["load_average"]) for task in tasks)
@@ -162,16 +269,25 @@ def measure(users: int, memory_mb: int) -> list[BenchRow]:
                     + " s)"
                 )
             )
-            prefix = f"activation_scale.list.{users}.{action}"
+            prefix = f"activation_scale.{kind}.{users}.{action}"
             megabytes = int(setup["upload_bytes"]) / 1e6
+            what = (
+                f"{users:,}-user list ({megabytes:,.0f} MB CSV)"
+                if kind == "list"
+                else f"{users:,}-user segment, {SEGMENT_HOLDOUT_PERCENT:g} % holdout "
+                f"({megabytes:,.0f} MB customers.parquet; "
+                + ("scored from the bundle" if bundle else "scores given as columns, no bundle")
+                + ")"
+            )
             rows.append(
                 bench_row(
                     f"{prefix}.seconds",
                     float(slowest["seconds"]),
                     "s",
-                    target=f"<= {TASK_TARGET_SECONDS:g} s a task at {DESIGN_USERS:,} users",
+                    target=f"<= {TASK_TARGET_SECONDS:g} s a task at "
+                    f"{DESIGN_USERS if kind == 'list' else DESIGN_SEGMENT_USERS:,} users",
                     passed=slowest["seconds"] <= TASK_TARGET_SECONDS if design else None,
-                    notes=f"the slowest task; {users:,}-user list ({megabytes:,.0f} MB CSV); "
+                    notes=f"the slowest task; {what}; "
                     f"{cpu:.1f} s CPU in all{each} on {os.cpu_count()} cores; {load}; "
                     f"{sum(int(task['blob_calls']) for task in tasks)} store calls",
                 )
@@ -204,11 +320,18 @@ def measure(users: int, memory_mb: int) -> list[BenchRow]:
 
 def run() -> list[BenchRow]:
     sizes = [int(s) for s in os.environ.get("ACTIVATION_SCALE_SIZES", "1000000,3000000").split(",") if s]
+    segments = [int(s) for s in os.environ.get("ACTIVATION_SEGMENT_SIZES", "").split(",") if s]
+    bundle = (
+        Path(os.environ["ACTIVATION_SEGMENT_BUNDLE"]) if os.environ.get("ACTIVATION_SEGMENT_BUNDLE") else None
+    )
     memory_mb = function_memory_mb()
     rows: list[BenchRow] = []
     for users in sizes:
         rows.extend(measure(users, memory_mb))
-    return [*kept_rows({f"list.{users}" for users in sizes}), *rows]
+    for users in segments:
+        rows.extend(measure(users, memory_mb, "segment", bundle))
+    ran = {f"list.{users}" for users in sizes} | {f"segment.{users}" for users in segments}
+    return [*kept_rows(ran), *rows]
 
 
 def kept_rows(ran: set[str]) -> list[BenchRow]:

@@ -354,9 +354,14 @@ def write_snapshot(engine: QueryRunner, path: Path, rows_per_write: int = 100_00
     """The audience's CSV snapshot of the loaded users (``shared.audiences.snapshot``: byte order
     mark, ``SNAPSHOT_COLUMNS``, CRLF lines) into ``path``, streamed; the number of users."""
     count = 0
+    users = count_users(engine)
     with path.open("wb") as file:
         file.write(SNAPSHOT_START + (",".join(SNAPSHOT_COLUMNS) + "\r\n").encode())
-        for lines in engine.batches("activation_snapshot_lines", size=rows_per_write):
+        # A range of positions a query (pos runs from 1 to the number of rows).
+        for first in range(1, users + 1, rows_per_write):
+            lines = engine.rows(
+                "activation_snapshot_lines", {"first": first, "last": first + rows_per_write - 1}
+            )
             file.write(("\r\n".join(line for (line,) in lines) + "\r\n").encode())
             count += len(lines)
     return count

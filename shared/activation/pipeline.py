@@ -62,7 +62,7 @@ from shared.activation.users_files import (
     users_csv,
 )
 from shared.audiences.batching import new_session_id
-from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED, new_seed, split_holdout
+from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED, held_ranks, new_seed, split_holdout
 from shared.audiences.identifiers import SCHEMA, AudienceUser
 from shared.audiences.snapshot import GROUP_COLUMN, SNAPSHOT_COLUMNS, SNAPSHOT_START, snapshot_row
 from shared.audiences.uploads import upload_key
@@ -88,7 +88,7 @@ from shared.targeting.models import SegmentSpec
 if TYPE_CHECKING:
     from shared.activation.hashing import UsersInEngine
     from shared.dataplane.runner import QueryRunner
-    from shared.targeting.service import SegmentUsers
+    from shared.targeting.service import SegmentColumns, SegmentUsers
 
 # operation_status codes meaning "still processing the upload" (docs/platform-notes.md §2.4).
 SEED_PROCESSING_CODES = frozenset({410, 414, 441})
@@ -146,6 +146,7 @@ class SegmentSource(Protocol):
     """Turns a predictive segment into users (``shared.targeting.service.TargetingService``)."""
 
     def users_for(self, org_id: str, spec: SegmentSpec, *, values: bool = ...) -> SegmentUsers: ...
+    def segment_columns(self, org_id: str, spec: SegmentSpec, *, values: bool = ...) -> SegmentColumns: ...
 
 
 @dataclass
@@ -240,6 +241,15 @@ class ActivationPipeline:
         if request.segment is not None:
             if self.segments is None:
                 raise PreconditionFailed("Segments are not available in this function.")
+            columns = self.segments().segment_columns(
+                record.org_id, request.segment, values=request.value_based
+            )
+            if columns.customers_key.endswith(".parquet"):
+                return users_key, self._select_segment(
+                    record, columns, request.holdout_percent, request.holdout_seed
+                )
+            # A version synced before the engine keeps its customers as CSV: read the segment's
+            # (such versions are the demo's size).
             chosen = self.segments().users_for(record.org_id, request.segment, values=request.value_based)
             record.segment = chosen.provenance
             users = chosen.users
@@ -251,6 +261,69 @@ class ActivationPipeline:
         self.blobs.put(users_key, users_csv(users, values), "text/csv")
         self._write_snapshot(record, (snapshot_row(user) for user in users))
         return users_key, len(users)
+
+    def _select_segment(
+        self, record: AudienceRecord, columns: SegmentColumns, percent: float, seed: int | None
+    ) -> int:
+        """A segment's users joined to their customers in the engine (``shared.activation.segment_files``):
+        the users file of those to upload, and with a holdout of ``percent`` % (stratified by score, from
+        the recorded ``seed``) the groups file; the snapshot of every user (with their group under a
+        holdout). Each is written from the engine in chunks and stored from a local file, so no step
+        holds the segment as Python objects. The number of users to upload."""
+        from shared.activation import segment_files
+
+        with self.engines() as engine:
+            customers = engine.path("customers.parquet")
+            self._copy(columns.customers_key, customers)
+            segment = segment_files.load_segment(
+                engine, customers, columns.user_ids, columns.scores, columns.values
+            )
+            customers.unlink()
+            record.segment = columns.provenance.model_copy(
+                update={"users_without_customer_row": columns.provenance.users_selected - segment.users}
+            )
+            if segment.users == 0:
+                raise PreconditionFailed(
+                    "The segment has no user with a customer row to upload.",
+                    field="segment",
+                    remedy="Widen the segment (a larger N or percentage, a lower threshold); preview it "
+                    "first.",
+                )
+            split_seed = new_seed() if seed is None else seed
+            if percent > 0:
+                segment = segment_files.hold_out(
+                    engine, segment, held_ranks(segment.users, percent, split_seed)
+                )
+            users_file = engine.path("users.csv")
+            segment_files.write_users_file(engine, segment, users_file)
+            self.blobs.upload(users_csv_key(record.org_id, record.audience_id), users_file, "text/csv")
+            if segment.uploaded > self.part_users:
+                # Hashed in parts, as a list of this size is (``_store_parts``): read back as a list is.
+                from shared.activation.hashing import csv_header, load_users_file
+
+                value_column = VALUE_CSV_COLUMN if segment.values else None
+                load_users_file(engine, users_file, csv_header(users_file), value_column)
+                self._activation(record).users_parts = self._store_parts(engine, record, segment.uploaded)
+            users_file.unlink()
+            if percent > 0:
+                groups_key = groups_csv_key(record.org_id, record.audience_id)
+                groups_file = engine.path("groups.csv")
+                segment_files.write_groups_file(engine, groups_file)
+                self.blobs.upload(groups_key, groups_file, "text/csv")
+                groups_file.unlink()
+                record.holdout = HoldoutRecord(
+                    percent=percent,
+                    seed=split_seed,
+                    uploaded_users=segment.uploaded,
+                    holdout_users=segment.held,
+                    groups_key=groups_key,
+                )
+            if record.snapshot_key:
+                snapshot = engine.path("snapshot.csv")
+                segment_files.write_snapshot_file(engine, segment, snapshot, with_group=percent > 0)
+                self.blobs.upload(record.snapshot_key, snapshot, "text/csv")
+                snapshot.unlink()
+        return segment.uploaded
 
     def _select_list(self, record: AudienceRecord, users_key: str, value_column: str | None) -> int:
         """An uploaded list's snapshot, its rows checked: in the engine when every row is plainly valid

@@ -53,16 +53,28 @@ def groups_csv(users: list[AudienceUser], groups: list[str]) -> bytes:
     return buffer.getvalue().encode()
 
 
+def users_csv_header(present: Mapping[str, bool]) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
+    """The users file's header (without the value column) and its other keys' ``(column, field)``,
+    given which fields some user has a value in (``present``: ``limited_data_use``, ``state`` and the
+    fields of ``EXTRA_CSV_COLUMNS``): the Limited Data Use pair when some user has a flag, each other
+    key when some user has it."""
+    limited = present.get("limited_data_use", False)
+    header = USERS_CSV_COLUMNS + LIMITED_DATA_USE_COLUMNS if limited else USERS_CSV_COLUMNS
+    # The state is also the ST key: written for it when the Limited Data Use columns do not carry it.
+    others = EXTRA_CSV_COLUMNS if limited else (("state", "state"), *EXTRA_CSV_COLUMNS)
+    extras = [(name, field) for name, field in others if present.get(field, False)]
+    return (*header, *(name for name, _ in extras)), extras
+
+
 def users_csv(users: list[AudienceUser], values: Mapping[str, float] | None = None) -> bytes:
     """The users file SelectUsers stores; with ``values`` (a value-based seed), a ``value`` column."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    limited = any(u.limited_data_use is not None for u in users)
-    header = USERS_CSV_COLUMNS + LIMITED_DATA_USE_COLUMNS if limited else USERS_CSV_COLUMNS
-    # The state is also the ST key: written for it when the Limited Data Use columns do not carry it.
-    others = EXTRA_CSV_COLUMNS if limited else (("state", "state"), *EXTRA_CSV_COLUMNS)
-    extras = [(name, field) for name, field in others if any(getattr(u, field) is not None for u in users)]
-    header = (*header, *(name for name, _ in extras))
+    fields = ("limited_data_use", "state", *(field for _, field in EXTRA_CSV_COLUMNS))
+    header, extras = users_csv_header(
+        {field: any(getattr(u, field) is not None for u in users) for field in fields}
+    )
+    limited = "limitedDataUse" in header
     writer.writerow(header if values is None else (*header, VALUE_CSV_COLUMN))
     for u in users:
         row: tuple[object, ...] = (

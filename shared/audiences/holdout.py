@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import random
 import secrets
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -71,15 +72,30 @@ def split_holdout(
         return HoldoutSplit(held_out=held_out, percent=percent, seed=seed)
     # Best first, ties by user id; a missing (NaN) score counts as the lowest.
     order = sorted(range(n), key=lambda i: (-_score(scores[i]), user_ids[i]))
+    for rank in held_ranks(n, percent, seed):
+        held_out[order[rank]] = True
+    return HoldoutSplit(held_out=held_out, percent=percent, seed=seed)
+
+
+def held_ranks(n: int, percent: float, seed: int) -> array[int]:
+    """The ranks (0 = best score, in the order ``split_holdout`` sorts by) of the ``n`` users that
+    ``percent`` % held out from ``seed`` keeps out, block by block, as 64-bit integers: the same
+    draws ``split_holdout`` makes, for a caller that holds its users sorted as columns (an engine
+    table) rather than as a list. One draw per block of users, never one object per user. Raises
+    ``ValueError`` for a share outside [0, ``MAX_HOLDOUT_PERCENT``]."""
+    if not math.isfinite(percent) or not 0.0 <= percent <= MAX_HOLDOUT_PERCENT:
+        raise ValueError(f"holdout percent must be between 0 and {MAX_HOLDOUT_PERCENT:g}")
+    ranks: array[int] = array("q")
+    if n == 0 or percent == 0.0:
+        return ranks
     rng = random.Random(seed)
     size = block_size(percent)
     share = percent / 100.0
     for start in range(0, n, size):
         end = min(n, start + size)
         take = math.floor(share * end + 1e-9) - math.floor(share * start + 1e-9)
-        for offset in rng.sample(range(end - start), take):
-            held_out[order[start + offset]] = True
-    return HoldoutSplit(held_out=held_out, percent=percent, seed=seed)
+        ranks.extend(start + offset for offset in rng.sample(range(end - start), take))
+    return ranks
 
 
 def _score(value: float) -> float:

@@ -114,6 +114,21 @@ class SegmentUsers:
 
 
 @dataclass(frozen=True)
+class SegmentColumns:
+    """The users a segment's rule chose, as columns in the bundle's order (sorted by user_id): their
+    ids, scores and, when asked for, predicted values (``shared.targeting.values``); the dataset
+    version's customers file (``customers_key``) to join them to; and where they came from
+    (``provenance.users_without_customer_row`` is counted by whoever joins them). For a caller that
+    must not hold one object per user (a segment activation of millions, ``shared.activation``)."""
+
+    user_ids: NDArray[np.str_]
+    scores: NDArray[np.float64]
+    values: NDArray[np.float64] | None
+    customers_key: str
+    provenance: SegmentProvenance
+
+
+@dataclass(frozen=True)
 class TargetingService:
     models: ModelReader
     datasets: DatasetReader
@@ -176,6 +191,35 @@ class TargetingService:
         from the dataset in force (an audience sync: people's current e-mails and phones). With
         ``values``, each user's predicted value too (``shared.targeting.values``; purchase models only,
         else ``ValidationFailed``)."""
+        columns = self.segment_columns(org_id, spec, latest_identifiers=latest_identifiers, values=values)
+        ids = columns.user_ids.tolist()
+        chosen = dict(zip(ids, columns.scores.tolist(), strict=True))
+        predicted: dict[str, float] | None = None
+        if columns.values is not None:
+            predicted = dict(zip(ids, columns.values.tolist(), strict=True))
+        users = self._customers(columns.customers_key, ids, chosen)
+        users.sort(key=lambda user: -(user.score or 0.0))
+        if not users:
+            raise PreconditionFailed(
+                "The segment has no user with a customer row to upload.",
+                field="segment",
+                remedy="Widen the segment (a larger N or percentage, a lower threshold); preview it first.",
+            )
+        return SegmentUsers(
+            users=users,
+            provenance=columns.provenance.model_copy(
+                update={"users_without_customer_row": len(chosen) - len(users)}
+            ),
+            values=None if predicted is None else {user.user_id: predicted[user.user_id] for user in users},
+        )
+
+    def segment_columns(
+        self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = False, values: bool = False
+    ) -> SegmentColumns:
+        """The segment's users as columns (:class:`SegmentColumns`), scored ``_CHUNK_ROWS`` users at a
+        time by the bundle, with the customers file to join them to: of the dataset the model was
+        trained on, or with ``latest_identifiers`` of the dataset in force. With ``values``, each
+        user's predicted value too (purchase models only, else ``ValidationFailed``)."""
         model, bundle, dataset = self._sources(org_id, spec)
         if latest_identifiers:
             dataset = self.datasets.current(org_id) or dataset
@@ -189,28 +233,20 @@ class TargetingService:
             )
         scores = bundle.score_all_users(spec.product_id)
         cut = _select(bundle, scores, spec)
-        ids = bundle.user_ids[cut.indices].tolist()
-        chosen = dict(zip(ids, scores[cut.indices].tolist(), strict=True))
-        predicted: dict[str, float] | None = None
+        predicted: NDArray[np.float64] | None = None
         if values:
             spend, orders = bundle.spend_and_orders()
-            kept = predicted_values(
+            predicted = predicted_values(
                 scores[cut.indices],
                 spend[cut.indices],
                 orders[cut.indices],
                 shop_average_order_value(spend, orders),  # every training user, not only the kept
             )
-            predicted = dict(zip(ids, kept.tolist(), strict=True))
-        users = self._customers(dataset, ids, chosen)
-        users.sort(key=lambda user: -(user.score or 0.0))
-        if not users:
-            raise PreconditionFailed(
-                "The segment has no user with a customer row to upload.",
-                field="segment",
-                remedy="Widen the segment (a larger N or percentage, a lower threshold); preview it first.",
-            )
-        return SegmentUsers(
-            users=users,
+        return SegmentColumns(
+            user_ids=bundle.user_ids[cut.indices],
+            scores=scores[cut.indices],
+            values=predicted,
+            customers_key=dataset.keys["customers"],
             provenance=SegmentProvenance(
                 model_name=model.name,
                 model_version=model.version,
@@ -218,11 +254,10 @@ class TargetingService:
                 product_id=spec.product_id,
                 rule=spec.rule,
                 value=spec.value,
-                users_selected=len(chosen),
-                users_without_customer_row=len(chosen) - len(users),
+                users_selected=int(cut.indices.size),
+                users_without_customer_row=0,
                 exclude_purchased=spec.exclude_purchased,
             ),
-            values=None if predicted is None else {user.user_id: predicted[user.user_id] for user in users},
         )
 
     def _sources(self, org_id: str, spec: SegmentSpec) -> tuple[ModelRecord, ScoringBundle, DatasetVersion]:
@@ -247,13 +282,10 @@ class TargetingService:
             )
         return model, self.bundles.bundle_for(model), dataset
 
-    def _customers(
-        self, dataset: DatasetVersion, ids: list[str], chosen: dict[str, float]
-    ) -> list[AudienceUser]:
+    def _customers(self, key: str, ids: list[str], chosen: dict[str, float]) -> list[AudienceUser]:
         """The chosen users that have a customer row, with their identifiers and scores, by user_id:
         from ``customers.parquet`` through the engine (only the segment's rows leave it), or, for a
-        version synced before the engine, from its customers CSV file."""
-        key = dataset.keys["customers"]
+        version synced before the engine, from its customers CSV file (``key``)."""
         if key.endswith(".parquet"):
             from shared.dataplane.customers import segment_customers  # the engine: its own layer
 
