@@ -103,7 +103,14 @@ def segment_source(blobs: DiskBlobs, setup: dict[str, str]) -> Any:
 
         class Drawn:
             def segment_columns(self, org_id: str, spec: Any, *, values: bool = False) -> SegmentColumns:
-                ids = np.char.add("c", np.char.zfill(np.arange(users).astype(np.str_), 9))
+                # "c" and nine digits, built as bytes (np.char on numbers makes 84-byte cells first).
+                digits = np.empty((users, 10), dtype=np.uint8)
+                digits[:, 0] = ord("c")
+                numbers = np.arange(users)
+                for place in range(9):
+                    digits[:, 9 - place] = ord("0") + (numbers // 10**place) % 10
+                ids = digits.view("S10").ravel().astype(np.str_)
+                del digits, numbers
                 return SegmentColumns(
                     user_ids=ids,
                     scores=np.random.default_rng(7).beta(1.2, 6.0, size=users),

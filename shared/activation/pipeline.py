@@ -241,13 +241,9 @@ class ActivationPipeline:
         if request.segment is not None:
             if self.segments is None:
                 raise PreconditionFailed("Segments are not available in this function.")
-            columns = self.segments().segment_columns(
-                record.org_id, request.segment, values=request.value_based
-            )
-            if columns.customers_key.endswith(".parquet"):
-                return users_key, self._select_segment(
-                    record, columns, request.holdout_percent, request.holdout_seed
-                )
+            selected = self._select_segment(record, request)
+            if selected is not None:
+                return users_key, selected
             # A version synced before the engine keeps its customers as CSV: read the segment's
             # (such versions are the demo's size).
             chosen = self.segments().users_for(record.org_id, request.segment, values=request.value_based)
@@ -262,25 +258,34 @@ class ActivationPipeline:
         self._write_snapshot(record, (snapshot_row(user) for user in users))
         return users_key, len(users)
 
-    def _select_segment(
-        self, record: AudienceRecord, columns: SegmentColumns, percent: float, seed: int | None
-    ) -> int:
+    def _select_segment(self, record: AudienceRecord, request: Any) -> int | None:
         """A segment's users joined to their customers in the engine (``shared.activation.segment_files``):
         the users file of those to upload, and with a holdout of ``percent`` % (stratified by score, from
         the recorded ``seed``) the groups file; the snapshot of every user (with their group under a
         holdout). Each is written from the engine in chunks and stored from a local file, so no step
-        holds the segment as Python objects. The number of users to upload."""
+        holds the segment as Python objects. The number of users to upload; None for a dataset
+        version synced before the engine (its customers a CSV file), which the caller reads as before."""
         from shared.activation import segment_files
 
+        assert self.segments is not None
+        columns: SegmentColumns | None = self.segments().segment_columns(
+            record.org_id, request.segment, values=request.value_based
+        )
+        assert columns is not None
+        if not columns.customers_key.endswith(".parquet"):
+            return None
+        percent, seed = float(request.holdout_percent), request.holdout_seed
+        provenance = columns.provenance
         with self.engines() as engine:
             customers = engine.path("customers.parquet")
             self._copy(columns.customers_key, customers)
             segment = segment_files.load_segment(
                 engine, customers, columns.user_ids, columns.scores, columns.values
             )
+            columns = None  # the engine holds the segment now: its arrays go before the files come out
             customers.unlink()
-            record.segment = columns.provenance.model_copy(
-                update={"users_without_customer_row": columns.provenance.users_selected - segment.users}
+            record.segment = provenance.model_copy(
+                update={"users_without_customer_row": provenance.users_selected - segment.users}
             )
             if segment.users == 0:
                 raise PreconditionFailed(
