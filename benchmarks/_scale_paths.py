@@ -17,12 +17,13 @@ from __future__ import annotations
 import json
 import resource
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from benchmarks._bulk_blobs import BulkBlobs
 from shared.records.datasources import DatasetVersion, SyncRecord
 from shared.records.uploads import UploadForm
 from tools.large_shop import ShopFiles
@@ -68,7 +69,7 @@ def cpu_seconds() -> float:
 # --- stores on disk, counting calls ------------------------------------------------------------------
 
 
-class DiskBlobs:
+class DiskBlobs(BulkBlobs):
     """The data bucket as a directory: what S3BlobStore offers the services, with each call counted."""
 
     def __init__(self, root: Path) -> None:
@@ -117,19 +118,6 @@ class DiskBlobs:
     def delete(self, key: str) -> None:
         self.calls += 1
         self._path(key).unlink(missing_ok=True)
-
-    def download_all(self, targets: Sequence[tuple[str, Path]]) -> None:
-        for key, path in targets:
-            self.download(key, path)
-
-    def fetch_into(self, keys: Sequence[str], path: Path, separator: bytes = b"\n") -> None:
-        with path.open("wb") as file:
-            for key in keys:
-                file.write(self.get(key) + separator)
-
-    def delete_all(self, keys: Sequence[str]) -> None:
-        for key in keys:
-            self.delete(key)
 
     def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
         return UploadForm(f"file://{self._path(key)}", {"key": key})

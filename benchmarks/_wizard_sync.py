@@ -9,12 +9,12 @@ import os
 import resource
 import sys
 import time
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks._bulk_blobs import BulkBlobs
 from shared.datasources.models import SyncRequest
 from shared.datasources.service import DataSourceService
 from shared.records.datasources import DatasetVersion, SyncRecord
@@ -23,7 +23,7 @@ from shared.records.uploads import UploadForm
 ORG = "bench-shop"
 
 
-class MemoryBlobs:
+class MemoryBlobs(BulkBlobs):
     def __init__(self) -> None:
         self.objects: dict[str, bytes] = {}
 
@@ -41,19 +41,6 @@ class MemoryBlobs:
 
     def delete(self, key: str) -> None:
         self.objects.pop(key, None)
-
-    def download_all(self, targets: Sequence[tuple[str, Path]]) -> None:
-        for key, path in targets:
-            self.download(key, path)
-
-    def fetch_into(self, keys: Sequence[str], path: Path, separator: bytes = b"\n") -> None:
-        with path.open("wb") as file:
-            for key in keys:
-                file.write(self.get(key) + separator)
-
-    def delete_all(self, keys: Sequence[str]) -> None:
-        for key in keys:
-            self.delete(key)
 
     def size(self, key: str) -> int | None:
         return len(self.objects[key]) if key in self.objects else None
