@@ -4,8 +4,8 @@ sync step is killed (the process dies: no ``except`` or saving code runs) at its
 and again once the platform took the replace's last batch but before its answer reached the step. The
 state machine retries the step (``Runtime.ExitError``), which resumes from what it committed: the run
 succeeds, the platform holds the segment's members once, and each run used one replace session. The
-data source's sync: its step is killed at the first object of the dataset version, while publishing
-the version, and after publishing it before the sync was recorded; retried, the sync ends synced with
+data source's sync: its step is killed at the first object of the dataset version, once the version
+is published (before its answer), and once the sync is recorded; retried, the sync ends synced with
 exactly one version, in force, every object it names written.
 
 The kill is the local runner's test hook, as in ``test_killed_steps.py`` (activation)."""
@@ -165,10 +165,14 @@ def sync_killed_at_write(stack: LocalStack, service: str, nth: int) -> Iterator[
     ("service", "nth", "where"),
     [
         ("s3", 1, "the first object of the version written"),
-        ("dynamodb", 1, "the version being published"),
-        ("dynamodb", 2, "the version published, the sync not yet recorded"),
+        # The local AWS carries out the write it received: the version is published and the step dies
+        # before it records the sync, so the retry meets its own version (it failed before, refused by
+        # the publish's condition).
+        ("dynamodb", 1, "the version published, before its answer"),
+        # The sync's outcome is recorded and the step dies: the retry finds it and returns it.
+        ("dynamodb", 2, "the sync recorded, before its answer"),
     ],
-    ids=["first_object", "publishing", "after_publishing"],
+    ids=["first_object", "published", "recorded"],
 )
 def test_a_data_source_sync_killed_mid_way_is_retried_and_publishes_one_whole_version(
     stack: LocalStack, api: httpx.Client, org: ConnectedOrg, service: str, nth: int, where: str
