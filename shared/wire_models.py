@@ -14,7 +14,7 @@ class CamelModel(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, validate_by_name=True, validate_by_alias=True)
 
 
-def documented_rules(*rules: dict[str, Any]) -> ConfigDict:
+def documented_rules(*rules: dict[str, Any], examples: list[dict[str, Any]] | None = None) -> ConfigDict:
     """Model config that writes a model's cross-field rules into its JSON Schema (``allOf``).
 
     pydantic's schema has each field's own limits but not what a ``model_validator`` checks ("users,
@@ -23,7 +23,10 @@ def documented_rules(*rules: dict[str, Any]) -> ConfigDict:
     the service takes. ``tests/unit/test_openapi_bodies.py`` checks that bodies valid by the
     document are valid by the model.
     """
-    return ConfigDict(json_schema_extra={"allOf": list(rules)})
+    extra: dict[str, Any] = {"allOf": list(rules)}
+    if examples:
+        extra["examples"] = examples  # what a client (and the fuzzer's examples phase) can start from
+    return ConfigDict(json_schema_extra=extra)
 
 
 def when(condition: dict[str, Any], then: dict[str, Any]) -> dict[str, Any]:

@@ -65,7 +65,18 @@ class CreateAudienceRequest(CamelModel):
     """``POST /platform-ads/audiences`` (docs/service-contract.md §4.3), plus the wizard's prospecting
     settings (docs/service-contract.md §4.7)."""
 
-    model_config = documented_rules(*CREATE_AUDIENCE_RULES)
+    model_config = documented_rules(
+        *CREATE_AUDIENCE_RULES,
+        examples=[
+            {
+                "name": "Likely buyers",
+                "users": [
+                    {"user_id": "u-1001", "email": "ada@example.com", "country": "GB"},
+                    {"user_id": "u-1002", "phone": "+44 7700 900123", "country": "GB"},
+                ],
+            }
+        ],
+    )
 
     name: str = Field(min_length=1, max_length=200)
     product_id: str | None = Field(default=None, max_length=200)

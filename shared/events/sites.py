@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from typing import Annotated, Protocol
 from urllib.parse import urlsplit
 
-from pydantic import Field, StringConstraints
+from pydantic import Field, StringConstraints, WithJsonSchema
 
 from shared.errors import PreconditionFailed, ValidationFailed
 from shared.events.snippet import snippet
@@ -186,15 +186,29 @@ class EventSites:
         return updated
 
 
+# What declared_domain and save_settings take, as openapi.json says it: a host name (optional scheme and
+# port; up to three labels keeps it within 253 characters), and a test code of letters, digits, _ and -
+# (empty: none). The model keeps its own looser checks; the service judges the rest.
+_DOMAIN_LABEL = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+DOMAIN_SCHEMA = WithJsonSchema(
+    {
+        "type": "string",
+        "maxLength": 253,
+        "pattern": f"^(?:https://)?(?:{_DOMAIN_LABEL}\\.){{0,2}}{_DOMAIN_LABEL}(?::[0-9]{{1,5}})?$",
+    }
+)
+TEST_EVENT_CODE_SCHEMA = WithJsonSchema({"type": "string", "pattern": "^[A-Za-z0-9_-]{0,64}$"})
+
+
 class SiteSettingsRequest(CamelModel):
     """The shop's site as the merchant declares it on the Events page."""
 
-    domains: list[Annotated[str, StringConstraints(max_length=300)]] = Field(
+    domains: list[Annotated[str, StringConstraints(max_length=300), DOMAIN_SCHEMA]] = Field(
         max_length=MAX_DOMAINS,
         description="The domains the shop's pages are served from (each covers its subdomains), e.g. "
         "shop.example.com; https is required except on localhost.",
     )
-    test_event_code: str | None = Field(
+    test_event_code: Annotated[str, TEST_EVENT_CODE_SCHEMA] | None = Field(
         default=None,
         max_length=64,
         description="Events Manager's test event code (Test events tab): the site's events carry it while "

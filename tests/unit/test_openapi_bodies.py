@@ -92,3 +92,23 @@ def test_a_body_valid_by_the_document_is_valid_by_the_model(label: str) -> None:
     check()
     # Then it takes every one of them
     assert not refused, f"{len(refused)} of {EXAMPLES} bodies refused, e.g. {refused[0]}"
+
+
+def test_a_domain_valid_by_the_document_is_one_the_site_settings_take() -> None:
+    # Given the pattern openapi.json gives a declared domain (the service checks domains itself,
+    # after the model: shared/events/sites.py, declared_domain)
+    import re
+
+    from hypothesis import strategies as st
+
+    from shared.events.sites import declared_domain
+
+    pattern = SiteSettingsRequest.model_json_schema()["properties"]["domains"]["items"]["pattern"]
+
+    @settings(max_examples=EXAMPLES, derandomize=True, database=None, deadline=None)
+    @given(st.from_regex(re.compile(pattern), fullmatch=True))
+    def check(domain: str) -> None:
+        # Then the service takes every domain the pattern allows
+        assert declared_domain(domain)
+
+    check()
