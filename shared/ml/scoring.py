@@ -20,7 +20,9 @@ as of the end of the training data), ``fallbacks``, and ``model__*``:
   the product of the parts, fitted on the holdout; :func:`calibrated`).
 * ``recommendation`` (``taste_blend``): ``item_factors``, ``taste``, ``popularity``,
   ``product_category``, ``category_share``, user histories as CSR (``history_indptr``/``_items``/
-  ``_weights``) and ``user_taste_norm``, with the blend's parts and weights in the header; a bundle of
+  ``_weights``, the repeat parts' ``_orders``/``_days_since``/``_orders_since`` and ``_repeat``, the
+  repeat model's probability of each entry as of the bundle's end) and ``user_taste_norm``, with the
+  blend's parts and weights in the header; a bundle of
   the earlier ``svd_blend`` (popularity and owned weights in the header) still scores as it did.
 
 Nothing in a bundle is users x products. Scoring one product for every user
@@ -608,6 +610,7 @@ class ScoringBundle:
             "owned": owned,
             "repeat_orders": lambda: on_history(np.log1p(m["history_orders"][entries])),
             "repeat_count": lambda: on_history(m["history_orders"][entries]),
+            "repeat_model": lambda: on_history(m["history_repeat"][entries]),
             "repeat_share": lambda: on_history(
                 m["history_orders"][entries] / max(float(m["user_orders"][user]), 1.0)
             ),
@@ -687,6 +690,7 @@ class ScoringBundle:
             "owned": lambda: on_buyers(np.ones(at.size)),
             "repeat_orders": lambda: on_buyers(np.log1p(history("history_orders"))),
             "repeat_count": lambda: on_buyers(history("history_orders")),
+            "repeat_model": lambda: on_buyers(history("history_repeat")),
             "repeat_share": lambda: on_buyers(
                 history("history_orders") / np.maximum(m["user_orders"][first:last][rows], 1.0)
             ),
