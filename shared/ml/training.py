@@ -1092,8 +1092,8 @@ REPEAT_FEATURES = (
     "product_gap_ratio",
     "product_recent",
 )
-# Entries the repeat model's features are built for at once (16 float64 columns: 128 MB).
-_REPEAT_CHUNK = 1_000_000
+# Entries the repeat model's features are built for at once (16 float64 columns: 32 MB).
+_REPEAT_CHUNK = 250_000
 
 
 def repeat_features(
