@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextvars
 import io
 import shutil
 from collections.abc import Callable, Iterable, Sequence
@@ -10,6 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
+from shared import deadline
 from shared.records.uploads import UploadForm
 
 if TYPE_CHECKING:
@@ -221,14 +221,13 @@ class _ObjectStream(io.RawIOBase):
 
 def _concurrently[T, R](call: Callable[[T], R], items: Sequence[T]) -> Iterable[R]:
     """``call`` of each item, ``CONCURRENT_REQUESTS`` at a time, the results in the items' order; the
-    first failure raises (the calls not yet started are cancelled). Each call runs in the caller's
-    context, so the invocation's deadline (``shared.deadline``) bounds it as it would the caller."""
+    first failure raises (the calls not yet started are cancelled). Each call carries the invocation's
+    budget (``shared.deadline``), so it is bounded as it would be on the caller's thread."""
     if len(items) <= 1:
         yield from (call(item) for item in items)
         return
-    context = contextvars.copy_context()
     with ThreadPoolExecutor(max_workers=CONCURRENT_REQUESTS, thread_name_prefix="s3") as pool:
-        futures = [pool.submit(context.copy().run, call, item) for item in items]
+        futures = [pool.submit(deadline.carry(call), item) for item in items]
         try:
             for future in futures:
                 yield future.result()
