@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.ml.training import TrainedModel, train_model
+from shared.ml.training import TrainedModel, TrainingConfig, train_model
 from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 
 TRAINED_AT = datetime(2025, 1, 2, tzinfo=UTC)
@@ -25,3 +25,11 @@ def purchase_model(shop: SyntheticShop) -> TrainedModel:
 @pytest.fixture(scope="session")
 def recommendation_model(shop: SyntheticShop) -> TrainedModel:
     return train_model(shop.data, name="picks", model_type="recommendation", now=TRAINED_AT)
+
+
+@pytest.fixture(scope="session")
+def repeat_model_recommender(shop: SyntheticShop) -> TrainedModel:
+    """The recommender of the same shop with its repeat model fitted whatever the number of re-purchases
+    (the shop has about 260, under the default ``min_repeat_positives``)."""
+    config = TrainingConfig(min_repeat_positives=1)
+    return train_model(shop.data, name="picks", model_type="recommendation", config=config, now=TRAINED_AT)

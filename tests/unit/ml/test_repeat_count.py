@@ -14,6 +14,7 @@ from shared.ml.training import (
     REPEAT_MODEL_WEIGHTS,
     EncodedShop,
     TrainedModel,
+    TrainingConfig,
     purchases,
     repeat_features,
 )
@@ -61,15 +62,30 @@ def test_with_the_largest_weight_a_customers_own_products_come_first_by_their_or
     assert ranked_counts == sorted(ranked_counts, reverse=True)
 
 
-def test_the_repeat_model_gives_every_history_entry_a_probability(recommendation_model: TrainedModel) -> None:
-    # Given the served bundle of the recommender trained on the small synthetic shop
-    model = load_bundle(recommendation_model.artifacts["bundle"].data)._model
+def test_the_repeat_model_gives_every_history_entry_a_probability(
+    repeat_model_recommender: TrainedModel,
+) -> None:
+    # Given the served bundle of a recommender with a repeat model, trained on the small synthetic shop
+    model = load_bundle(repeat_model_recommender.artifacts["bundle"].data)._model
     # Then each (customer, product bought before) entry has the repeat model's probability of a rebuy
     repeat = model["history_repeat"]
     assert repeat.size == model["history_items"].size
     assert np.all((repeat >= 0.0) & (repeat <= 1.0))
     # And it tells entries apart: customers rebuy some of their products more surely than others
     assert np.unique(repeat).size > 10
+
+
+def test_a_shop_with_few_rebuys_is_ranked_by_the_count_of_its_orders_not_by_a_repeat_model(
+    recommendation_model: TrainedModel,
+) -> None:
+    # Given the small synthetic shop: about 260 re-purchases in the repeat model's window, fewer than
+    # the default min_repeat_positives (500)
+    assert TrainingConfig().min_repeat_positives == 500
+    bundle = load_bundle(recommendation_model.artifacts["bundle"].data)
+    # Then no repeat model was fitted: every entry's probability is zero and its part weighs nothing
+    assert not np.any(bundle._model["history_repeat"])
+    weights = dict(zip(bundle.header["blend_parts"], bundle.header["blend_weights"], strict=True))
+    assert weights["repeat_model"] == 0.0
 
 
 def test_the_repeat_features_measure_a_customers_own_rhythm_for_a_product() -> None:
