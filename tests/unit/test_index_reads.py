@@ -172,6 +172,9 @@ SAFE_INDEX_READS = {
         "idle_in_progress",
     ): "audiences untouched for an hour (the sweeper); "
     "each resume is a write conditional on the audience itself still being in progress",
+    ("shared/repositories/payments.py", "unpaid_checkouts"): "the Payments page's list of checkouts that "
+    "ended unpaid, shown and never acted on: one that ended an instant ago may be missing, and one paid "
+    "after it ended may show for that instant; no write is decided from it",
 }
 
 
