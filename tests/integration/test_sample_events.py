@@ -422,6 +422,7 @@ def _validated(result: Any) -> None:
         "audiences_deleted",
         "lookalikes_deleted",
         "adverts_deleted",
+        "audiences_changed",
         "failed",
     }
     assert result["checked"] == result["valid"] + result["expiring"] + result["invalid"] + result["failed"]
