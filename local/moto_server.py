@@ -10,7 +10,10 @@ before. In front of it all, each function's calls are held to its IAM role (``lo
 
 from __future__ import annotations
 
+import io
+import json
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -24,19 +27,71 @@ from local.iam import IamEnforcement
 DYNAMODB_TARGET_PREFIX = "DynamoDB_"
 
 
+# How long DynamoDB keeps a TransactWriteItems client token (its API reference: ten minutes).
+IDEMPOTENCY_WINDOW_SECONDS = 600.0
+
+
 class SerializedDynamoDB:
-    """WSGI middleware: one DynamoDB request at a time (DynamoDB's API names itself in X-Amz-Target)."""
+    """WSGI middleware: one DynamoDB request at a time (DynamoDB's API names itself in X-Amz-Target),
+    and TransactWriteItems' ``ClientRequestToken`` honoured as DynamoDB does, which moto ignores: the
+    same token and request within ten minutes of a success answer that success again without writing
+    (botocore sends one token for all attempts of a call, so a retry after a lost answer is not refused
+    by the first attempt's own condition); the same token with another request is
+    IdempotentParameterMismatchException."""
 
     def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
         self._app = app
         self._lock = threading.Lock()
+        # token -> (request body, when, status, headers, answer body)
+        self._transactions: dict[str, tuple[bytes, float, str, list[tuple[str, str]], bytes]] = {}
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
-        if not environ.get("HTTP_X_AMZ_TARGET", "").startswith(DYNAMODB_TARGET_PREFIX):
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        if not target.startswith(DYNAMODB_TARGET_PREFIX):
             return self._app(environ, start_response)
         with self._lock:
+            if target.endswith(".TransactWriteItems"):
+                return self._transaction(environ, start_response)
             # moto builds the whole body before returning; materialise it inside the lock.
             return list(self._app(environ, start_response))
+
+    def _transaction(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> list[bytes]:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = environ["wsgi.input"].read(length) if length else b""
+        environ["wsgi.input"] = io.BytesIO(body)
+        try:
+            token = json.loads(body or b"{}").get("ClientRequestToken")
+        except ValueError:
+            token = None
+        now = time.monotonic()
+        for old in [
+            t for t, kept in self._transactions.items() if now - kept[1] > IDEMPOTENCY_WINDOW_SECONDS
+        ]:
+            del self._transactions[old]
+        if token and token in self._transactions:
+            sent, _, status, headers, answer = self._transactions[token]
+            if sent == body:
+                start_response(status, headers)
+                return [answer]
+            mismatch = json.dumps(
+                {
+                    "__type": "com.amazonaws.dynamodb.v20120810#IdempotentParameterMismatchException",
+                    "message": "The request uses the same client token as a previous, but non-identical "
+                    "request.",
+                }
+            ).encode()
+            start_response("400 Bad Request", [("Content-Type", "application/x-amz-json-1.0")])
+            return [mismatch]
+        answered: dict[str, Any] = {}
+
+        def keep(status: str, headers: list[tuple[str, str]], *rest: Any) -> Any:
+            answered.update(status=status, headers=list(headers))
+            return start_response(status, headers, *rest)
+
+        answer = b"".join(self._app(environ, keep))
+        if token and str(answered.get("status", "")).startswith("200"):
+            self._transactions[token] = (body, now, answered["status"], answered["headers"], answer)
+        return [answer]
 
 
 @dataclass(frozen=True)
