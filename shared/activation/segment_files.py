@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 
 from shared.activation.users_files import VALUE_CSV_COLUMN, users_csv_header
 from shared.audiences.snapshot import GROUP_COLUMN, SNAPSHOT_COLUMNS, SNAPSHOT_START
+from shared.dataplane.customers import COLUMNS as CUSTOMER_COLUMNS
 
 if TYPE_CHECKING:
     from shared.dataplane.runner import QueryRunner
@@ -31,17 +32,10 @@ if TYPE_CHECKING:
 # Chosen users handed to the engine per insert, and lines fetched per write: bounds the Python side.
 USERS_PER_INSERT = 200_000
 ROWS_PER_WRITE = 100_000
-# The columns some user must have a value in for the users file to write them (activation_segment_present).
-PRESENT_COLUMNS = (
-    "limited_data_use",
-    "state",
-    "city",
-    "postcode",
-    "date_of_birth",
-    "gender",
-    "external_id",
-    "madid",
-)
+# The columns some user must have a value in for the users file to write them, in the order
+# activation_segment_present answers: the customer columns after the ones every users file writes
+# (user_id to country).
+PRESENT_COLUMNS = CUSTOMER_COLUMNS[CUSTOMER_COLUMNS.index("limited_data_use") :]
 
 
 @dataclass(frozen=True)
