@@ -1,22 +1,8 @@
 -- A customers Parquet file (a stored dataset version, synced again to retrain) into `raw` as text, in
 -- the file's order, as read_csv_customers.sql loads a CSV file. A version stored before a column
--- existed (marketing_consent, the other match keys) reads it as NULL: not given.
+-- existed (marketing_consent, the other match keys) reads it as NULL: not given (stored_customers,
+-- read_stored_customers.sql).
 CREATE OR REPLACE TABLE raw AS
-WITH stored AS (
-    SELECT * FROM (
-        SELECT
-            CAST(NULL AS VARCHAR) AS marketing_consent,
-            CAST(NULL AS VARCHAR) AS city,
-            CAST(NULL AS VARCHAR) AS postcode,
-            CAST(NULL AS VARCHAR) AS date_of_birth,
-            CAST(NULL AS VARCHAR) AS gender,
-            CAST(NULL AS VARCHAR) AS external_id,
-            CAST(NULL AS VARCHAR) AS madid
-        LIMIT 0
-    )
-    UNION ALL BY NAME
-    SELECT * FROM read_parquet($path)
-)
 SELECT
     row_number() OVER () AS record,
     CAST(user_id AS VARCHAR) AS user_id,
@@ -34,4 +20,4 @@ SELECT
     CAST(gender AS VARCHAR) AS gender,
     CAST(external_id AS VARCHAR) AS external_id,
     CAST(madid AS VARCHAR) AS madid
-FROM stored
+FROM stored_customers($path)
