@@ -43,6 +43,11 @@ class MemoryEvents:
     def put_purchases(self, record: PurchaseSend) -> None:
         self.records[record.dataset_version] = record.model_copy(deep=True)
 
+    def put_purchases_counted(
+        self, record: PurchaseSend, day: str, counts: dict[tuple[str, str, str], int]
+    ) -> None:
+        self.put_purchases(record)  # the benchmark keeps no day counts (``counted`` is off)
+
     def finish_purchases(self, record: PurchaseSend) -> None:
         self.put_purchases(record)
         self.pointer = (record.dataset_version, None)

@@ -633,7 +633,7 @@ def purchase_events() -> PurchaseEvents:
         clock=utc_now,
         models=model_store(),
         bundles=whole_bundles(),
-        tally=event_site_store(),
+        counted=True,
         checkout_orders=payments_store(),
     )
 

@@ -54,6 +54,9 @@ PURCHASE_MODEL = "shop-purchase"
 class EventStore(Protocol):
     def get_purchases(self, org_id: str, version: str) -> PurchaseSend | None: ...
     def put_purchases(self, record: PurchaseSend) -> None: ...
+    def put_purchases_counted(
+        self, record: PurchaseSend, day: str, counts: dict[tuple[str, str, str], int]
+    ) -> None: ...
     def finish_purchases(self, record: PurchaseSend) -> None: ...
     def mark_part_sent(self, org_id: str, version: str) -> None: ...
     def pointers(self, org_id: str) -> tuple[str | None, str | None]: ...
@@ -72,10 +75,6 @@ class Connections(Protocol):
     def record_usage(self, org_id: str, graph: GraphClient) -> None: ...
 
 
-class Tally(Protocol):
-    def add_counts(self, org_id: str, day: str, counts: dict[tuple[str, str, str], int]) -> None: ...
-
-
 class CheckoutOrders(Protocol):
     """``shared.repositories.payments.DynamoPaymentsStore``: the hosted checkout's orders, whose
     Purchase its webhook sends too, and which source counts each on the Events page."""
@@ -83,7 +82,7 @@ class CheckoutOrders(Protocol):
     def orders_paid_between(
         self, org_id: str, start: datetime | None, end: datetime
     ) -> list[OrderRecord]: ...
-    def claim_pixel_count(self, order: OrderRecord, source: str) -> bool: ...
+    def claim_pixel_count(self, order: OrderRecord, source: str, claim: str | None = ...) -> bool: ...
 
 
 class ModelReader(Protocol):
@@ -118,8 +117,8 @@ class PurchaseEvents:
     # The purchase model in force gives each purchase its customer's predicted value (None: no values).
     models: ModelReader | None = None
     bundles: BundleSource | None = None
-    # The Events page's and the readiness check's counts per day (None: not counted).
-    tally: Tally | None = None
+    # Whether the Events page's and the readiness check's counts per day are kept (with the progress).
+    counted: bool = False
     # The hosted checkout's orders: a sync sends their Purchase again (the same event id), and the
     # Events page counts each once, under the source that sent it first (None: every one counted).
     checkout_orders: CheckoutOrders | None = None
@@ -242,20 +241,25 @@ class PurchaseEvents:
                     now=lambda: self.clock().timestamp(),
                     batch_size=self.batch_size,
                 )
-                counted = report.sent - self._counted_elsewhere(chunk.order_ids, report, checkout)
+                # The batch's claims are named after it: sent again after a kill, it finds them its own.
+                claim = f"sync:{record.dataset_version}:{record.position}"
+                counted = report.sent - self._counted_elsewhere(chunk.order_ids, report, checkout, claim)
                 first_batch = record.position == 0
                 self._add(record, report, len(chunk))
-                self._save(record)
-                # After the save: a step killed in between counts a batch short, never twice.
-                if self.tally is not None:
-                    self.tally.add_counts(
-                        record.org_id,
+                if self.counted:
+                    # The progress and the day's counts in one write: killed before it, the retry sends
+                    # the batch again and counts it; after it, both are there. Never short, never twice.
+                    record.updated_at = self.clock()
+                    self.events.put_purchases_counted(
+                        record,
                         self.clock().date().isoformat(),
                         {
                             ("sync", "Purchase", "sent"): counted,
                             ("sync", "Purchase", "rejected"): report.rejected,
                         },
                     )
+                else:
+                    self._save(record)
                 if first_batch:
                     self.events.mark_part_sent(record.org_id, record.dataset_version)
         record.state, record.error = "sent", None
@@ -270,7 +274,7 @@ class PurchaseEvents:
     def _checkout_orders(self, record: PurchaseSend) -> dict[str, OrderRecord]:
         """The hosted checkout's orders paid inside the window (only those can be sent), by order id:
         one query of the organization's orders of the last days."""
-        if self.checkout_orders is None or self.tally is None:
+        if self.checkout_orders is None or not self.counted:
             return {}
         paid = self.checkout_orders.orders_paid_between(
             record.org_id, record.cutoff or record.created_at, self.clock() + timedelta(minutes=5)
@@ -278,18 +282,18 @@ class PurchaseEvents:
         return {order.order_id: order for order in paid}
 
     def _counted_elsewhere(
-        self, order_ids: list[str], report: SendReport, checkout: dict[str, OrderRecord]
+        self, order_ids: list[str], report: SendReport, checkout: dict[str, OrderRecord], claim: str
     ) -> int:
         """How many of the hosted checkout's orders the platform received in this batch were counted
         on the Events page before (the webhook sent their Purchase first, or an earlier send of the
         batch): the platform keeps one event per id, so the sync does not count them again. Each one
-        received and not yet counted is claimed for the sync."""
+        received and not yet counted is claimed for the sync under ``claim`` (the batch's name)."""
         claims = self.checkout_orders
         if claims is None or not checkout:
             return 0
         refused = {item.event_id for item in report.rejections}
         received = [checkout[i] for i in order_ids if i in checkout and i not in refused]
-        return sum(1 for order in received if not claims.claim_pixel_count(order, "sync"))
+        return sum(1 for order in received if not claims.claim_pixel_count(order, "sync", claim))
 
     def _values(self, org_id: str) -> PurchaseValues | None:
         """The purchase model in force's values, or None (no purchase model yet, or its bundle cannot

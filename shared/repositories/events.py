@@ -1,6 +1,10 @@
 """Conversion events in DynamoDB: one item per dataset version's purchases (``PURCHASES#<version>``)
 and one pointer item (``EVENTS``) naming the version whose purchases were last sent in full.
 
+A batch's progress (its ``position`` moved past the batch) and its counts on the organization's day
+(``EVENTSDAY#<date>``) are written in one transaction (``put_purchases_counted``): no kill between two
+writes can leave the batch done but uncounted.
+
 The pointer only moves forward, conditionally, in the same transaction that marks a version sent, so a
 late step of an older version can never move it back.
 """
@@ -42,6 +46,49 @@ class DynamoEventStore:
         """Store the purchases' progress (the step that owns the version is the only writer)."""
         item = {"pk": _pk(record.org_id), "sk": _PURCHASES + record.dataset_version}
         self._table.put_item(Item={**item, **to_item(record.model_dump())})
+
+    def put_purchases_counted(
+        self, record: PurchaseSend, day: str, counts: Mapping[tuple[str, str, str], int]
+    ) -> None:
+        """Store the purchases' progress and add ``counts[(source, event name, outcome)]`` to the
+        organization's ``day`` (UTC date) in one transaction: a step killed around it leaves both
+        written or neither (its retry sends the batch again), so the Events page's count of a batch
+        is never short and never twice."""
+        from boto3.dynamodb.types import TypeSerializer
+
+        positive = {key: value for key, value in counts.items() if value > 0}
+        if not positive:
+            self.put_purchases(record)
+            return
+        serializer = TypeSerializer()
+        item = {
+            "pk": _pk(record.org_id),
+            "sk": _PURCHASES + record.dataset_version,
+            **to_item(record.model_dump()),
+        }
+        self._client.transact_write_items(
+            TransactItems=[
+                {
+                    "Put": {
+                        "TableName": self._table.name,
+                        "Item": {k: serializer.serialize(v) for k, v in item.items()},
+                    }
+                },
+                {
+                    "Update": {
+                        "TableName": self._table.name,
+                        "Key": {"pk": {"S": _pk(record.org_id)}, "sk": {"S": _DAY + day}},
+                        "UpdateExpression": "ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(positive))),
+                        "ExpressionAttributeNames": {
+                            f"#c{i}": _count_name(*key) for i, key in enumerate(positive)
+                        },
+                        "ExpressionAttributeValues": {
+                            f":c{i}": {"N": str(value)} for i, value in enumerate(positive.values())
+                        },
+                    }
+                },
+            ]
+        )
 
     def finish_purchases(self, record: PurchaseSend) -> None:
         """Store ``record`` (state ``sent``) and make its version the last sent in full, unless a later

@@ -236,15 +236,28 @@ class DynamoPaymentsStore:
         orders = [OrderRecord.model_validate(_fields(item)) for item in items]
         return [order for order in orders if order.paid_at < end]
 
-    def claim_pixel_count(self, order: OrderRecord, source: str) -> bool:
+    def claim_pixel_count(self, order: OrderRecord, source: str, claim: str | None = None) -> bool:
         """Mark ``order``'s Purchase as counted on the Events page under ``source``; False when a
-        source already counted it (or there is no such order). The first sender counts it."""
+        source already counted it (or there is no such order). The first sender counts it.
+
+        ``claim`` names the claimant (a sync's batch: its version and position): a claim made under
+        the same name before is the caller's own (a step killed after claiming, before its count was
+        written, sends the batch again) and answers True again."""
+        values = {":source": source}
+        condition = "attribute_exists(pk) AND attribute_not_exists(pixel_counted_by)"
+        update = "SET pixel_counted_by = :source"
+        if claim is not None:
+            values[":claim"] = claim
+            condition = (
+                "attribute_exists(pk) AND (attribute_not_exists(pixel_counted_by) OR pixel_claim = :claim)"
+            )
+            update += ", pixel_claim = :claim"
         try:
             self._table.update_item(
                 Key={"pk": _pk(order.org_id), "sk": _order_sk(order)},
-                UpdateExpression="SET pixel_counted_by = :source",
-                ConditionExpression="attribute_exists(pk) AND attribute_not_exists(pixel_counted_by)",
-                ExpressionAttributeValues={":source": source},
+                UpdateExpression=update,
+                ConditionExpression=condition,
+                ExpressionAttributeValues=values,
             )
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:
             return False

@@ -43,6 +43,8 @@ class MemoryEvents:
     records: dict[str, PurchaseSend] = field(default_factory=dict)
     sent_through: str | None = None
     part_sent: str | None = None
+    # What the step counted per day, written with its progress: (org, day) -> {(source, event, outcome)}.
+    counted: dict[tuple[str, str], Counter[tuple[str, str, str]]] = field(default_factory=dict)
 
     def get_purchases(self, org_id: str, version: str) -> PurchaseSend | None:
         record = self.records.get(version)
@@ -50,6 +52,12 @@ class MemoryEvents:
 
     def put_purchases(self, record: PurchaseSend) -> None:
         self.records[record.dataset_version] = record.model_copy(deep=True)
+
+    def put_purchases_counted(
+        self, record: PurchaseSend, day: str, counts: dict[tuple[str, str, str], int]
+    ) -> None:
+        self.put_purchases(record)
+        self.counted.setdefault((record.org_id, day), Counter()).update(counts)
 
     def finish_purchases(self, record: PurchaseSend) -> None:
         self.put_purchases(record)
@@ -74,7 +82,7 @@ class Shop:
         self.token = platform.user_token()
         self.connected = True
         # What the step counted per day: (org, day) -> {(source, event name, outcome): count}.
-        self.counted: dict[tuple[str, str], Counter[tuple[str, str, str]]] = {}
+        self.counted = self.events.counted
 
     def sync(self, version: str, orders: list[Order], *, refused: tuple[str, ...] = ()) -> None:
         """Store a version with ``orders``; the customers of ``refused`` said no to marketing (without
@@ -162,12 +170,9 @@ class Shop:
             batch_size=batch_size,
             models=One(model),
             bundles=One(bundle),
-            tally=self,
+            counted=True,
         )
         return service.step("org-1", version, seconds_left)
-
-    def add_counts(self, org_id: str, day: str, counts: dict[tuple[str, str, str], int]) -> None:
-        self.counted.setdefault((org_id, day), Counter()).update(counts)
 
     def pixel(self) -> dict[str, Any]:
         held: dict[str, Any] = self.platform.admin("GET", f"/pixels/{PIXEL}/events")
