@@ -7,23 +7,21 @@ object of each kind on the platform.
 
 The kill is the local runner's test hook (``FunctionRunner.kill_running`` for the invocation whose
 event names the step), fired from the stack's AWS hook (the step's own role signs the call) or the
-sandbox's answer hook.
+sandbox's answer hook (``task_kills.py``).
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import httpx
 import pytest
 
 from local.connected import ConnectedOrg
-from local.moto_server import AwsRequest
 from local.stack import LocalStack
+from tests.integration.task_kills import action_is, killed_after_answer, killed_at_write
 from tests.integration.test_activation_pipeline import (
     PROSPECTING,
     advert,
@@ -34,18 +32,6 @@ from tests.integration.test_activation_pipeline import (
 
 FUNCTION = "ActivationStepFunction"
 USERS = 12_000  # two upload batches
-WRITES = frozenset(
-    {
-        "dynamodb:PutItem",
-        "dynamodb:UpdateItem",
-        "dynamodb:DeleteItem",
-        "dynamodb:TransactWriteItems",
-        "dynamodb:BatchWriteItem",
-        "s3:PUT",
-        "s3:POST",
-        "s3:DELETE",
-    }
-)
 STEPS = [
     "claim",
     "select_users",
@@ -59,55 +45,6 @@ STEPS = [
 ]
 # The platform edges each create posts to, and how many objects of each a whole run makes.
 EDGES = {"customaudiences": 2, "campaigns": 1, "adsets": 1, "adcreatives": 1, "ads": 1}
-
-
-def in_step(action: str) -> Any:
-    return lambda event: isinstance(event, dict) and event.get("action") == action
-
-
-@contextmanager
-def killed_at_first_write(stack: LocalStack, action: str) -> Iterator[list[str]]:
-    """Kill the activation's task running ``action`` when it sends its first write to AWS."""
-    assert stack.runner is not None
-    runner, role = stack.runner, stack.roles[FUNCTION].access_key_id
-    killed: list[str] = []
-
-    def hook(request: AwsRequest) -> None:
-        if (
-            not killed
-            and request.access_key_id == role
-            and request.name in WRITES
-            and runner.kill_running(FUNCTION, in_step(action))
-        ):
-            killed.append(request.name)
-
-    with stack.aws_hook(hook):
-        yield killed
-
-
-@contextmanager
-def killed_after_platform_create(stack: LocalStack, action: str, edge: str) -> Iterator[list[str]]:
-    """Kill the task running ``action`` once the platform made the object (a create on ``edge``
-    answered 200) and before the answer reaches it: the object exists, the step never learnt its id."""
-    assert stack.runner is not None
-    runner = stack.runner
-    killed: list[str] = []
-
-    def hook(method: str, path: str, status: int) -> None:
-        if (
-            not killed
-            and method == "POST"
-            and path.endswith(f"/{edge}")
-            and status == 200
-            and runner.kill_running(FUNCTION, in_step(action))
-        ):
-            killed.append(path)
-
-    stack.sandbox.answer_hooks.append(hook)
-    try:
-        yield killed
-    finally:
-        stack.sandbox.answer_hooks.remove(hook)
 
 
 def objects_made(sandbox: httpx.Client) -> Counter[str]:
@@ -152,7 +89,7 @@ def test_a_step_killed_at_its_first_write_is_retried_and_resumes_from_what_it_co
 ) -> None:
     # Given: the activation's task dies at the first write of this step
     sandbox.delete("/requests")
-    with killed_at_first_write(stack, action) as killed:
+    with killed_at_write(stack, FUNCTION, action_is(action)) as killed:
         # When a prospecting activation with Publish advert runs
         done = activate(api, org, f"Killed in {action}")
     # Then the task was killed there, retried, and the run is whole: everybody once, one session,
@@ -175,7 +112,7 @@ def test_a_create_whose_task_dies_before_the_answer_is_adopted_not_made_twice(
 ) -> None:
     # Given: the platform makes the object, and the task dies before its answer arrives
     sandbox.delete("/requests")
-    with killed_after_platform_create(stack, action, edge) as killed:
+    with killed_after_answer(stack, FUNCTION, action_is(action), f"/{edge}") as killed:
         # When
         done = activate(api, org, f"Lost {edge} in {action}")
     # Then the retried step found the object by its marker and adopted it: one of each kind

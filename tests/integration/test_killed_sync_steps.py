@@ -8,22 +8,22 @@ data source's sync: its step is killed at the first object of the dataset versio
 is published (before its answer), and once the sync is recorded; retried, the sync ends synced with
 exactly one version, in force, every object it names written.
 
-The kill is the local runner's test hook, as in ``test_killed_steps.py`` (activation)."""
+The kill is the local runner's test hook, as in ``test_killed_steps.py`` (activation): ``task_kills.py``."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import httpx
 import pytest
 
 from local.connected import ConnectedOrg
-from local.moto_server import AwsRequest
 from local.stack import LocalStack
 from shared import wiring
+from tests.integration.task_kills import action_is, killed_after_answer, killed_at_write
 from tests.integration.test_audience_sync import (
     expected_ids,
     member_ids,
@@ -31,61 +31,11 @@ from tests.integration.test_audience_sync import (
     wait_for_last_run,
 )
 from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
-from tests.integration.test_killed_steps import WRITES
 from tests.integration.test_wizard import synced_and_trained
 
 pytestmark = pytest.mark.integration
 
 FUNCTION = "AudienceSyncStepFunction"
-
-
-def is_step(event: Any) -> bool:
-    return isinstance(event, dict) and event.get("action") == "step"
-
-
-@contextmanager
-def killed_at_first_write(stack: LocalStack) -> Iterator[list[str]]:
-    """Kill the sync's step when it sends its first write to AWS (storing the scored members)."""
-    assert stack.runner is not None
-    runner, role = stack.runner, stack.roles[FUNCTION].access_key_id
-    killed: list[str] = []
-
-    def hook(request: AwsRequest) -> None:
-        if (
-            not killed
-            and request.access_key_id == role
-            and request.name in WRITES
-            and runner.kill_running(FUNCTION, is_step)
-        ):
-            killed.append(request.name)
-
-    with stack.aws_hook(hook):
-        yield killed
-
-
-@contextmanager
-def killed_after_the_last_batch(stack: LocalStack) -> Iterator[list[str]]:
-    """Kill the step once the platform took the replace's batch (answered 200), before the answer
-    reaches it: the platform's session is finished, the step never saved that it was."""
-    assert stack.runner is not None
-    runner = stack.runner
-    killed: list[str] = []
-
-    def hook(method: str, path: str, status: int) -> None:
-        if (
-            not killed
-            and method == "POST"
-            and path.endswith("/usersreplace")
-            and status == 200
-            and runner.kill_running(FUNCTION, is_step)
-        ):
-            killed.append(path)
-
-    stack.sandbox.answer_hooks.append(hook)
-    try:
-        yield killed
-    finally:
-        stack.sandbox.answer_hooks.remove(hook)
 
 
 def refresh_now(api: httpx.Client, org: ConnectedOrg, audience_id: str, after: str | None) -> dict[str, Any]:
@@ -113,20 +63,27 @@ def test_a_sync_step_killed_at_its_first_write_or_after_its_last_batch_is_retrie
     audience = segment_audience(api, org)
     audience_id, platform_id = audience["audienceId"], audience["platformCustomAudienceId"]
     last: str | None = None
-    for kill in (killed_at_first_write, killed_after_the_last_batch):
+    step = action_is("step")
+    kills: dict[str, Callable[[], AbstractContextManager[list[str]]]] = {
+        # storing the scored members
+        "at its first write": lambda: killed_at_write(stack, FUNCTION, step),
+        # the platform's replace session is finished, the step never saved that it was
+        "after the last batch": lambda: killed_after_answer(stack, FUNCTION, step, "/usersreplace"),
+    }
+    for where, kill in kills.items():
         sandbox.delete("/requests")
         # When: refresh now, its step dying at that point
-        with kill(stack) as killed:
+        with kill() as killed:
             synced = refresh_now(api, org, audience_id, after=last)
         # Then: the step was killed there, retried by the state machine, and the run succeeded with the
         # segment's members on the platform once, sent in one replace session
-        assert killed, f"{kill.__name__}: the step was not killed"
+        assert killed, f"{where}: the step was not killed"
         run = synced["sync"]["lastRun"]
-        assert run["outcome"] == "succeeded", (kill.__name__, run)
+        assert run["outcome"] == "succeeded", (where, run)
         after = member_ids(sandbox, platform_id)
         assert after == expected_ids(org, audience_id)
         assert len(set(after)) == len(after)
-        assert len(replace_sessions(sandbox)) == 1, kill.__name__
+        assert len(replace_sessions(sandbox)) == 1, where
         assert run["usersUploaded"] == len(after) == synced["userCount"]
         last = run["runId"]
 
@@ -134,31 +91,6 @@ def test_a_sync_step_killed_at_its_first_write_or_after_its_last_batch_is_retrie
 # --- The data source's sync ------------------------------------------------------------------------
 
 SYNC_FUNCTION = "DataSourceSyncJobFunction"
-
-
-def is_sync(event: Any) -> bool:
-    return isinstance(event, dict) and event.get("action") == "sync"
-
-
-@contextmanager
-def sync_killed_at_write(stack: LocalStack, service: str, nth: int) -> Iterator[list[str]]:
-    """Kill the sync step when it sends its ``nth`` write to ``service`` (``s3`` or ``dynamodb``)."""
-    assert stack.runner is not None
-    runner, role = stack.runner, stack.roles[SYNC_FUNCTION].access_key_id
-    seen: list[str] = []
-    killed: list[str] = []
-
-    def hook(request: AwsRequest) -> None:
-        if killed or request.access_key_id != role or request.name not in WRITES:
-            return
-        if not request.name.startswith(f"{service}:"):
-            return
-        seen.append(request.name)
-        if len(seen) == nth and runner.kill_running(SYNC_FUNCTION, is_sync):
-            killed.append(request.name)
-
-    with stack.aws_hook(hook):
-        yield killed
 
 
 @pytest.mark.parametrize(
@@ -180,7 +112,7 @@ def test_a_data_source_sync_killed_mid_way_is_retried_and_publishes_one_whole_ve
     # Given: the shop's files uploaded
     upload_id = upload_shop(api, org, shop_files(n_users=300, seed=9))
     # When: the sync runs and its step dies at that point
-    with sync_killed_at_write(stack, service, nth) as killed:
+    with killed_at_write(stack, SYNC_FUNCTION, action_is("sync"), service=service, nth=nth) as killed:
         started = api.post(
             "/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=org.headers
         )
