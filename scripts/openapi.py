@@ -45,7 +45,9 @@ def generate() -> dict[str, Any]:
         schema: dict[str, Any] = json.loads(merge.get_openapi_json_schema())
     return document_links(
         document_no_content(
-            document_confirmations(document_pages(document_errors(document_public_endpoints(schema))))
+            document_confirmations(
+                document_pages(document_webhook(document_errors(document_public_endpoints(schema))))
+            )
         )
     )
 
@@ -248,6 +250,25 @@ def document_public_endpoints(schema: dict[str, Any]) -> dict[str, Any]:
             responses["204"] = {
                 "description": "CORS headers for a page of the organization's declared domains, none else"
             }
+    return schema
+
+
+def document_webhook(schema: dict[str, Any]) -> dict[str, Any]:
+    """The provider's webhook delivery: its body is the provider's event (``ProviderEvent``), read raw
+    (the signature is over its bytes, whatever the Content-Type, so no 415); the handler has no body
+    parameter for Powertools to document."""
+    from shared.payments.webhooks import ProviderEvent
+
+    schemas = schema.setdefault("components", {}).setdefault("schemas", {})
+    found = ProviderEvent.model_json_schema(by_alias=True, ref_template="#/components/schemas/{model}")
+    schemas.update(found.pop("$defs", {}))
+    schemas[ProviderEvent.__name__] = found
+    schema["paths"]["/payments/webhook"]["post"]["requestBody"] = {
+        "required": True,
+        "content": {
+            "application/json": {"schema": {"$ref": f"#/components/schemas/{ProviderEvent.__name__}"}}
+        },
+    }
     return schema
 
 

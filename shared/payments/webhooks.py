@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Literal, Protocol
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from shared.clock import Clock
 from shared.observability import logger
 from shared.payments.checkout import checkout_path
@@ -37,6 +39,34 @@ from shared.records.payments import CheckoutRecord, OrderRecord, PaymentsConnect
 # A delivery holding an event's claim longer than this is taken to have died: the next may act.
 CLAIM_LEASE = timedelta(minutes=2)
 PAID_EVENTS = frozenset({"checkout.session.completed", "checkout.session.async_payment_succeeded"})
+
+
+class EventData(BaseModel):
+    """An event's ``data``: the object it is about."""
+
+    model_config = ConfigDict(extra="allow")
+
+    object: dict[str, Any] = Field(
+        description="The object the event is about (a Checkout Session, a PaymentIntent, an Account); "
+        "its metadata's org_id and checkout_id name the service's organization and checkout."
+    )
+
+
+class ProviderEvent(BaseModel):
+    """A webhook delivery's body: the provider's event (its Event object, snake_case), signed in
+    ``Stripe-Signature`` over these very bytes. What the service reads of it; the provider's other
+    fields (``object``, ``api_version``, ``livemode``, ...) are taken and ignored. A signed body of
+    another shape is no event the service handles: acknowledged and ignored (200)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(min_length=1, description="The event's id: each is handled once.")
+    type: str = Field(description="checkout.session.completed, account.updated, ...")
+    account: str | None = Field(default=None, description="The connected account it comes from.")
+    created: int | None = Field(
+        default=None, ge=0, le=253_402_300_799, description="When it happened (Unix seconds)."
+    )
+    data: EventData
 
 
 class Store(Protocol):
@@ -124,16 +154,21 @@ class WebhookHandler:
                 "payments webhook refused", extra={"reason": refused.reason, "bytes": len(payload)}
             )
             return WebhookAnswer(401, "signature_refused")
-        event_id, kind = str(event.get("id", "")), str(event.get("type", ""))
-        obj = (event.get("data") or {}).get("object") or {}
-        metadata = obj.get("metadata") or {}
-        org_id = metadata.get("org_id")
-        if not event_id or not isinstance(org_id, str) or not org_id:
+        try:
+            parsed = ProviderEvent.model_validate(event)
+        except ValidationError:
+            return self._ignored(
+                str(event.get("id", ""))[:100], str(event.get("type", ""))[:100], "not an event"
+            )
+        event_id, kind, obj = parsed.id, parsed.type, parsed.data.object
+        metadata = obj.get("metadata")
+        org_id = metadata.get("org_id") if isinstance(metadata, dict) else None
+        if not isinstance(org_id, str) or not org_id:
             return self._ignored(event_id, kind, "not the service's")
         connection = self.store.get_connection(org_id)
         if connection is None or connection.account is None or connection.status == "inactive":
             return self._ignored(event_id, kind, "no payments connection")
-        if event.get("account") != self.accounts.account_id(connection):
+        if parsed.account != self.accounts.account_id(connection):
             logger.warning(
                 "payments event from another account", extra={"event_id": event_id, "org_id": org_id}
             )
@@ -145,7 +180,7 @@ class WebhookHandler:
         if claim == "busy":
             return WebhookAnswer(409, "in_progress")
         try:
-            outcome = self._act(org_id, connection, kind, obj, event)
+            outcome = self._act(org_id, connection, kind, obj, parsed)
         except Exception:
             self.store.release_event(org_id, event_id)
             logger.exception("payments event failed", extra={"event_id": event_id, "type": kind})
@@ -160,7 +195,7 @@ class WebhookHandler:
         connection: PaymentsConnection,
         kind: str,
         obj: dict[str, Any],
-        event: dict[str, Any],
+        event: ProviderEvent,
     ) -> str:
         now = self.clock()
         checkout_id = str((obj.get("metadata") or {}).get("checkout_id") or "")
@@ -170,8 +205,8 @@ class WebhookHandler:
         if kind in PAID_EVENTS:
             if obj.get("payment_status") != "paid":
                 return "awaiting_payment"  # a delayed method: async_payment_succeeded follows
-            paid_at = datetime.fromtimestamp(int(event.get("created") or now.timestamp()), UTC)
-            return self._paid(org_id, connection, checkout_id, obj, str(event["id"]), paid_at, now)
+            paid_at = datetime.fromtimestamp(event.created or now.timestamp(), UTC)
+            return self._paid(org_id, connection, checkout_id, obj, event.id, paid_at, now)
         if kind == "checkout.session.expired":
             return (
                 "expired" if self.store.end_checkout(org_id, checkout_id, "expired", now) else "already_paid"

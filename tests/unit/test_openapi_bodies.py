@@ -29,6 +29,7 @@ from shared.closure.service import CloseAccountRequest
 from shared.datasources.models import SyncRequest, UploadLinksRequest
 from shared.events.site_events import SiteEventBatch
 from shared.events.sites import SiteSettingsRequest
+from shared.payments.webhooks import ProviderEvent
 from shared.predictions.key_management import CreateApiKeyRequest
 from shared.predictions.predict import PredictRequest
 from shared.publishing.models import PublishAdvertRequest
@@ -39,6 +40,7 @@ BODY_MODELS: dict[str, type[BaseModel]] = {
     "POST /client/predict/{modelName}": PredictRequest,
     "POST /dashboard/api-keys": CreateApiKeyRequest,
     "POST /payments/connect/callback": PaymentsCallbackRequest,
+    "POST /payments/webhook": ProviderEvent,
     "POST /platform-ads/account/closure": CloseAccountRequest,
     "POST /platform-ads/activations": ActivationRequest,
     "POST /platform-ads/audiences": CreateAudienceRequest,
