@@ -2,7 +2,7 @@
 ``normalise_and_hash``) on an audience kept on disk, so the peak memory is that task's own.
 
 ``python -m benchmarks._activation_task WORKDIR ACTION`` runs the step as the activation step function
-does (a worker with the function's 300 s, the engine sized by ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``, a
+does (a worker with the function's 300 s, the engine sized as the template sizes it (``ENGINE_MEMORY_MB``), a
 list split into parts of ``ACTIVATION_PART_USERS`` users, by default the pipeline's)
 and prints one JSON line: seconds, CPU seconds, peak and starting resident memory (VmHWM, reset at
 the start as ``benchmarks._scale_child`` does), the step's outcome or error."""
@@ -75,13 +75,14 @@ class NoPlatform:
 
 
 def segment_source(blobs: DiskBlobs, setup: dict[str, str]) -> Any:
-    """The segment's users as ``TargetingService.segment_columns`` gives them: from the bundle, loaded
-    and scored here (``TargetingService`` itself, over stores of one model and one dataset version),
+    """The segment's users as ``TargetingService.segment_columns`` gives them: from the model's
+    serving shards, each loaded and scored here in turn (``TargetingService`` itself as the wiring
+    builds it, over stores of one model and one dataset version),
     or, without a bundle, the ids of the customers file (``c000000001``...) with scores drawn here."""
     import numpy as np
 
     from shared.ml.freshness import FreshnessRules
-    from shared.ml.scoring import load_bundle
+    from shared.predictions.predict import WholeBundles
     from shared.records.audiences import SegmentProvenance
     from shared.records.datasources import DatasetVersion
     from shared.records.models import ModelRecord
@@ -138,7 +139,9 @@ def segment_source(blobs: DiskBlobs, setup: dict[str, str]) -> Any:
         training_cutoff=now,
         training_user_count=users,
         bundle_key=setup["bundle_key"],
-        bundle_sha256="scale",
+        bundle_sha256="scale",  # never read: the shards are
+        bundle_shards=json.loads(setup["bundle_shards"]),
+        bundle_shards_prefix=setup["bundle_key"].removesuffix("bundle.npz") + "shard-",
         dataset_version="v1",
     )
 
@@ -149,14 +152,12 @@ def segment_source(blobs: DiskBlobs, setup: dict[str, str]) -> Any:
         def current(self, org_id: str) -> DatasetVersion:
             return dataset
 
-    class Bundles:
-        def bundle_for(self, record: ModelRecord) -> Any:
-            return load_bundle(blobs.get(record.bundle_key))
-
+    bundles = WholeBundles(blobs)
     return TargetingService(
         models=One(),
         datasets=One(),
-        bundles=Bundles(),
+        bundles=bundles,
+        shards=bundles,
         coverages=CoverageCache(blobs),
         blobs=blobs,
         rules=FreshnessRules(),

@@ -5,7 +5,8 @@ A list activation of N users: the list is written as the upload CSV (by the engi
 then SelectUsers (the list checked, the snapshot written and uploaded) and NormaliseAndHash (every
 identifier normalised and hashed, users de-duplicated, the batches written) run as the activation
 step function runs them, on a store kept on disk (``benchmarks._scale_paths.DiskBlobs``), with the
-template's memory for the function (``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``: the engine takes half).
+template's memory for the function (``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``) and its engine limit
+(``ENGINE_MEMORY_MB``, fixed in the template; half the memory where it sets none).
 A list of more than ``PART_USERS`` users (2M) is split by SelectUsers into parts, and NormaliseAndHash
 runs once per part, each task a process of its own, as the state machine loops over it; its rows give
 the slowest and largest task, and the CPU of all of them per user (the growth law). UploadBatches
@@ -17,10 +18,13 @@ A segment activation of N users (``ACTIVATION_SEGMENT_SIZES``): a dataset versio
 keeps, all N of them, with a 10 % holdout: SelectUsers joins them to their customers, splits the
 holdout and writes the users, groups and snapshot files from the engine; NormaliseAndHash hashes
 the uploaded users (in parts past 2M). With ``ACTIVATION_SEGMENT_BUNDLE`` (a purchase bundle's
-``.npz``, e.g. ``train_purchase``'s ``purchase-bundle.npz`` of ``make bench-scale``) SelectUsers
-loads that bundle and scores it (``TargetingService.segment_columns``), and the customers are its
-users; without it, the scores are drawn in the task (``SEGMENT_SOURCE=columns``): the cost of a
-bundle then is not in the row.
+``.npz``, e.g. ``train_purchase``'s ``purchase-bundle.npz`` of ``make bench-scale``) the model is
+stored as training stores it, the whole bundle and its serving shards, and SelectUsers scores the
+shards one at a time (``TargetingService.segment_columns``, ``score_shards``); the customers are the
+bundle's users. A bundle of fewer users than the segment is tiled to its size first
+(``tiled_bundle``: its users repeated under new ids, every per-user array and key with them), so the
+shards have a real model's layout and size at N users. Rows ``activation_scale.segment_bundle.<users>``.
+Without it, the scores are drawn in the task: the cost of a bundle then is not in the row.
 
 Rows: ``activation_scale.list.<users>.<task>.seconds`` (the slowest task), ``.cpu_us_per_user`` and
 ``.peak_mb`` (the largest task, with ``function`` and ``design_size`` for
@@ -61,6 +65,13 @@ ORG = "scale-shop"
 def function_memory_mb() -> int:
     properties = load_template()["Resources"][FUNCTION]["Properties"]
     return int(properties.get("MemorySize", 128))
+
+
+def engine_memory_mb(memory_mb: int) -> int:
+    """The engine's limit in the function: the template's ``ENGINE_MEMORY_MB``, else half its memory."""
+    properties = load_template()["Resources"][FUNCTION]["Properties"]
+    fixed = properties.get("Environment", {}).get("Variables", {}).get("ENGINE_MEMORY_MB")
+    return int(fixed) if fixed else memory_mb // 2
 
 
 def write_list(path: Path, users: int) -> None:
@@ -118,6 +129,55 @@ def prepare(workdir: Path, users: int) -> dict[str, str]:
     return setup
 
 
+def tiled_bundle(source: Path, users: int, out: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A purchase bundle of ``users`` users made from a trained one of fewer (``source``), written to
+    ``out``: its users repeated, copy k's ids suffixed ``-k``, re-sorted by id, with every per-user
+    array and every (row, user) key moved with them. Its header and arrays (for ``shard_arrays``)."""
+    import json as _json
+
+    import numpy as np
+
+    from shared.ml.scoring import _USER_KEYED
+
+    with np.load(source, allow_pickle=False) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    if "model__history_indptr" in arrays:
+        raise ValueError("tiling a recommendation bundle is not supported")
+    n = int(arrays["user_ids"].size)
+    picked = np.arange(users)
+    copy, base = np.divmod(picked, n)
+    suffix = np.where(copy == 0, "", np.char.add("-", copy.astype(np.str_)))
+    ids = np.char.add(arrays["user_ids"][base], suffix)
+    order = np.argsort(ids, kind="stable")
+    position = np.empty(users, dtype=np.int64)
+    position[order] = np.arange(users)
+    tiled: dict[str, Any] = {"user_ids": ids[order]}
+    del ids, suffix
+    for name, value in arrays.items():
+        if name.startswith(("state__user_", "model__user_")):
+            tiled[name] = value[base[order]]
+    for keys_name, value_names in _USER_KEYED.items():
+        rows, user = np.divmod(arrays[keys_name].astype(np.int64), n)
+        keys: list[Any] = []
+        values: dict[str, list[Any]] = {name: [] for name in value_names}
+        for k in range(int(copy[-1]) + 1):
+            inside = k * n + user < users
+            keys.append(rows[inside] * users + position[k * n + user[inside]])
+            for name in value_names:
+                values[name].append(arrays[name][inside])
+        every = np.concatenate(keys)
+        by_key = np.argsort(every, kind="stable")
+        tiled[keys_name] = every[by_key]
+        for name in value_names:
+            tiled[name] = np.concatenate(values[name])[by_key]
+    for name, value in arrays.items():
+        tiled.setdefault(name, value)
+    header_bytes = tiled.pop("header")
+    with out.open("wb") as file:
+        np.savez(file, header=header_bytes, **tiled)
+    return _json.loads(header_bytes.tobytes().decode()), tiled
+
+
 def write_customers(path: Path, users: int, bundle: Path | None) -> str:
     """``users`` customers as a dataset version's ``customers.parquet`` (the sync's columns): the
     bundle's users when given (its first ``users``), else ids ``c000000001``...; e-mail, UK mobile,
@@ -165,12 +225,31 @@ def prepare_segment(workdir: Path, users: int, bundle: Path | None) -> dict[str,
     blobs = workdir / "blobs"
     customers_key = f"datasets/{ORG}/v1/customers.parquet"
     (blobs / customers_key).parent.mkdir(parents=True)
-    product = write_customers(blobs / customers_key, users, bundle)
-    bundle_key = ""
+    bundle_key, shard_sums = "", []
     if bundle is not None:
+        import hashlib
+
+        import numpy as np
+
+        from shared.ml.scoring import shard_arrays
+
         bundle_key = f"models/{ORG}/shop-purchase/bundle.npz"
         (blobs / bundle_key).parent.mkdir(parents=True)
-        shutil.copyfile(bundle, blobs / bundle_key)
+        with np.load(bundle, allow_pickle=False) as npz:
+            trained_users = int(npz["user_ids"].size)
+        if trained_users < users:
+            header, arrays = tiled_bundle(bundle, users, blobs / bundle_key)
+        else:
+            shutil.copyfile(bundle, blobs / bundle_key)
+            with np.load(bundle, allow_pickle=False) as npz:
+                arrays = {name: npz[name] for name in npz.files}
+            header = json.loads(arrays.pop("header").tobytes().decode())
+        bundle = blobs / bundle_key  # the customers are its users
+        for shard, data in enumerate(shard_arrays(header, arrays)):
+            (blobs / f"models/{ORG}/shop-purchase/shard-{shard:04d}.npz").write_bytes(data)
+            shard_sums.append(hashlib.sha256(data).hexdigest())
+        del arrays
+    product = write_customers(blobs / customers_key, users, bundle)
     source_key = f"sources/{ORG}/{audience_id}.json"
     (blobs / source_key).parent.mkdir(parents=True)
     request = {
@@ -207,6 +286,7 @@ def prepare_segment(workdir: Path, users: int, bundle: Path | None) -> dict[str,
         "segment_users": str(users),
         "customers_key": customers_key,
         "bundle_key": bundle_key,
+        "bundle_shards": json.dumps(shard_sums),
     }
     (workdir / "audience.json").write_text(json.dumps(setup))
     return setup
@@ -216,6 +296,7 @@ def run_task(workdir: Path, action: str, memory_mb: int) -> dict[str, Any]:
     environment = {
         **os.environ,
         "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb),
+        "ENGINE_MEMORY_MB": str(engine_memory_mb(memory_mb)),
         "POWERTOOLS_LOG_LEVEL": "WARNING",
         "POWERTOOLS_METRICS_DISABLED": "true",
         "TMPDIR": str(workdir / "tmp"),
@@ -309,7 +390,7 @@ def measure(users: int, memory_mb: int, kind: str = "list", bundle: Path | None 
                 target=f"<= {TASK_TARGET_MB:g} MB a task",
                 passed=peak_task["peak_mb"] <= TASK_TARGET_MB,
                 notes=f"peak RSS of the largest task's process ({peak_task['rss_before_mb']:.0f} MB at its "
-                f"start); engine limit {memory_mb // 2} MB of the function's {memory_mb} MB",
+                f"start); engine limit {engine_memory_mb(memory_mb)} MB, the function's {memory_mb} MB",
             )
             peak["function"], peak["design_size"] = FUNCTION, design  # type: ignore[typeddict-unknown-key]
             rows.append(peak)
@@ -328,9 +409,10 @@ def run() -> list[BenchRow]:
     rows: list[BenchRow] = []
     for users in sizes:
         rows.extend(measure(users, memory_mb))
+    segment_kind = "segment_bundle" if bundle else "segment"
     for users in segments:
-        rows.extend(measure(users, memory_mb, "segment", bundle))
-    ran = {f"list.{users}" for users in sizes} | {f"segment.{users}" for users in segments}
+        rows.extend(measure(users, memory_mb, segment_kind, bundle))
+    ran = {f"list.{users}" for users in sizes} | {f"{segment_kind}.{users}" for users in segments}
     return [*kept_rows(ran), *rows]
 
 

@@ -755,6 +755,7 @@ def targeting_service() -> TargetingService:
         blobs=data_blobs(),
         rules=FreshnessRules.from_settings(settings()),
         clock=utc_now,
+        shards=whole_bundles(),  # a segment's users are scored shard by shard
     )
 
 

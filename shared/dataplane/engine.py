@@ -5,6 +5,9 @@ between them) with every setting passed at connect, as dbt-duckdb's environments
 
 * ``memory_limit``: about half the function's memory (``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``), so the
   engine spills to ``/tmp`` rather than the function being killed, and Python keeps the other half;
+  or a fixed limit in MB where the function's configuration sets one (``ENGINE_MEMORY_MB``, the
+  activation step's: its tasks' peak is the engine's limit plus Python's arrays, so a limit that
+  followed the function's memory would raise the peak with every raise of the memory);
 * ``threads``: the function's vCPUs;
 * ``temp_directory`` and ``home_directory`` under the invocation's own work directory in ``/tmp``;
 * no extension is installed, downloaded or autoloaded (the Lambda has no internet and no extension
@@ -33,6 +36,10 @@ from shared.dataplane import queries
 # Used when not running in Lambda (tests, the local stack, benchmarks): the sync function's memory.
 DEFAULT_FUNCTION_MB = 2048
 ENGINE_SHARE = 0.5
+# A fixed engine limit in MB, set in the template for a function whose tasks must stay under a peak
+# whatever its memory (more memory is more CPU on Lambda); absent, the engine takes ENGINE_SHARE.
+ENGINE_MEMORY_VARIABLE = "ENGINE_MEMORY_MB"
+MIN_ENGINE_MB = 128
 
 
 @dataclass(frozen=True)
@@ -43,11 +50,17 @@ class EngineSettings:
 
 
 def settings_for(workdir: Path, function_mb: int | None = None, threads: int | None = None) -> EngineSettings:
-    """The engine's settings for a function with ``function_mb`` of memory (default: this Lambda's)."""
-    if function_mb is None:
-        function_mb = int(os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", DEFAULT_FUNCTION_MB))
+    """The engine's settings for a function with ``function_mb`` of memory: ``ENGINE_SHARE`` of it.
+    Without ``function_mb``, this Lambda's: the fixed ``ENGINE_MEMORY_MB`` where its configuration
+    sets one, else the share of ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``."""
+    if function_mb is None and os.environ.get(ENGINE_MEMORY_VARIABLE):
+        limit_mb = int(os.environ[ENGINE_MEMORY_VARIABLE])
+    else:
+        if function_mb is None:
+            function_mb = int(os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", DEFAULT_FUNCTION_MB))
+        limit_mb = int(function_mb * ENGINE_SHARE)
     return EngineSettings(
-        memory_limit_mb=max(128, int(function_mb * ENGINE_SHARE)),
+        memory_limit_mb=max(MIN_ENGINE_MB, limit_mb),
         threads=threads or max(1, os.cpu_count() or 1),
         workdir=workdir,
     )

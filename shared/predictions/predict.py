@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Iterator
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
@@ -208,6 +209,12 @@ class WholeBundles:
 
     def bundle_for(self, record: ModelRecord) -> ScoringBundle:
         return self._cache.whole(record, self._blobs)
+
+    def shards_of(self, record: ModelRecord) -> Iterator[ScoringBundle]:
+        """Each serving shard of ``record`` (``record.bundle_shards``), read, checked against its
+        SHA-256 and loaded in turn, none kept: a segment of millions of users scored shard by shard."""
+        for shard, sha256 in enumerate(record.bundle_shards):
+            yield load_bundle(self._blobs.get(f"{record.bundle_shards_prefix}{shard:04d}.npz"), sha256)
 
 
 class CachedKeys:

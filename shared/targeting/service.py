@@ -10,6 +10,7 @@ scoring, one selection and integer indexing.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from threading import Lock
@@ -25,7 +26,7 @@ from shared.datasources.coverage import Coverage, read_coverage
 from shared.errors import NotFound, PreconditionFailed, ValidationFailed
 from shared.ml.datasets import CustomerRecord, load_records
 from shared.ml.freshness import FreshnessRules, freshness
-from shared.ml.scoring import ScoringBundle
+from shared.ml.scoring import ScoringBundle, score_shards
 from shared.records.audiences import SegmentProvenance
 from shared.records.datasources import DatasetVersion
 from shared.records.models import ModelRecord
@@ -58,6 +59,12 @@ class DatasetReader(Protocol):
 
 class BundleSource(Protocol):
     def bundle_for(self, record: ModelRecord) -> ScoringBundle: ...
+
+
+class ShardSource(Protocol):
+    def shards_of(self, record: ModelRecord) -> Iterator[ScoringBundle]:
+        """Each serving shard of ``record`` loaded in turn, none kept (``record.bundle_shards``)."""
+        ...
 
 
 class BlobReader(Protocol):
@@ -137,6 +144,9 @@ class TargetingService:
     blobs: BlobReader
     rules: FreshnessRules
     clock: Clock
+    # Where set, a segment's users are scored from the model's serving shards, one at a time
+    # (``segment_columns``), never from the whole bundle.
+    shards: ShardSource | None = None
 
     def preview(self, org_id: str, request: PreviewRequest) -> PreviewView:
         """Size, score histogram and cut, identifier coverage, seed per country, and warnings."""
@@ -216,14 +226,16 @@ class TargetingService:
     def segment_columns(
         self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = False, values: bool = False
     ) -> SegmentColumns:
-        """The segment's users as columns (:class:`SegmentColumns`), scored ``_CHUNK_ROWS`` users at a
-        time by the bundle, with the customers file to join them to: of the dataset the model was
-        trained on, or with ``latest_identifiers`` of the dataset in force. With ``values``, each
-        user's predicted value too (purchase models only, else ``ValidationFailed``)."""
-        model, bundle, dataset = self._sources(org_id, spec)
+        """The segment's users as columns (:class:`SegmentColumns`), with the customers file to join
+        them to: of the dataset the model was trained on, or with ``latest_identifiers`` of the dataset
+        in force. With ``values``, each user's predicted value too (purchase models only, else
+        ``ValidationFailed``). Scored from the model's serving shards one at a time where this service
+        has ``shards`` and the model has them (``score_shards``: about 25 bytes a user stay, not the
+        bundle's 450), else by the whole bundle ``_CHUNK_ROWS`` users at a time."""
+        model, dataset = self._model_and_dataset(org_id, spec)
         if latest_identifiers:
             dataset = self.datasets.current(org_id) or dataset
-        if values and bundle.model_type != "purchase":
+        if values and model.type != "purchase":
             raise ValidationFailed(
                 f"Model '{model.name}' ranks products for each user; it predicts no purchase probability, "
                 "so there is no predicted value for a value-based seed.",
@@ -231,19 +243,32 @@ class TargetingService:
                 remedy="Use a purchase model (shop-purchase) for a value-based seed, or leave valueBased "
                 "out.",
             )
-        scores = bundle.score_all_users(spec.product_id)
-        cut = _select(bundle, scores, spec)
+        if self.shards is not None and model.bundle_shards and model.bundle_shards_prefix:
+            scored = score_shards(
+                self.shards.shards_of(model), spec.product_id, bought=spec.exclude_purchased, values=values
+            )
+            user_ids, scores, bought = scored.user_ids, scored.scores, scored.bought
+            spend, orders = scored.spend, scored.orders
+            del scored
+        else:
+            bundle = self.bundles.bundle_for(model)
+            user_ids, scores = bundle.user_ids, bundle.score_all_users(spec.product_id)
+            bought = bundle.bought_by(spec.product_id) if spec.exclude_purchased else None
+            spend, orders = bundle.spend_and_orders() if values else (None, None)
+            del bundle
+        cut = _cut(scores, spec, bought)
         predicted: NDArray[np.float64] | None = None
-        if values:
-            spend, orders = bundle.spend_and_orders()
+        if spend is not None and orders is not None:
             predicted = predicted_values(
                 scores[cut.indices],
                 spend[cut.indices],
                 orders[cut.indices],
                 shop_average_order_value(spend, orders),  # every training user, not only the kept
             )
+        chosen = user_ids[cut.indices]
+        del user_ids
         return SegmentColumns(
-            user_ids=bundle.user_ids[cut.indices],
+            user_ids=chosen.astype(np.str_) if chosen.dtype.kind == "S" else chosen,
             scores=scores[cut.indices],
             values=predicted,
             customers_key=dataset.keys["customers"],
@@ -261,6 +286,10 @@ class TargetingService:
         )
 
     def _sources(self, org_id: str, spec: SegmentSpec) -> tuple[ModelRecord, ScoringBundle, DatasetVersion]:
+        model, dataset = self._model_and_dataset(org_id, spec)
+        return model, self.bundles.bundle_for(model), dataset
+
+    def _model_and_dataset(self, org_id: str, spec: SegmentSpec) -> tuple[ModelRecord, DatasetVersion]:
         model = self.models.get(org_id, spec.model_name)
         if model is None:
             raise NotFound(
@@ -280,7 +309,7 @@ class TargetingService:
                 remedy="Upload and sync the shop's customers, products and orders in the launch wizard's "
                 "first step.",
             )
-        return model, self.bundles.bundle_for(model), dataset
+        return model, dataset
 
     def _customers(self, key: str, ids: list[str], chosen: dict[str, float]) -> list[AudienceUser]:
         """The chosen users that have a customer row, with their identifiers and scores, by user_id:
@@ -369,9 +398,15 @@ def _select(bundle: ScoringBundle, scores: NDArray[np.float64], spec: SegmentSpe
     """The users ``spec``'s rule keeps of ``scores`` (indices into them, best first); with
     ``exclude_purchased`` the rule runs on the users who never bought the product alone (a top
     percentage is a share of them)."""
-    if not spec.exclude_purchased:
+    return _cut(scores, spec, bundle.bought_by(spec.product_id) if spec.exclude_purchased else None)
+
+
+def _cut(scores: NDArray[np.float64], spec: SegmentSpec, bought: NDArray[np.bool_] | None) -> Cut:
+    """:func:`_select` given whether each user bought the product (``bought``: asked for only with
+    ``exclude_purchased``)."""
+    if not spec.exclude_purchased or bought is None:
         return select(scores, spec)
-    among = np.flatnonzero(~bundle.bought_by(spec.product_id))
+    among = np.flatnonzero(~bought)
     cut = select(scores[among], spec)
     return Cut(indices=among[cut.indices], cut_score=cut.cut_score)
 

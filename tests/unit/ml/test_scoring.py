@@ -335,3 +335,45 @@ def test_a_bundle_knows_which_users_bought_a_product(
     # Then exactly its buyers, in the bundle's user order; nobody bought the unknown one
     assert set(bundle.user_ids[bought].tolist()) == buyers
     assert not bundle.bought_by("no-such-product").any()
+
+
+@pytest.mark.parametrize("model_fixture", ["purchase_model", "recommendation_model"])
+def test_a_product_scored_shard_by_shard_is_the_whole_bundles_column_in_its_order(
+    model_fixture: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a model split into six shards
+    monkeypatch.setattr(scoring, "SHARD_USERS", 100)
+    model: TrainedModel = request.getfixturevalue(model_fixture)
+    data = model.artifacts["bundle"].data
+    whole = load_bundle(data)
+    shards = scoring.shard_bundle(data)
+    assert len(shards) == 6
+
+    # When one product is scored for every user, one shard loaded at a time
+    scored = scoring.score_shards(
+        (load_bundle(shard) for shard in shards),
+        "p00003",
+        bought=True,
+        values=model_fixture == "purchase_model",
+    )
+
+    # Then the users are the whole bundle's, in its order, and each column is its
+    assert scored.user_ids.astype(np.str_).tolist() == whole.user_ids.tolist()
+    # float32 state and half-precision taste factors, as the predict function serves them
+    assert scored.scores == pytest.approx(whole.score_all_users("p00003"), rel=1e-3, abs=1e-6)
+    assert scored.bought is not None
+    assert scored.bought.tolist() == whole.bought_by("p00003").tolist()
+    assert scored.bought.any()
+    assert not scored.bought.all()
+    if model_fixture == "purchase_model":
+        spend, orders = whole.spend_and_orders()
+        assert scored.spend == pytest.approx(spend, rel=1e-6)
+        assert scored.orders == pytest.approx(orders)
+    else:
+        assert scored.spend is None
+        assert scored.orders is None
+
+
+def test_scoring_no_shard_is_refused() -> None:
+    with pytest.raises(ServiceError, match="no serving shards"):
+        scoring.score_shards(iter([]), "p00003")
