@@ -31,6 +31,7 @@ Rows: ``activation_scale.list.<users>.<task>.seconds`` (the slowest task), ``.cp
 ``tests/unit/test_memory_settings.py``). Sizes: ``ACTIVATION_SCALE_SIZES``
 (comma-separated users; default 1M and 3M), the design size being 30M users (``DESIGN_USERS``);
 ``activation_scale.segment.<users>...`` likewise, its design size 5M users (``DESIGN_SEGMENT_USERS``).
+``ACTIVATION_SCALE_TASKS`` (e.g. ``select_users``) measures only those steps.
 Run ``python -m benchmarks activation_scale``.
 """
 
@@ -60,6 +61,16 @@ TASK_TARGET_SECONDS = 300.0
 TASK_TARGET_MB = 1024.0
 TASKS = ("select_users", "normalise_and_hash")
 ORG = "scale-shop"
+
+
+def tasks_to_run() -> tuple[str, ...]:
+    """The steps measured: ``ACTIVATION_SCALE_TASKS`` (comma-separated, in order; SelectUsers alone for
+    a segment scored from a bundle, whose NormaliseAndHash is the columns run's), else both."""
+    chosen = tuple(task for task in os.environ.get("ACTIVATION_SCALE_TASKS", "").split(",") if task)
+    unknown = set(chosen) - set(TASKS)
+    if unknown:
+        raise ValueError(f"unknown tasks {sorted(unknown)}: {TASKS}")
+    return chosen or TASKS
 
 
 def function_memory_mb() -> int:
@@ -334,7 +345,7 @@ def measure(users: int, memory_mb: int, kind: str = "list", bundle: Path | None 
     rows: list[BenchRow] = []
     try:
         setup = prepare(root, users) if kind == "list" else prepare_segment(root, users, bundle)
-        for action in TASKS:
+        for action in tasks_to_run():
             tasks = run_step(root, action, memory_mb)
             design = users >= (DESIGN_USERS if kind == "list" else DESIGN_SEGMENT_USERS)
             slowest = max(tasks, key=lambda task: float(task["seconds"]))
