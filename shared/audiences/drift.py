@@ -72,9 +72,11 @@ class DriftStore(Protocol):
     """The organization's audiences (``shared.repositories.audiences.DynamoAudienceStore``)."""
 
     def list_for_org(self, org_id: str) -> list[AudienceRecord]: ...
-    def save_unchanged(self, record: AudienceRecord, seen: datetime) -> bool:
-        """Write ``record`` whole if its stored ``updated_at`` is still ``seen``; False when another
-        writer (an activation, a sync, a delete) changed it meanwhile."""
+    def save_unchanged(self, record: AudienceRecord) -> bool:
+        """Write ``record`` whole if it is still at the revision it was read at (``revision``: every
+        write moves it, ``updated_at`` has whole seconds only); False when another writer (an
+        activation, a sync, a schedule change, a delete) changed it meanwhile: the next check sees it
+        again."""
         ...
 
 
@@ -136,12 +138,11 @@ def check_drift(
             if account not in names:
                 names[account] = list_audience_names(graph, account)
             found.audiences_checked += 1
-            seen = record.updated_at
             lookalike = record.lookalike
             if record.platform_custom_audience_id not in names[account]:
                 mark_deleted_on_platform(record)
                 record.updated_at = clock()
-                found.audiences_deleted += audiences.save_unchanged(record, seen)
+                found.audiences_deleted += audiences.save_unchanged(record)
             elif (
                 lookalike is not None
                 and lookalike.status == "active"
@@ -150,12 +151,11 @@ def check_drift(
                 # The seed is there, its lookalike is not: prospecting adverts can no longer use it
                 lookalike.status = DELETED_ON_PLATFORM
                 record.updated_at = clock()
-                found.lookalikes_deleted += audiences.save_unchanged(record, seen)
+                found.lookalikes_deleted += audiences.save_unchanged(record)
         published_ids = frozenset(r.audience_id for r in published)
         for record in records:
             if record.status != "active" and record.audience_id not in published_ids:
                 continue
-            seen = record.updated_at
             now = clock()
             changes = audience_changes(record, names.get(record.ad_account_id, {}), now)
             publication = record.publication
@@ -171,13 +171,13 @@ def check_drift(
                 if deleted:
                     mark_advert_deleted_on_platform(publication, deleted)
                     record.updated_at = now
-                    found.adverts_deleted += audiences.save_unchanged(record, seen)
+                    found.adverts_deleted += audiences.save_unchanged(record)
                     continue
                 changes += advert_changes
             checked = _checked_kinds(record, names, record.audience_id in published_ids)
             if record_changes(record, changes, checked=checked):
                 record.updated_at = now
-                found.audiences_changed += audiences.save_unchanged(record, seen)
+                found.audiences_changed += audiences.save_unchanged(record)
     finally:
         platform.record_usage(org_id, graph)
     if found.audiences_deleted or found.adverts_deleted or found.audiences_changed:

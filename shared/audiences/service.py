@@ -522,7 +522,7 @@ class AudienceService:
             if not gone_on_platform(exc):
                 raise
             mark_deleted_on_platform(record)
-            self._save(record)
+            self._save(record, "status", "failure", "platform_changes")
             raise deleted_on_platform(record) from exc
         finally:
             self.connections.record_usage(org_id, graph)
@@ -536,12 +536,21 @@ class AudienceService:
         record.upload = progress
         record.user_count = progress.total_rows
         record.quality = prepared.report.model_dump(mode="json")
-        self._save(record)
+        self._save(record, "upload", "user_count", "quality", "platform_changes")
         return audience_created(record, "Audience members replaced.")
 
-    def _save(self, record: AudienceRecord) -> None:
+    def _save(self, record: AudienceRecord, *own: str) -> None:
+        """Write ``record`` over the revision it was read at. When another writer (a sync, a schedule
+        change, a drift check) wrote it meanwhile, the fields ``own`` (what this change set) are
+        written over the audience as stored, keeping the other change."""
         record.updated_at = self.clock()
-        self.audiences.put(record)
+        mine = {name: getattr(record, name) for name in own}
+
+        def apply(target: AudienceRecord) -> None:
+            for name, value in mine.items():
+                setattr(target, name, value)
+
+        self.audiences.put(record, apply)
 
     # --- read, delete, snapshot ----------------------------------------------------------------
 

@@ -18,6 +18,7 @@ when it cannot be finished: the ad account is disconnected, its stored users are
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -25,6 +26,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from shared.clock import Clock, iso
+from shared.errors import RecordChanged
 from shared.observability import logger
 from shared.records.audiences import AudienceRecord, FailureRecord, RecoveryRecord
 from shared.records.connections import Connection
@@ -35,7 +37,10 @@ STRANDED_CODE = "upload_stranded"
 class StrandedStore(Protocol):
     def idle_in_progress(self, before: datetime) -> list[AudienceRecord]: ...
     def mark_recovery(self, record: AudienceRecord) -> bool: ...
-    def put(self, record: AudienceRecord) -> None: ...
+    def put(self, record: AudienceRecord, apply: Callable[[AudienceRecord], None] | None = ...) -> None:
+        """Write over the revision read; on a conflict ``apply`` (this writer's change) to the record
+        as stored and write that, or ``RecordChanged`` without it."""
+        ...
 
 
 class ConnectionReader(Protocol):
@@ -164,7 +169,13 @@ class StrandedUploadSweeper:
             record.activation.updated_at = now
         record.lease = None
         record.updated_at = now
-        self.audiences.put(record)
+        try:
+            # Without a change to re-apply: written only over what the sweep read.
+            self.audiences.put(record)
+        except RecordChanged:
+            # A worker (or a retry) wrote it meanwhile: it is not stranded; the next sweep looks again.
+            logger.info("stranded upload moved meanwhile", extra={"audience_id": record.audience_id})
+            return
         logger.info("stranded upload failed", extra={"audience_id": record.audience_id})
 
 

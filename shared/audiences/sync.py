@@ -54,7 +54,7 @@ from shared.audiences.schedule import SYNC_INTERVALS, next_sync_at, sync_of
 from shared.audiences.snapshot import snapshot_csv
 from shared.audiences.views import audience_view
 from shared.clock import Clock, iso
-from shared.errors import Conflict, NotFound, PreconditionFailed, ServiceError
+from shared.errors import Conflict, NotFound, PreconditionFailed, RecordGone, ServiceError
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
@@ -87,9 +87,22 @@ class StaleModel(PreconditionFailed):
     code = "model_stale"
 
 
+class _Superseded(Exception):
+    """The run a step works on is no longer the audience's current run (closed, replaced, or the
+    audience deleted) when the step comes to write it: the step stops, writing nothing."""
+
+
+class _AlreadyRunning(Exception):
+    """The scheduler meets a run started meanwhile (by "sync now" or another tick)."""
+
+
 class SyncStore(Protocol):
+    """The audiences (``shared.repositories.audiences.DynamoAudienceStore``): ``put`` writes only over
+    the revision read, and on a conflict applies ``apply`` (the writer's own change) to the record
+    read again (``RecordGone`` when it was deleted, ``RecordChanged`` without ``apply``)."""
+
     def get(self, org_id: str, audience_id: str) -> AudienceRecord | None: ...
-    def put(self, record: AudienceRecord) -> None: ...
+    def put(self, record: AudienceRecord, apply: Callable[[AudienceRecord], None] | None = ...) -> None: ...
     def list_for_org(self, org_id: str) -> list[AudienceRecord]: ...
 
 
@@ -163,21 +176,26 @@ class AudienceSyncService:
         """Set how often the audience syncs (``daily``, ``weekly``, ``off``) and whether a stale model
         may be used; the next sync is due one interval after the last run (or the creation)."""
         record = self._require(org_id, audience_id)
-        sync = _syncable(record)
-        if request.allow_stale_model is not None:
-            sync.allow_stale_model = request.allow_stale_model
-        if request.frequency is not None:
-            sync.frequency = request.frequency
-            last = sync.last_run.started_at if sync.last_run else record.created_at
-            sync.next_sync_at = last + SYNC_INTERVALS[sync.frequency] if sync.frequency != "off" else None
-        record.sync = sync
-        self._save(record)
+
+        def schedule(target: AudienceRecord) -> None:
+            # Only the schedule's own fields: a sync's run or a refresh written meanwhile is kept.
+            sync = _syncable(target)
+            if request.allow_stale_model is not None:
+                sync.allow_stale_model = request.allow_stale_model
+            if request.frequency is not None:
+                sync.frequency = request.frequency
+                last = sync.last_run.started_at if sync.last_run else target.created_at
+                sync.next_sync_at = last + SYNC_INTERVALS[sync.frequency] if sync.frequency != "off" else None
+            target.sync = sync
+
+        schedule(record)
+        self._save(record, schedule)
         return audience_view(record)
 
     def sync_now(self, org_id: str, audience_id: str) -> AudienceView:
         """Start a sync now (refresh now); it runs in the background and shows as ``sync.current``."""
         record = self._require(org_id, audience_id)
-        sync = _syncable(record)
+        _syncable(record)  # a list audience has nothing to sync: says so
         if record.status == DELETED_ON_PLATFORM:
             raise deleted_on_platform(record)
         if record.status != "active":
@@ -192,12 +210,26 @@ class AudienceSyncService:
                 remedy="Reconnect the ad account from the dashboard; scheduled syncs resume too.",
             )
         now = self.clock()
-        if sync.current is not None and not self._abandoned(sync.current, now):
-            raise Conflict(
-                f"A sync of this audience is already running (started {iso(sync.current.started_at)}).",
-                remedy="Wait for it to finish; the audience list shows its progress.",
-            )
-        self._launch(record, sync, "now", now)
+
+        def not_running(target: AudienceRecord) -> None:
+            # Asked again of the audience as stored when another writer got there first.
+            sync = sync_of(target)
+            current = sync.current if sync is not None else None
+            if current is not None and not self._abandoned(current, now):
+                started_by = "Sync now" if current.trigger == "now" else "the schedule"
+                raise Conflict(
+                    f"A sync of this audience is already running (started {iso(current.started_at)} by "
+                    f"{started_by}, run {current.run_id}).",
+                    remedy="Wait for it to finish; the audience list shows its progress.",
+                )
+            if sync is None or target.status != "active":
+                raise PreconditionFailed(
+                    f"Audience {audience_id} is {target.status}; only an active audience can be synced.",
+                    remedy="Wait until it is active (or create it again if it failed).",
+                )
+
+        not_running(record)
+        self._launch(record, "now", now, not_running)
         return audience_view(record)
 
     # --- the schedule ----------------------------------------------------------------------------
@@ -215,29 +247,55 @@ class AudienceSyncService:
                 if sync is None or due is None or due > now or record.status != "active":
                     continue
                 summary.due += 1
-                if sync.current is not None:
-                    if not self._abandoned(sync.current, now):
-                        continue  # still running
-                    lost = FailureRecord(
-                        code="sync_lost",
-                        message="The sync stopped without finishing; the platform kept the previous members.",
-                        remedy="Nothing to do: the next run starts now.",
-                    )
-                    self._close(record, sync, sync.current, "failed", lost)
-                self._launch(record, sync, "schedule", now)
+                try:
+                    if sync.current is not None:
+                        if not self._abandoned(sync.current, now):
+                            continue  # still running
+                        lost = FailureRecord(
+                            code="sync_lost",
+                            message="The sync stopped without finishing; the platform kept the previous "
+                            "members.",
+                            remedy="Nothing to do: the next run starts now.",
+                        )
+                        self._close(record, sync.current, "failed", lost)
+                    self._launch(record, "schedule", now, self._none_running(now))
+                except (_Superseded, _AlreadyRunning, RecordGone):
+                    continue  # "sync now", another tick or a delete got there first
                 summary.started += 1
         logger.info("audience syncs started", extra=summary.model_dump())
         return summary
 
-    def _launch(self, record: AudienceRecord, sync: AudienceSync, trigger: str, now: datetime) -> None:
+    def _none_running(self, now: datetime) -> Callable[[AudienceRecord], None]:
+        def check(target: AudienceRecord) -> None:
+            sync = sync_of(target)
+            if sync is None or target.status != "active":
+                raise _Superseded
+            if sync.current is not None and not self._abandoned(sync.current, now):
+                raise _AlreadyRunning
+
+        return check
+
+    def _launch(
+        self, record: AudienceRecord, trigger: str, now: datetime, check: Callable[[AudienceRecord], None]
+    ) -> None:
+        """Record a new run as the audience's current one, then start its execution. ``check`` says
+        whether a run may start on the record as stored (none running): on a conflict with another
+        writer it is asked again of the record read afresh, so two "sync now" (or a tick and one)
+        never both start."""
         # Unique per run (two runs can start within a second): it names the run's execution.
         run_id = f"{trigger}-{now.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:6]}"
-        sync.current = SyncRun(
-            run_id=run_id, trigger="now" if trigger == "now" else "schedule", started_at=now
-        )
-        record.sync = sync
-        # Saved before the start: an overlapping tick sees it running and leaves it alone.
-        self._save(record)
+        run = SyncRun(run_id=run_id, trigger="now" if trigger == "now" else "schedule", started_at=now)
+
+        def begin(target: AudienceRecord) -> None:
+            check(target)
+            sync = sync_of(target)
+            assert sync is not None
+            sync.current = run
+            target.sync = sync
+
+        begin(record)
+        # Saved before the start: an overlapping tick or request sees it running and leaves it alone.
+        self._save(record, begin)
         self.start(
             f"{record.audience_id}-{run_id}",
             {"org_id": record.org_id, "audience_id": record.audience_id, "run_id": run_id},
@@ -258,31 +316,38 @@ class AudienceSyncService:
         if record is None or sync is None or run is None or run.run_id != run_id:
             return AudienceSyncProgress(status="done")  # deleted, finished or superseded
         try:
+            return self._step(record, run)
+        except (_Superseded, RecordGone):
+            # Closed, replaced or deleted by another writer meanwhile: nothing of this run is written.
+            return AudienceSyncProgress(status="done")
+
+    def _step(self, record: AudienceRecord, run: SyncRun) -> AudienceSyncProgress:
+        org_id = record.org_id
+        try:
             connection, graph = self.connections.client_for(org_id)
         except NotFound:
-            self._close(record, sync, run, "stopped", DISCONNECTED)
+            self._close(record, run, "stopped", DISCONNECTED)
             return AudienceSyncProgress(status="done")
         except PlatformUnavailable:
             raise
         except ServiceError as exc:  # the token no longer works: the remedy says to reconnect
             failure = FailureRecord(code=exc.code, message=exc.message, remedy=exc.remedy)
-            self._close(record, sync, run, "failed", failure)
+            self._close(record, run, "failed", failure)
             return AudienceSyncProgress(status="done")
         try:
-            return self._advance(record, sync, run, connection, graph)
+            return self._advance(record, run, connection, graph)
         except PlatformThrottled as exc:
             wait = max(1, math.ceil(exc.retry_after_seconds or 60))
             return AudienceSyncProgress(status="waiting", wait_seconds=wait, **_batches(run.replace))
-        except PlatformUnavailable:
+        except (PlatformUnavailable, RecordGone):
             raise
         except ServiceError as exc:
             failure = FailureRecord(code=exc.code, message=exc.message, remedy=exc.remedy)
             if gone_on_platform(exc):
                 # Deleted in the platform's ads manager: listed as such, and no sync is scheduled.
-                mark_deleted_on_platform(record)
-                failure = record.failure or failure
-                sync.frequency = "off"
-            self._close(record, sync, run, "failed", failure)
+                self._close(record, run, "failed", failure, _deleted_on_platform)
+            else:
+                self._close(record, run, "failed", failure)
             return AudienceSyncProgress(status="done")
         finally:
             self.connections.record_usage(org_id, graph)
@@ -303,12 +368,14 @@ class AudienceSyncService:
             remedy="The platform kept the previous members. Refresh now to try again, or wait for the next "
             "scheduled sync.",
         )
-        self._close(record, sync, sync.current, "failed", failure)
+        try:
+            self._close(record, sync.current, "failed", failure)
+        except (_Superseded, RecordGone):
+            return
 
     def _advance(
         self,
         record: AudienceRecord,
-        sync: AudienceSync,
         run: SyncRun,
         connection: Connection,
         graph: GraphClient,
@@ -321,7 +388,7 @@ class AudienceSyncService:
                 "date, or turn its sync off.",
             )
         if run.replace is None:
-            users, prepared = self._begin(record, sync, run)
+            users, prepared = self._begin(record, run)
         else:
             assert run.source_key is not None
             users = RefreshAudienceRequest.model_validate_json(self.blobs.get(run.source_key)).users
@@ -337,18 +404,22 @@ class AudienceSyncService:
         run.users_uploaded = len(prepared.rows)
         if record.snapshot_key:
             self.blobs.put(record.snapshot_key, snapshot_csv(users), "text/csv")
-        record.user_count = len(prepared.rows)
-        record.quality = prepared.report.model_dump(mode="json")
-        if record.segment is not None and run.model_version and run.dataset_version:
-            record.segment = record.segment.model_copy(
-                update={
-                    "model_version": run.model_version,
-                    "dataset_version": run.dataset_version,
-                    "users_selected": run.users_selected,
-                    "users_without_customer_row": run.users_without_customer_row,
-                }
-            )
-        self._close(record, sync, run, "succeeded", None)
+
+        def members(target: AudienceRecord, sync: AudienceSync) -> None:
+            # The run's own result: the members it sent and the versions they were scored with.
+            target.user_count = len(prepared.rows)
+            target.quality = prepared.report.model_dump(mode="json")
+            if target.segment is not None and run.model_version and run.dataset_version:
+                target.segment = target.segment.model_copy(
+                    update={
+                        "model_version": run.model_version,
+                        "dataset_version": run.dataset_version,
+                        "users_selected": run.users_selected,
+                        "users_without_customer_row": run.users_without_customer_row,
+                    }
+                )
+
+        self._close(record, run, "succeeded", None, members)
         logger.info(
             "audience synced",
             extra={
@@ -359,9 +430,7 @@ class AudienceSyncService:
         )
         return AudienceSyncProgress(status="done", **_batches(run.replace))
 
-    def _begin(
-        self, record: AudienceRecord, sync: AudienceSync, run: SyncRun
-    ) -> tuple[list[AudienceUser], PreparedAudience]:
+    def _begin(self, record: AudienceRecord, run: SyncRun) -> tuple[list[AudienceUser], PreparedAudience]:
         """Score the segment with the model's current version, refusing a stale model unless allowed,
         and store the new members before anything is sent; returns them, normalised and hashed."""
         segment = record.segment
@@ -375,7 +444,8 @@ class AudienceSyncService:
         from shared.ml.freshness import freshness
 
         status = freshness(model.trained_at, self.clock(), {}, None, self.rules())
-        if status.is_stale and not sync.allow_stale_model:
+        sync = sync_of(record)
+        if status.is_stale and not (sync is not None and sync.allow_stale_model):
             raise StaleModel(
                 f"The model {model.name} (version {model.version}) is stale: {'; '.join(status.reasons)}. "
                 "The audience was not changed.",
@@ -412,7 +482,7 @@ class AudienceSyncService:
         if values is not None:
             self.blobs.put(_values_key(run.source_key), json.dumps(values).encode(), "application/json")
         run.replace = _new_replace(len(prepared.rows), self.policy.batch_size)
-        self._save(record)
+        self._save_run(record, run)
         return users, prepared
 
     def _stored_values(
@@ -464,55 +534,78 @@ class AudienceSyncService:
                 # Our session already took its last batch: an earlier attempt of this step sent it
                 # and died before saving the answer. The replace is done; nothing is sent again.
                 progress.batches_done = batch.batch_seq
-                self._save(record)
+                self._save_run(record, run)
                 continue
             progress.batches_done = batch.batch_seq
             progress.num_received = max(progress.num_received, result.num_received)
             progress.num_invalid_entries += result.num_invalid_entries
-            self._save(record)
+            self._save_run(record, run)
         return progress.batches_done >= progress.batches_total
 
     def _close(
         self,
         record: AudienceRecord,
-        sync: AudienceSync,
         run: SyncRun,
         outcome: SyncOutcome,
         failure: FailureRecord | None,
+        result: Callable[[AudienceRecord, AudienceSync], None] | None = None,
     ) -> None:
         """End ``run`` and schedule the next: an interval after this run started, or at once after a
-        stop (it runs as soon as the account is connected again)."""
+        stop (it runs as soon as the account is connected again). ``result`` writes what the run
+        changed on the audience besides its sync (its members, or that it is deleted on the
+        platform). Written over the audience as stored: a schedule changed meanwhile is kept and
+        decides the next run; ``_Superseded`` when the run is no longer the current one."""
         now = self.clock()
         run.outcome = outcome
         run.finished_at = now
         run.failure = failure
+
+        def close(target: AudienceRecord) -> None:
+            sync = _current_sync(target, run)
+            if result is not None:
+                result(target, sync)
+            if sync.frequency == "off":
+                sync.next_sync_at = None
+            elif outcome == "stopped":
+                sync.next_sync_at = now
+            else:
+                sync.next_sync_at = run.started_at + SYNC_INTERVALS[sync.frequency]
+            sync.last_run = run
+            sync.current = None
+            target.sync = sync
+
+        close(record)
+        self._save(record, close)
         if run.source_key:
             self.blobs.delete(run.source_key)
             if record.value_seed is not None:
                 self.blobs.delete(_values_key(run.source_key))
-        if sync.frequency == "off":
-            sync.next_sync_at = None
-        elif outcome == "stopped":
-            sync.next_sync_at = now
-        else:
-            sync.next_sync_at = run.started_at + SYNC_INTERVALS[sync.frequency]
-        sync.last_run = run
-        sync.current = None
-        record.sync = sync
-        self._save(record)
         if failure is not None:
             logger.info(
                 "audience sync ended",
                 extra={"audience_id": record.audience_id, "outcome": outcome, "code": failure.code},
             )
 
+    def _save_run(self, record: AudienceRecord, run: SyncRun) -> None:
+        """Write the run's progress (its members' key, the replace's acknowledged batches) over the
+        audience as stored: nothing else of the record is the step's to write."""
+
+        def progress(target: AudienceRecord) -> None:
+            _current_sync(target, run).current = run
+
+        progress(record)
+        self._save(record, progress)
+
     def _abandoned(self, run: SyncRun, now: datetime) -> bool:
         """A run older than a replace session can live has stopped for good (a lost execution)."""
         return now - (run.replace_started_at or run.started_at) > self.policy.replace_window
 
-    def _save(self, record: AudienceRecord) -> None:
+    def _save(self, record: AudienceRecord, apply: Callable[[AudienceRecord], None]) -> None:
+        """Write ``record`` (already changed by ``apply``) if no one wrote it since it was read;
+        otherwise ``apply`` again to the audience as stored now and write that (its other writers'
+        changes are kept). ``record`` ends as stored."""
         record.updated_at = self.clock()
-        self.audiences.put(record)
+        self.audiences.put(record, apply)
 
     def _require(self, org_id: str, audience_id: str) -> AudienceRecord:
         record = self.audiences.get(org_id, audience_id)
@@ -521,6 +614,20 @@ class AudienceSyncService:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
+
+
+def _current_sync(record: AudienceRecord, run: SyncRun) -> AudienceSync:
+    """The audience's sync while ``run`` is its current run; ``_Superseded`` once it is not."""
+    sync = sync_of(record)
+    if sync is None or sync.current is None or sync.current.run_id != run.run_id:
+        raise _Superseded
+    return sync
+
+
+def _deleted_on_platform(record: AudienceRecord, sync: AudienceSync) -> None:
+    """Deleted in the platform's ads manager: listed as such, and no sync is scheduled."""
+    mark_deleted_on_platform(record)
+    sync.frequency = "off"
 
 
 def _syncable(record: AudienceRecord) -> AudienceSync:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import csv
 import io
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import BinaryIO, Protocol
@@ -91,7 +91,11 @@ _CONFLICT_REMEDY = {
 
 class AudienceStore(Protocol):
     def get(self, org_id: str, audience_id: str) -> AudienceRecord | None: ...
-    def put(self, record: AudienceRecord) -> None: ...
+    def put(self, record: AudienceRecord, apply: Callable[[AudienceRecord], None] | None = ...) -> None:
+        """Write over the revision read; on a conflict ``apply`` (this writer's change) to the record
+        as stored and write that, or ``RecordChanged`` without it."""
+        ...
+
     def start_publication(self, record: AudienceRecord) -> bool: ...
 
 
@@ -611,7 +615,13 @@ class PublishingService:
         record.updated_at = now
         if record.publication is not None:
             record.publication.updated_at = now
-        self.audiences.put(record)
+        publication = record.publication
+
+        def publish(target: AudienceRecord) -> None:
+            # The publication is this service's only field: a sync or a check written meanwhile stays.
+            target.publication = publication
+
+        self.audiences.put(record, publish)
 
 
 def _started(record: AudienceRecord) -> PublicationRecord:

@@ -326,3 +326,6 @@ class AudienceRecord(BaseModel):
     # What the platform has now that differs from what the service made (the last drift check's or
     # refresh's finding; empty: nothing differs, or never checked).
     platform_changes: list[PlatformChange] = Field(default_factory=list)
+    # Incremented by every write of the record (``shared.repositories.audiences``): a writer stores its
+    # change only if the revision is still the one it read. Records written before it have none (0).
+    revision: int = 0

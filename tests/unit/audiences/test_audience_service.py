@@ -25,7 +25,7 @@ from shared.audiences.models import CreateAudienceRequest, RefreshAudienceReques
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.service import AudienceService
 from shared.audiences.snapshot import snapshot_row
-from shared.errors import IdempotencyKeyReused, NotFound, PreconditionFailed, ValidationFailed
+from shared.errors import IdempotencyKeyReused, NotFound, PreconditionFailed, RecordGone, ValidationFailed
 from shared.platform import audiences as platform_audiences
 from shared.platform.client import GraphClient
 from shared.platform.errors import (
@@ -40,6 +40,7 @@ from shared.platform.errors import (
 from shared.records.audiences import AudienceRecord, HoldoutRecord, WorkerLease
 from shared.records.connections import Connection
 from shared.records.uploads import UploadForm
+from shared.repositories.audiences import WRITE_ATTEMPTS, adopt, changed
 from tests.unit.sandbox_platform import AD_ACCOUNT_ID, SandboxPlatform
 
 ORG = "org-1"
@@ -48,17 +49,46 @@ START = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
 
 class MemoryAudiences:
-    """``AudienceStore`` in memory. Stores and returns copies, so only what is put is kept."""
+    """``AudienceStore`` in memory. Stores and returns copies, so only what is put is kept; every write
+    moves the record's ``revision`` and a whole-record write is refused over another revision than
+    the one read, as DynamoAudienceStore's conditions do."""
 
     def __init__(self) -> None:
         self.items: dict[tuple[str, str], AudienceRecord] = {}
         self.keys: dict[tuple[str, str], str] = {}
         self.digests: dict[tuple[str, str], str | None] = {}
         self.after_put: Callable[[AudienceRecord], None] = lambda record: None
+        # Called with the record before each whole-record write is checked (a test's other writer).
+        self.before_put: Callable[[AudienceRecord], None] = lambda record: None
 
-    def put(self, record: AudienceRecord) -> None:
+    def _write(self, record: AudienceRecord, owner: str | None = None) -> bool:
+        self.before_put(record)
+        stored = self.items.get((record.org_id, record.audience_id))
+        if stored is None or stored.revision != record.revision:
+            return False
+        if owner is not None and (stored.lease is None or stored.lease.owner != owner):
+            return False
+        record.revision += 1
         self.items[(record.org_id, record.audience_id)] = record.model_copy(deep=True)
         self.after_put(record)
+        return True
+
+    def put(self, record: AudienceRecord, apply: Callable[[AudienceRecord], None] | None = None) -> None:
+        for _ in range(WRITE_ATTEMPTS):
+            if self._write(record):
+                return
+            if apply is None:
+                raise changed(record.audience_id)
+            stored = self.get(record.org_id, record.audience_id)
+            if stored is None:
+                raise RecordGone("deleted meanwhile", remedy="List audiences.")
+            stored.updated_at = record.updated_at
+            apply(stored)
+            adopt(record, stored)
+        raise changed(record.audience_id)
+
+    def save_unchanged(self, record: AudienceRecord) -> bool:
+        return self._write(record)
 
     def get(self, org_id: str, audience_id: str) -> AudienceRecord | None:
         record = self.items.get((org_id, audience_id))
@@ -87,36 +117,45 @@ class MemoryAudiences:
     def create(self, record: AudienceRecord) -> bool:
         if (record.org_id, record.audience_id) in self.items:
             return False
-        self.put(record)
+        self.items[(record.org_id, record.audience_id)] = record.model_copy(deep=True)
+        self.after_put(record)
         return True
 
-    # The lease and the attempt: the conditions DynamoAudienceStore writes with.
+    # The lease and the attempt: the conditions DynamoAudienceStore writes with (each moves the revision).
     def acquire_lease(self, org_id: str, audience_id: str, lease: WorkerLease, now: datetime) -> bool:
         record = self.items[(org_id, audience_id)]
         held = record.lease
         if held is not None and held.until >= now and held.owner != lease.owner:
             return False
         record.lease = lease.model_copy()
+        record.revision += 1
         return True
 
     def release_lease(self, org_id: str, audience_id: str, owner: str) -> None:
         record = self.items[(org_id, audience_id)]
         if record.lease is not None and record.lease.owner == owner:
             record.lease = None
+            record.revision += 1
 
     def transfer_lease(self, org_id: str, audience_id: str, owner: str, lease: WorkerLease) -> bool:
         record = self.items[(org_id, audience_id)]
         if record.lease is None or record.lease.owner != owner:
             return False
         record.lease = lease.model_copy()
+        record.revision += 1
         return True
 
     def save_leased(self, record: AudienceRecord, owner: str) -> bool:
-        stored = self.items[(record.org_id, record.audience_id)]
-        if stored.lease is None or stored.lease.owner != owner:
-            return False
-        self.put(record)
-        return True
+        for _ in range(WRITE_ATTEMPTS):
+            if self._write(record, owner):
+                return True
+            stored = self.items.get((record.org_id, record.audience_id))
+            if stored is None or stored.lease is None or stored.lease.owner != owner:
+                return False
+            for name in ("sync", "publication", "platform_changes"):
+                setattr(record, name, getattr(stored.model_copy(deep=True), name))
+            record.revision = stored.revision
+        raise changed(record.audience_id)
 
     def begin_attempt(self, record: AudienceRecord, previous_attempt: int | None) -> bool:
         stored = self.items[(record.org_id, record.audience_id)]
@@ -126,6 +165,9 @@ class MemoryAudiences:
         stored.activation = record.activation.model_copy(deep=True) if record.activation else None
         stored.status = record.status
         stored.failure = None
+        stored.revision += 1
+        if stored.revision == record.revision + 1:
+            record.revision = stored.revision
         return True
 
 
