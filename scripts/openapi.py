@@ -116,12 +116,15 @@ ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
         422: "The audience has no holdout, or is not active yet, or too few users to compare",
     },
     ("post", "/platform-ads/audiences/{audienceId}/refresh"): {
-        409: "A sync of this audience is already running",
+        409: "A sync of this audience is already running (the message says when it started, by whom, "
+        "and its run id)",
         **_PLATFORM,
         422: "The audience is not active, was made from a list (no segment to score again), or its ad "
         "account is not connected",
     },
     ("post", "/platform-ads/audiences/{audienceId}/sync"): {
+        409: "The audience was deleted, or kept being written by other actions, while the schedule "
+        "was saved: nothing was changed",
         422: "The audience was not made from a segment, so it has nothing to sync",
     },
     ("post", "/platform-ads/connect/callback"): {
