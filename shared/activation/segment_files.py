@@ -17,7 +17,7 @@ from __future__ import annotations
 from array import array
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -55,14 +55,15 @@ class SegmentInEngine:
 def load_segment(
     engine: QueryRunner,
     customers: Path,
-    user_ids: NDArray[np.str_],
+    user_ids: NDArray[Any],
     scores: NDArray[np.float64],
     values: NDArray[np.float64] | None,
     *,
     per_insert: int = USERS_PER_INSERT,
 ) -> SegmentInEngine:
     """The chosen users (parallel columns) joined in the engine to ``customers`` (a dataset version's
-    ``customers.parquet``) and ranked best first; users without a customer row are left out."""
+    ``customers.parquet``) and ranked best first; users without a customer row are left out. The ids
+    are str, or UTF-8 bytes (as the serving shards keep them), decoded ``per_insert`` at a time."""
     engine.run("activation_macros")
     engine.run("activation_segment_chosen")
     for first in range(0, int(user_ids.size), per_insert):
@@ -70,7 +71,7 @@ def load_segment(
         engine.insert(
             "segment_chosen",
             {
-                "user_id": user_ids[first:last],
+                "user_id": _decoded(user_ids[first:last]),
                 "score": scores[first:last],
                 "value": (
                     np.full(min(last, user_ids.size) - first, None, dtype=object)
@@ -150,3 +151,8 @@ def _write_lines(
                 file.write(("\r\n".join(line for (line,) in rows) + "\r\n").encode())
                 count += len(rows)
     return count
+
+
+def _decoded(ids: NDArray[Any]) -> NDArray[np.str_]:
+    """A chunk of user ids as str, from str or UTF-8 bytes."""
+    return np.char.decode(ids, "utf-8") if ids.dtype.kind == "S" else ids

@@ -177,12 +177,13 @@ def engine_files(
     percent: float,
     seed: int,
     per_insert: int = 3,
+    as_bytes: bool = False,
 ) -> tuple[bytes, bytes | None, bytes, segment_files.SegmentInEngine]:
     ids = np.array(sorted(scores), dtype=np.str_)
     segment = segment_files.load_segment(
         engine,
         parquet,
-        ids,
+        np.char.encode(ids, "utf-8") if as_bytes else ids,
         np.array([scores[i] for i in ids.tolist()]),
         None if values is None else np.array([values[i] for i in ids.tolist()]),
         per_insert=per_insert,
@@ -285,6 +286,9 @@ def test_a_large_segment_is_written_in_chunks_as_a_whole(engine: QueryRunner, tm
     # Then they are the Python writers', and a tenth of the segment is held out
     assert (users, groups, snapshot) == python_files(parquet, scores, None, 10.0, seed=77)
     assert (segment.users, segment.held) == (5_000, 500)
+    # and ids given as bytes (as the serving shards keep them) write the same files
+    in_bytes = engine_files(engine, parquet, scores, None, 10.0, seed=77, per_insert=700, as_bytes=True)
+    assert in_bytes[:3] == (users, groups, snapshot)
 
 
 @pytest.mark.parametrize(
