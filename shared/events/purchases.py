@@ -244,7 +244,10 @@ class PurchaseEvents:
                 # The batch's claims are named after it: sent again after a kill, it finds them its own.
                 claim = f"sync:{record.dataset_version}:{record.position}"
                 counted = report.sent - self._counted_elsewhere(chunk.order_ids, report, checkout, claim)
-                first_batch = record.position == 0
+                if record.position == 0:
+                    # Before the progress: once the platform holds a batch the version is part-sent,
+                    # and a step killed after the batch's write must not leave it unmarked.
+                    self.events.mark_part_sent(record.org_id, record.dataset_version)
                 self._add(record, report, len(chunk))
                 if self.counted:
                     # The progress and the day's counts in one write: killed before it, the retry sends
@@ -260,8 +263,6 @@ class PurchaseEvents:
                     )
                 else:
                     self._save(record)
-                if first_batch:
-                    self.events.mark_part_sent(record.org_id, record.dataset_version)
         record.state, record.error = "sent", None
         record.updated_at = self.clock()
         self.events.finish_purchases(record)

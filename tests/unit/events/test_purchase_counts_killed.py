@@ -79,7 +79,7 @@ class World:
         self.table.put_item(Item={**item, **to_item(order.model_dump())})
         return order
 
-    def step(self, version: str) -> Any:
+    def step(self, version: str, batch_size: int = 1000) -> Any:
         service = PurchaseEvents(
             events=self.events,
             datasets=self.shop,
@@ -87,7 +87,7 @@ class World:
             connections=self.shop,
             session=session,
             clock=lambda: NOW,
-            batch_size=1000,
+            batch_size=batch_size,
             models=One(None),
             bundles=One(None),
             counted=True,
@@ -187,3 +187,25 @@ def test_a_checkout_order_counted_by_its_webhook_is_not_counted_again_by_a_kille
     assert world.killed
     assert world.sync_counts() == {"sent": 2}
     assert world.counted_by("o-2") == "checkout"
+
+
+def test_a_send_killed_after_its_first_batch_was_written_leaves_the_version_marked_part_sent(
+    world: World,
+) -> None:
+    # Given three orders sent one a batch, and the step killed at the first write after the first
+    # batch's progress and count
+    world.shop.sync("v1", FIRST)
+    writes: list[str] = []
+
+    def after_the_first_count(name: str, params: str) -> bool:
+        writes.append(params)
+        return any("EVENTSDAY#" in write for write in writes[:-1])
+
+    world.kill_at = after_the_first_count
+    # When the step runs and is killed
+    with pytest.raises(Killed):
+        world.step("v1", batch_size=1)
+    # Then the platform holds the first batch and the version is part-sent (a later version's step
+    # finishes it first), not left looking untouched
+    assert world.sync_counts() == {"sent": 1}
+    assert world.events.pointers(ORG) == (None, "v1")
