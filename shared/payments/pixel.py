@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Protocol
 
 from shared.audiences.preparation import IdentifierColumns
@@ -56,13 +57,15 @@ def buyer_id(email: str | None, session_id: str) -> str:
 class CountClaims(Protocol):
     """``shared.repositories.payments.DynamoPaymentsStore``: which source counts an order's Purchase."""
 
-    def claim_pixel_count(self, order: OrderRecord, source: str) -> bool: ...
+    def claim_pixel_count(self, order: OrderRecord, source: str, claim: str | None = ...) -> bool: ...
 
 
 class Tally(Protocol):
     """``shared.repositories.events.DynamoEventSiteStore``: the Events page's day counts and rejections."""
 
-    def add_counts(self, org_id: str, day: str, counts: dict[tuple[str, str, str], int]) -> None: ...
+    def add_counts_once(
+        self, org_id: str, day: str, counts: dict[tuple[str, str, str], int], marker: str, at: datetime
+    ) -> bool: ...
     def add_rejections(self, org_id: str, rejections: Sequence[StoredRejection]) -> None: ...
 
 
@@ -82,13 +85,12 @@ class PixelPurchases:
         name: str | None,
         checkout: CheckoutRecord,
         page: str,
-        *,
-        count: bool = True,
     ) -> bool:
         """Send ``order`` to the pixel of the organization's ad account; False when there is nowhere
-        to send it (no connected ad account, no pixel). With ``count``, what became of it is added to
-        the Events page's counts (source ``checkout``) and a rejection kept there; a Purchase the
-        platform received counts only if no other source (a sync) counted the order first. Raises the
+        to send it (no connected ad account, no pixel). What became of it is added to the Events page's
+        counts (source ``checkout``) once per order, whichever delivery sends it (a first one whose
+        handler died before its count, a repeat), and a rejection kept there; a Purchase the platform
+        received counts only if no other source (a sync) counted the order first. Raises the
         platform's transient failures."""
         try:
             connection, graph = self.connections.client_for(order.org_id)
@@ -147,12 +149,18 @@ class PixelPurchases:
         finally:
             self.connections.record_usage(order.org_id, graph)
         logger.info("checkout purchase sent", extra={"sent": report.sent, "rejected": report.rejected})
-        if count and self.tally is not None:
+        if self.tally is not None:
             now = self.clock()
             sent = report.sent
-            if sent and self.claims is not None and not self.claims.claim_pixel_count(order, "checkout"):
+            # The claim is named after the order: a delivery handled again finds it its own.
+            claim = f"checkout:{order.order_id}"
+            if (
+                sent
+                and self.claims is not None
+                and not self.claims.claim_pixel_count(order, "checkout", claim)
+            ):
                 sent = 0  # a sync sent it first: the platform counted that one
-            self.tally.add_counts(
+            counted = self.tally.add_counts_once(
                 order.org_id,
                 now.date().isoformat(),
                 {
@@ -160,8 +168,10 @@ class PixelPurchases:
                     ("checkout", "Purchase", "rejected"): report.rejected,
                     ("checkout", "Purchase", "skipped"): report.skipped_too_old,
                 },
+                marker=claim,
+                at=now,
             )
-            if report.rejections:
+            if counted and report.rejections:
                 self.tally.add_rejections(
                     order.org_id,
                     [

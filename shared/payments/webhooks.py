@@ -108,8 +108,6 @@ class PurchaseSender(Protocol):
         name: str | None,
         checkout: CheckoutRecord,
         page: str,
-        *,
-        count: bool = True,
     ) -> bool: ...
 
 
@@ -264,11 +262,11 @@ class WebhookHandler:
             self.buyers.delete(key)
             return recorded
         if self.purchases is not None and connection.checkout_base_url:
-            # Sent for a first recording and again for a repeat whose first sending failed: the pixel
-            # keeps one event per event_id (the session id). Counted for the Events page on the first
-            # recording only, so a repeat never counts twice (one whose first sending failed counts short).
+            # Sent for a first recording and again for a repeat (whose first sending may have failed, or
+            # whose handler died before its count): the pixel keeps one event per event_id (the session
+            # id), and the Events page counts the order once, whichever delivery gets there.
             page = connection.checkout_base_url.rstrip("/") + checkout_path(org_id, checkout.product_id)
-            self.purchases.send(order, buyer.email, buyer.name, checkout, page, count=recorded == "recorded")
+            self.purchases.send(order, buyer.email, buyer.name, checkout, page)
         return "order_recorded" if recorded == "recorded" else "already_paid"
 
     def _ignored(self, event_id: str, kind: str, why: str) -> WebhookAnswer:

@@ -156,6 +156,8 @@ _DAY = "EVENTSDAY#"
 _REJECTION = "EVENTREJ#"
 # A rotated-out or revoked key's lookup item, and a rejection, are kept this long (TTL: expires_at).
 _KEEP_SECONDS = 30 * 86_400
+# What was counted once on the Events page (a checkout order's Purchase), kept as long.
+_COUNTED = "EVENTCOUNTED#"
 
 
 def site_key_hash(key: str) -> str:
@@ -172,7 +174,8 @@ def _count_name(source: str, event_name: str, outcome: str) -> str:
 class DynamoEventSiteStore:
     """The organization's site settings (``ORG#<org>`` / ``EVENTSITE``), one lookup item per site key
     (``SITEKEY#<sha256>``, which the public endpoint's one write per request checks and counts on),
-    events counted per day (``EVENTSDAY#<date>``) and rejected events (``EVENTREJ#<time>#<id>``)."""
+    events counted per day (``EVENTSDAY#<date>``), what was counted once (``EVENTCOUNTED#<marker>``) and
+    rejected events (``EVENTREJ#<time>#<id>``)."""
 
     def __init__(self, table: Table, client: DynamoDBClient) -> None:
         self._table = table
@@ -364,6 +367,62 @@ class DynamoEventSiteStore:
             ExpressionAttributeNames=names,
             ExpressionAttributeValues=values,
         )
+
+    def add_counts_once(
+        self,
+        org_id: str,
+        day: str,
+        counts: Mapping[tuple[str, str, str], int],
+        marker: str,
+        at: datetime,
+    ) -> bool:
+        """Add ``counts`` to the organization's ``day`` once for ``marker`` (what is counted, e.g. one
+        checkout order): the counts and a marker item (``EVENTCOUNTED#<marker>``, kept 30 days) in one
+        transaction that holds only while the marker is absent. False when it was counted before
+        (nothing added): a delivery handled again after its handler died counts once, never twice."""
+        from boto3.dynamodb.types import TypeSerializer
+
+        positive = {key: value for key, value in counts.items() if value > 0}
+        if not positive:
+            return True
+        serialize = TypeSerializer().serialize
+        pk = {"S": _pk(org_id)}
+        try:
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Put": {
+                            "TableName": self._table.name,
+                            "Item": {
+                                "pk": pk,
+                                "sk": {"S": _COUNTED + marker},
+                                "expires_at": serialize(int(at.timestamp()) + _KEEP_SECONDS),
+                            },
+                            "ConditionExpression": "attribute_not_exists(pk)",
+                        }
+                    },
+                    {
+                        "Update": {
+                            "TableName": self._table.name,
+                            "Key": {"pk": pk, "sk": {"S": _DAY + day}},
+                            "UpdateExpression": "ADD "
+                            + ", ".join(f"#c{i} :c{i}" for i in range(len(positive))),
+                            "ExpressionAttributeNames": {
+                                f"#c{i}": _count_name(*key) for i, key in enumerate(positive)
+                            },
+                            "ExpressionAttributeValues": {
+                                f":c{i}": {"N": str(value)} for i, value in enumerate(positive.values())
+                            },
+                        }
+                    },
+                ]
+            )
+        except self._client.exceptions.TransactionCanceledException as cancelled:
+            reasons = [r.get("Code") for r in cancelled.response.get("CancellationReasons", [])]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                return False
+            raise
+        return True
 
     def days(self, org_id: str, first: str, last: str) -> list[EventDay]:
         """The organization's days from ``first`` to ``last`` (UTC dates, inclusive) that had events."""

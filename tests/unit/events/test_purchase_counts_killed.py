@@ -20,7 +20,8 @@ import pytest
 from shared.clock import iso
 from shared.dataplane.engine import session
 from shared.events.purchases import PurchaseEvents
-from shared.records.payments import OrderRecord
+from shared.payments.pixel import PixelPurchases
+from shared.records.payments import CheckoutRecord, OrderRecord
 from shared.repositories.events import DynamoEventSiteStore, DynamoEventStore
 from shared.repositories.items import to_item
 from shared.repositories.payments import DynamoPaymentsStore
@@ -209,3 +210,41 @@ def test_a_send_killed_after_its_first_batch_was_written_leaves_the_version_mark
     # finishes it first), not left looking untouched
     assert world.sync_counts() == {"sent": 1}
     assert world.events.pointers(ORG) == (None, "v1")
+
+
+@pytest.mark.parametrize("kill_at", [at_the_count, None], ids=["killed-at-the-count", "delivered-twice"])
+def test_a_checkout_purchase_whose_webhook_is_handled_again_is_counted_once(
+    world: World, kill_at: Callable[[str, str], bool] | None
+) -> None:
+    # Given a paid checkout order whose webhook sends its Purchase, the handler killed as it adds the
+    # order to the day's count (or not killed: the provider delivers the event twice)
+    world.shop.sync("v1", FIRST)
+    order = world.checkout_order("o-2")
+    pixel = PixelPurchases(
+        world.shop, lambda: NOW, tally=DynamoEventSiteStore(world.table, world.client), claims=world.payments
+    )
+    checkout = CheckoutRecord(
+        org_id=ORG,
+        checkout_id="chk-1",
+        product_id="sku-2",
+        product_name="Sku 2",
+        quantity=1,
+        unit_amount=1200,
+        amount_total=1200,
+        currency="GBP",
+        state="paid",
+        created_at=ago(hours=6),
+        updated_at=ago(hours=5),
+    )
+    world.kill_at = kill_at
+    # When the provider delivers the event again (after the kill, the handler answered nothing)
+    for _ in range(2):
+        try:
+            pixel.send(order, "buyer@example.com", "Ann Buyer", checkout, "https://shop.example/checkout")
+        except Killed:
+            continue
+    # Then the Events page counts the order's Purchase once, under the checkout
+    [day] = DynamoEventSiteStore(world.table, world.client).days(ORG, TODAY, TODAY)
+    assert day.counts == {"checkout": {"Purchase": {"sent": 1}}}
+    assert world.counted_by("o-2") == "checkout"
+    assert world.killed == (["TransactWriteItems"] if kill_at else [])
