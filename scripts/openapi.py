@@ -17,6 +17,7 @@ from aws_lambda_powertools.event_handler.openapi.merge import OpenAPIMerge
 
 from local.template import functions, load_template, routes
 from shared.api import API_TITLE, API_VERSION, SECURITY_SCHEMES, ErrorBody
+from shared.datasources.service import MODEL_NAMES
 
 ROOT = Path(__file__).resolve().parent.parent
 OPENAPI_FILE = ROOT / "openapi.json"
@@ -186,7 +187,10 @@ CHECKOUT_FORM = {
         "application/x-www-form-urlencoded": {
             "schema": {
                 "type": "object",
-                "properties": {"quantity": {"type": "string", "description": "1 to 99"}},
+                "properties": {
+                    "quantity": {"type": "string", "pattern": "^[1-9][0-9]?$", "description": "1 to 99"}
+                },
+                "required": ["quantity"],
             }
         }
     },
@@ -435,6 +439,12 @@ def _of_audience(source: str) -> dict[str, dict[str, Any]]:
     }
 
 
+# A link whose requestBody is the whole body to send, not fields to merge into a generated one (the
+# default of schemathesis' stateful phase): the bodies above take one of users, an uploadId or a
+# segment (a sync: an uploadId or files), so an uploadId merged into a body that has users is refused.
+_WHOLE_BODY = {"x-schemathesis": {"merge_body": False}}
+
+
 def _retry(method: str, path: str) -> dict[str, Any]:
     """The same request again with its Idempotency-Key: the answer of the first, nothing made twice."""
     return _link(
@@ -443,9 +453,15 @@ def _retry(method: str, path: str) -> dict[str, Any]:
         "Send the same request again with the same Idempotency-Key (a lost answer): the same result",
         parameters={"header.idempotency-key": "$request.header.idempotency-key"},
         requestBody="$request.body",
+        **_WHOLE_BODY,
     )
 
 
+# The checkout page of checkout-routes' checkoutUrl (``.../checkout/{orgId}/{productId}``).
+_CHECKOUT_PAGE = {
+    "path.orgId": "$response.body#/checkoutUrl#regex:/checkout/([^/?]+)/",
+    "path.productId": "$response.body#/checkoutUrl#regex:/checkout/[^/]+/([^/?]+)",
+}
 _AUDIENCE_CREATE = {**_of_audience("upload"), "RetryCreate": _retry("post", "/platform-ads/audiences")}
 _ACTIVATION = {**_of_audience("activation"), "RetryStart": _retry("post", "/platform-ads/activations")}
 _SITE = {
@@ -482,7 +498,8 @@ LINKS: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
             "post",
             "/platform-ads/audiences",
             "Make an audience of the uploaded CSV",
-            requestBody={"uploadId": "$response.body#/uploadId"},
+            requestBody={"name": "Uploaded list", "uploadId": "$response.body#/uploadId"},
+            **_WHOLE_BODY,
         ),
     },
     ("post", "/platform-ads/data-source/uploads", "201"): {
@@ -491,6 +508,7 @@ LINKS: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
             "/platform-ads/data-source/sync",
             "Sync the uploaded files",
             requestBody={"uploadId": "$response.body#/uploadId"},
+            **_WHOLE_BODY,
         ),
         "GetDataSource": _link("get", "/platform-ads/data-source", "The data source's versions and syncs"),
     },
@@ -521,16 +539,40 @@ LINKS: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
     ("post", "/platform-ads/account/closure", "202"): {
         "GetClosure": _link("get", "/platform-ads/account/closure", "The closure's progress"),
     },
+    ("get", "/platform-ads/account/closure", "200"): {
+        "CloseAccount": _link(
+            "post",
+            "/platform-ads/account/closure",
+            "Close it, typing the organization's name as the page shows it",
+            requestBody={"confirmName": "$response.body#/organizationName"},
+        ),
+    },
+    ("get", "/platform-ads/checkout-routes", "200"): {
+        "OpenCheckoutPage": _link(
+            "get",
+            "/checkout/{orgId}/{productId}",
+            "The product's hosted checkout page, as a shopper opens it from the advert",
+            parameters=_CHECKOUT_PAGE,
+        ),
+        "StartCheckout": _link(
+            "post",
+            "/checkout/{orgId}/{productId}",
+            "Buy it from that page",
+            parameters=_CHECKOUT_PAGE,
+        ),
+    },
     ("post", "/platform-ads/targeting/preview", "200"): {
         "ActivateSegment": _link(
             "post",
             "/platform-ads/audiences",
             "Activate the previewed segment with its holdout: exactly the users counted",
             requestBody={
+                "name": "Previewed segment",
                 "segment": "$request.body",
                 "holdoutPercent": "$response.body#/holdout/percent",
                 "holdoutSeed": "$response.body#/holdout/seed",
             },
+            **_WHOLE_BODY,
         ),
     },
     ("get", "/client/models", "200"): {
@@ -563,8 +605,11 @@ LINKS: dict[tuple[str, str, str], dict[str, dict[str, Any]]] = {
         "PreviewProduct": _link(
             "post",
             "/platform-ads/targeting/preview",
-            "Preview a segment of the first product found",
-            requestBody={"productId": "$response.body#/products/0/productId"},
+            "Preview a segment of the first product found, scored by the purchase model the sync trains",
+            requestBody={
+                "productId": "$response.body#/products/0/productId",
+                "modelName": MODEL_NAMES["purchase"],
+            },
         ),
         "CheckoutRoutes": _link(
             "get",

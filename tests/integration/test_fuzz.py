@@ -3,7 +3,9 @@
 Each operation gets generated requests, valid and invalid (schemathesis' examples, coverage and
 fuzzing phases: boundary values, missing and extra fields, wrong types, undeclared content types,
 random data), sent with valid credentials: the dashboard JWT or an API key of an organization made
-for the fuzzer, with a connected ad account and trained models. Every answer must be no 5xx, a
+for the fuzzer as a merchant sets one up (a connected ad account, trained models, its shop's files
+sent through the presigned links and synced, a payments account onboarded on the provider's page),
+and the provider's signature on webhook deliveries. Every answer must be no 5xx, a
 status the document lists for the operation, the documented content type, headers and body, and
 authentication enforced. The same operations are fuzzed without credentials (and with the empty
 ones schemathesis makes up): every answer must be 401.
@@ -11,10 +13,12 @@ ones schemathesis makes up): every answer must be 401.
 Then a stateful phase walks the document's links (``scripts/openapi.py``, ``LINKS``) with
 schemathesis' state machine: create -> read -> retry with the same Idempotency-Key -> delete, each step
 with the ids the service answered, so cases reach the core instead of "no such audience". Every
-operation must have been answered 2xx at least once over the whole run (``NO_SUCCESS_WITHOUT`` lists
-those no request reaches yet, and why). Where a step needs what only a person or the platform can do (the
-consent dialog of the OAuth flow), the test does it as the dashboard would; a disconnect is followed
-by connecting again, so later cases still reach the connected paths.
+operation must have been answered its success (a 2xx, or the checkout form's 303) at least once over
+the whole run (``NO_SUCCESS_WITHOUT`` lists those no request reaches yet, and why). Where a step needs
+what only a person, a browser or the platform can do (the OAuth consent dialog, the provider's
+onboarding page, sending a file to an upload link), the test does it as they would; a disconnect is
+followed by connecting again, so later cases still reach the connected paths. The account's closure
+is walked last, by a second organization, so that its success ends no organization the run uses.
 
 Bounded and reproducible: a fixed seed and derandomized Hypothesis, so every run sends the same
 cases; loopback only. A finding is fixed in the service, or in the schema's source
@@ -25,6 +29,7 @@ is wrong.
 from __future__ import annotations
 
 import ipaddress
+import json
 from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
@@ -32,8 +37,11 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
+import requests
 import schemathesis
-from hypothesis import HealthCheck, settings
+import stripe
+from hypothesis import HealthCheck, Phase, settings
+from hypothesis.errors import Flaky
 from schemathesis.core.transport import Response
 from schemathesis.generation import GenerationMode
 from schemathesis.generation.case import Case
@@ -46,10 +54,13 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from local.connected import ConnectedOrg, connected_org, reconnect
+from local.payments_browser import connect_payments, onboard
 from local.platform_browser import decide
 from local.seed import PURCHASE_MODEL, seed_models
 from local.stack import LocalStack
 from local.template import ROOT
+from local.uploads import send_upload
+from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
 
 pytestmark = pytest.mark.integration
 
@@ -72,48 +83,36 @@ def shop_page_origin(base_url: str, fuzz_org: ConnectedOrg) -> str:
 # The stateful phase: scenarios, each a walk of up to STATEFUL_STEPS linked calls.
 STATEFUL_SCENARIOS = 40
 AUDIENCE_SCENARIOS = 25
+SHOP_SCENARIOS = 10
+SITE_SCENARIOS = 8
+CLOSURE_SCENARIOS = 3
 STATEFUL_STEPS = 8
-# Operations no request of the run gets a 2xx from yet, and why (every other must get one).
-_PAYMENTS_SHOP = (
-    "a shopper's page of the organization's hosted checkout: needs a connected payments account and the "
-    "product in a synced shop, which the fuzzer's organization has not (tests/integration/"
-    "test_payments_checkout.py)"
+# Operations no request of the run gets a success from yet, and why (every other must get one).
+_AUDIENCE_WALK = (
+    "needs an active audience made from a segment with a holdout (preview -> ActivateSegment, then the "
+    "create's links): in the runs measured on 2026-11-29 the walks' audiences were lists or failed "
+    "activations (422 'made from a list', 'is failed'); tests/integration/test_audiences.py, "
+    "test_lift.py and test_publishing.py prove these routes"
 )
-_SYNCED_SHOP = (
-    "needs the shop's files in the data bucket, which arrive by a presigned multipart POST to S3, "
-    "outside the document (tests/integration/test_data_source.py)"
-)
-_AUDIENCE = (
-    "needs an audience of the fuzzer's organization: no generated create succeeded in the measured run "
-    "(generated users carry no identifier the platform matches, a segment needs a synced shop, an "
-    "uploadId a file that never arrived); tests/integration/test_audiences.py and test_publishing.py "
-    "prove it"
+_REACHED_ONCE = (
+    "reached by the walks in the last run measured (2026-11-29, 572 s at load 9-15), not in the one "
+    "before it (its walks timed out at load 24): kept out of the requirement until it holds every run"
 )
 NO_SUCCESS_WITHOUT: dict[str, str] = {
-    "GET /checkout/{orgId}/{productId}": _PAYMENTS_SHOP,
-    "POST /checkout/{orgId}/{productId}": f"{_PAYMENTS_SHOP}; and its success is a 303 to the provider",
-    "POST /payments/webhook": "only the provider can sign a delivery "
-    "(tests/integration/test_payments_webhooks.py)",
-    "POST /payments/connect/callback": "needs the state the provider's onboarding returns once a person "
-    "submits its page (tests/integration/test_payments_connection.py)",
-    "POST /platform-ads/account/closure": "its success deletes the organization the whole run uses "
-    "(tests/integration/test_account_closure.py)",
-    "POST /platform-ads/data-source/sync": _SYNCED_SHOP,
-    "POST /dashboard/models/retrain": f"retrains on the synced shop: {_SYNCED_SHOP}",
-    "POST /platform-ads/targeting/preview": f"scores the synced shop's customers: {_SYNCED_SHOP}",
-    "POST /site-events": "needs a live site key and the Origin of a page of a declared domain (a browser "
-    "header the document does not carry); the walk sends both, and the organization's pixel must take "
-    "them (tests/integration/test_site_events.py)",
-    "DELETE /dashboard/api-keys/{keyId}": "the walk's revocations in the measured run drew made-up ids "
-    "(tests/integration/test_dashboard_api_keys.py)",
-    "POST /platform-ads/audiences": _AUDIENCE,
-    "DELETE /platform-ads/audiences/{audienceId}": _AUDIENCE,
-    "DELETE /platform-ads/audiences/{audienceId}/advert": _AUDIENCE,
-    "GET /platform-ads/audiences/{audienceId}/ads-manager-link": _AUDIENCE,
-    "GET /platform-ads/audiences/{audienceId}/lift": _AUDIENCE,
-    "POST /platform-ads/audiences/{audienceId}/advert": _AUDIENCE,
-    "POST /platform-ads/audiences/{audienceId}/refresh": _AUDIENCE,
-    "POST /platform-ads/audiences/{audienceId}/sync": _AUDIENCE,
+    "GET /checkout/{orgId}/{productId}": f"{_REACHED_ONCE} (shop walk: products -> checkout routes -> "
+    "the page its checkoutUrl names); tests/integration/test_payments_checkout.py proves it",
+    "POST /checkout/{orgId}/{productId}": f"{_REACHED_ONCE} (its success, the 303 to the provider); "
+    "tests/integration/test_payments_checkout.py proves it",
+    "POST /platform-ads/audiences/{audienceId}/sync": f"{_REACHED_ONCE} (200); {_AUDIENCE_WALK}",
+    "DELETE /dashboard/api-keys/{keyId}": "reached by create -> RevokeApiKey in two of the four runs "
+    "measured on 2026-11-29; in the others the walk drew made-up ids (tests/integration/"
+    "test_dashboard_api_keys.py proves it)",
+    "DELETE /platform-ads/audiences/{audienceId}": _AUDIENCE_WALK,
+    "DELETE /platform-ads/audiences/{audienceId}/advert": _AUDIENCE_WALK,
+    "GET /platform-ads/audiences/{audienceId}/ads-manager-link": _AUDIENCE_WALK,
+    "GET /platform-ads/audiences/{audienceId}/lift": _AUDIENCE_WALK,
+    "POST /platform-ads/audiences/{audienceId}/advert": _AUDIENCE_WALK,
+    "POST /platform-ads/audiences/{audienceId}/refresh": _AUDIENCE_WALK,
 }
 # What the service promises: no 5xx, a documented status, content type, headers and body, and
 # authentication enforced. Left out: positive_data_acceptance (the document now carries the models'
@@ -130,6 +129,8 @@ CHECKS = [
     response_schema_conformance,
     ignored_auth,
 ]
+# API Gateway's integration timeout: no answer takes longer.
+GATEWAY_TIMEOUT_SECONDS = 30
 # The answer API Gateway gives, before any function runs, to a method or path it has no route for.
 GATEWAY_NOT_FOUND = {"message": "Not Found"}
 
@@ -183,18 +184,47 @@ def base_url(stack: LocalStack) -> str:
     return loopback(stack.api_url)
 
 
+# The fuzzer's shop: its three files, sent through the presigned links as the dashboard sends them.
+SHOP_USERS = 300
+SHOP_FILES = shop_files(n_users=SHOP_USERS, seed=SEED % 1000)
+# A large audience list (``POST /platform-ads/uploads``), as the dashboard sends a CSV the merchant chose.
+AUDIENCE_LIST = b"user_id,email,firstName,lastName,phone,score,country\n" + b"".join(
+    f"c{i},shopper{i}@example.com,Ana,Silva,07700 9{i:05d},0.8,GB\n".encode() for i in range(40)
+)
+
+
 @pytest.fixture(scope="module")
 def fuzz_org(stack: LocalStack) -> ConnectedOrg:
-    """An organization of the fuzzer's own, connected to the sandbox, with trained models, so cases
-    reach past "not connected" and "no such model" and nothing another test uses is touched."""
+    """An organization of the fuzzer's own, set up as a merchant sets one up, so cases reach past "not
+    connected", "no such model", "nothing synced" and "no payments account", and nothing another test
+    uses is touched: connected to the sandbox's ad account, with trained models, a declared site, its
+    shop's files uploaded through the presigned links and synced once (which trains both shop models),
+    and a payments account connected through the provider's onboarding page."""
     with httpx.Client(base_url=stack.api_url, timeout=30) as api:
         org = connected_org(stack, api)
     seed_models(org.org_id, n_users=300)
-    with httpx.Client(base_url=stack.api_url, timeout=30, headers=org.headers) as api:
+    with httpx.Client(base_url=stack.api_url, timeout=60, headers=org.headers) as api:
         # A declared site, so that issuing its key (which needs a domain) can succeed
         declared = api.post("/platform-ads/events/site", json={"domains": ["shop.example.com"]})
         assert declared.status_code == 200, declared.text
+        started = api.post(
+            "/platform-ads/data-source/sync", json={"uploadId": upload_shop(api, org, SHOP_FILES)}
+        )
+        assert started.status_code == 202, started.text
+        synced = wait_for_sync(api, org, started.json()["syncId"], trained=True)
+        assert synced["current"]["training"]["purchase"]["state"] == "succeeded", synced
+    connected = connect_payments(stack.api_url, org.headers["Authorization"], business_name="Fuzz Shop")
+    assert connected.status_code == 200, connected.text
+    assert connected.json()["checkoutAvailable"] is True, connected.text
     return org
+
+
+@pytest.fixture(scope="module")
+def closing_org(stack: LocalStack) -> ConnectedOrg:
+    """A second organization, connected, whose closure the last walk carries out (its success deletes
+    the organization, which must not be the one the other phases use)."""
+    with httpx.Client(base_url=stack.api_url, timeout=30) as api:
+        return connected_org(stack, api)
 
 
 @pytest.fixture(scope="module")
@@ -206,17 +236,41 @@ def api_key(stack: LocalStack, fuzz_org: ConnectedOrg) -> str:
     return key
 
 
-def credentials(case: Case, fuzz_org: ConnectedOrg, api_key: str) -> dict[str, str]:
+@pytest.fixture(scope="module")
+def signing_secret(stack: LocalStack) -> str:
+    """The secret the provider signs the webhook's deliveries with (the stack registered the endpoint)."""
+    value = stack.client("secretsmanager").get_secret_value(SecretId=stack.physical["PaymentsSecrets"].ref)
+    secret: str = json.loads(value["SecretString"])["webhook_secret"]
+    return secret
+
+
+def provider_signature(case: Case, secret: str) -> dict[str, str]:
+    """``Stripe-Signature`` over the very bytes the case's body is sent as, signed now with the
+    endpoint's secret, as the provider signs each delivery."""
+    kwargs = case.as_transport_kwargs(base_url="http://127.0.0.1")
+    sent = requests.Request(
+        **{
+            key: kwargs[key]
+            for key in ("method", "url", "headers", "params", "json", "data")
+            if key in kwargs
+        }
+    ).prepare()
+    body = sent.body or b""
+    payload = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else str(body)
+    return {"Stripe-Signature": stripe.WebhookSignature.generate_signature_header(payload, secret)}
+
+
+def credentials(case: Case, org: ConnectedOrg, api_key: str, signing_secret: str) -> dict[str, str]:
     """The header the operation's security scheme asks for."""
     requirements = case.operation.definition.raw["security"]
     if not requirements:
         return {}  # a shopper's page: public
     (requirement,) = requirements
     if "paymentsSignature" in requirement:
-        return {}  # only the provider can sign a delivery: a made-up one is refused as none is
+        return provider_signature(case, signing_secret)
     if "apiKey" in requirement:
         return {"X-Service-Api-Key": api_key}
-    return dict(fuzz_org.headers)
+    return dict(org.headers)
 
 
 # Each operation's statuses over the run (with credentials), for the last test, and one answer of
@@ -226,6 +280,15 @@ SAID: dict[tuple[str, int], str] = {}
 DISCONNECT = "POST /platform-ads/disconnect"
 CONNECT = "POST /platform-ads/connect"
 CONNECT_CALLBACK = "POST /platform-ads/connect/callback"
+PAYMENTS_DISCONNECT = "POST /payments/disconnect"
+PAYMENTS_CONNECT = "POST /payments/connect"
+PAYMENTS_CALLBACK = "POST /payments/connect/callback"
+DATA_SOURCE_UPLOADS = "POST /platform-ads/data-source/uploads"
+AUDIENCE_UPLOAD = "POST /platform-ads/uploads"
+CLOSURE = "/platform-ads/account/closure"
+# An operation whose success is a redirect, not a 2xx: the product page's form, 303 to the provider's
+# payment page.
+SUCCESS_REDIRECTS = {"POST /checkout/{orgId}/{productId}": 303}
 
 
 def approved_connection(base_url: str, fuzz_org: ConnectedOrg) -> dict[str, Any] | None:
@@ -233,36 +296,86 @@ def approved_connection(base_url: str, fuzz_org: ConnectedOrg) -> dict[str, Any]
     dashboard's callback page then posts (the redirect's code and state)."""
     with httpx.Client(base_url=base_url, timeout=30, headers=fuzz_org.headers) as api:
         started = api.post("/platform-ads/connect")
-    redirect = decide(started.json()["authorizationUrl"])
+    return consented(started.json()["authorizationUrl"])
+
+
+def consented(authorization_url: str) -> dict[str, Any] | None:
+    """Approve the platform's consent dialog as a person would: the body the dashboard's callback page
+    then posts (the redirect's code and state)."""
+    redirect = decide(authorization_url)
     if redirect.status_code not in (301, 302, 303):
         return None
     query = dict(httpx.URL(redirect.headers["location"]).params)
     return {"state": query.get("state", ""), "code": query.get("code")}
 
 
+def onboarded(onboarding_url: str) -> dict[str, Any] | None:
+    """Submit the payment provider's onboarding page as a person would: the body the dashboard's
+    payments callback page then posts (the return's state)."""
+    returned = onboard(onboarding_url, business_name="Fuzz Shop")
+    if returned.status_code not in (302, 303):
+        return None
+    return {"state": dict(httpx.URL(returned.headers["location"]).params).get("state", "")}
+
+
+def approved_onboarding(base_url: str, fuzz_org: ConnectedOrg) -> dict[str, Any] | None:
+    with httpx.Client(base_url=base_url, timeout=30, headers=fuzz_org.headers) as api:
+        started = api.post("/payments/connect")
+    return onboarded(started.json()["onboardingUrl"]) if started.status_code == 200 else None
+
+
+def sent_files(case: Case, response: Response) -> None:
+    """What the dashboard does with an upload link it was given: send the file(s) to it, so the
+    links' next step (a sync, an audience of the list) finds them."""
+    if response.status_code != 201:
+        return
+    if case.operation.label == DATA_SOURCE_UPLOADS:
+        for link in response.json()["files"]:
+            assert send_upload(link, SHOP_FILES[link["kind"]]).status_code == 204
+    if case.operation.label == AUDIENCE_UPLOAD:
+        assert send_upload(response.json(), AUDIENCE_LIST).status_code == 204
+
+
 def answered(case: Case, status: int, text: str, stack: LocalStack, fuzz_org: ConnectedOrg) -> None:
-    """Record the answer; after a disconnect, connect the fuzzer's organization again."""
+    """Record the answer; after a disconnect, connect the fuzzer's organization again (the platform,
+    or the payments account)."""
     ANSWERED[case.operation.label].append(status)
     SAID.setdefault((case.operation.label, status), text[:200])
     if case.operation.label == DISCONNECT and status == 200:
         with httpx.Client(base_url=stack.api_url, timeout=30) as api:
             reconnect(stack, api, fuzz_org)
+    if case.operation.label == PAYMENTS_DISCONNECT and status == 200:
+        connected = connect_payments(
+            stack.api_url, fuzz_org.headers["Authorization"], business_name="Fuzz Shop"
+        )
+        assert connected.status_code == 200, connected.text
+
+
+def succeeded(label: str, statuses: list[int]) -> bool:
+    """Whether one of the operation's answers was its success: a 2xx, or the redirect it documents."""
+    return any(200 <= status < 300 or status == SUCCESS_REDIRECTS.get(label) for status in statuses)
 
 
 @with_credentials.parametrize()
 @fuzz_settings(EXAMPLES_WITH_CREDENTIALS)
 def test_every_answer_with_credentials_is_documented_and_no_5xx(
-    case: Case, base_url: str, stack: LocalStack, fuzz_org: ConnectedOrg, api_key: str
+    case: Case, base_url: str, stack: LocalStack, fuzz_org: ConnectedOrg, api_key: str, signing_secret: str
 ) -> None:
-    if case.operation.label == CONNECT_CALLBACK and not any(
-        200 <= code < 300 for code in ANSWERED[CONNECT_CALLBACK]
+    # Once, what the dashboard's callback pages post after the person approved the platform's consent
+    # dialog or submitted the payment provider's onboarding page
+    if case.operation.label == CONNECT_CALLBACK and not succeeded(
+        CONNECT_CALLBACK, ANSWERED[CONNECT_CALLBACK]
     ):
-        # Once, what the dashboard's callback page posts after the person approved the consent dialog
         case.body = approved_connection(base_url, fuzz_org) or case.body
+    if case.operation.label == PAYMENTS_CALLBACK and not succeeded(
+        PAYMENTS_CALLBACK, ANSWERED[PAYMENTS_CALLBACK]
+    ):
+        case.body = approved_onboarding(base_url, fuzz_org) or case.body
     response = case.call_and_validate(
-        base_url=base_url, headers=credentials(case, fuzz_org, api_key), checks=CHECKS
+        base_url=base_url, headers=credentials(case, fuzz_org, api_key, signing_secret), checks=CHECKS
     )
     answered(case, response.status_code, response.text, stack, fuzz_org)
+    sent_files(case, response)
 
 
 @without_credentials.parametrize()
@@ -285,75 +398,127 @@ def stateful_schema(*, path_regex: str | None = None) -> schemathesis.schemas.Ba
     return schema if path_regex is None else schema.include(path_regex=path_regex)
 
 
-# The walks: every operation of the document, then the audiences' family alone (its create is one
-# root among fifty in the first, and most of the document's links start there).
-WALKS = {
-    "all": (stateful_schema(), STATEFUL_SCENARIOS),
+def without_closure(schema: schemathesis.schemas.BaseSchema) -> schemathesis.schemas.BaseSchema:
+    """The walk of the fuzzer's organization never closes it (the closure's link types its name)."""
+    return schema.exclude(method="POST", path=CLOSURE)
+
+
+# The walks, in this order: every operation of the document; the audiences' family alone (its create
+# is one root among fifty in the first, and most of the document's links start there), from the
+# targeting preview whose segment it activates; the synced shop's (upload -> sync, products ->
+# preview, products -> checkout routes -> the checkout page); the site's (declare -> issue its key ->
+# send a page's events with it); and last, the account's closure, by a
+# second organization (GET the account -> close it with its name -> its progress).
+WALKS: dict[str, tuple[schemathesis.schemas.BaseSchema, int, str]] = {
+    "all": (without_closure(stateful_schema()), STATEFUL_SCENARIOS, "fuzz_org"),
     "audiences": (
-        stateful_schema(path_regex="^/platform-ads/(audiences|activations|uploads)"),
+        stateful_schema(
+            path_regex="^/platform-ads/(audiences|activations|uploads|data-source/products|targeting)"
+        ),
         AUDIENCE_SCENARIOS,
+        "fuzz_org",
     ),
+    "shop": (
+        stateful_schema(
+            path_regex="^/(platform-ads/(data-source|targeting|checkout-routes)|checkout/|dashboard/models)"
+        ),
+        SHOP_SCENARIOS,
+        "fuzz_org",
+    ),
+    "site": (
+        stateful_schema(path_regex="^/(platform-ads/events/site|site-events)"),
+        SITE_SCENARIOS,
+        "fuzz_org",
+    ),
+    "closure": (stateful_schema(path_regex=f"^{CLOSURE}$"), CLOSURE_SCENARIOS, "closing_org"),
 }
 # ignored_auth is left to the phases above (it re-sends every success without credentials).
 STATEFUL_CHECKS = [check for check in CHECKS if check is not ignored_auth]
 
 
-@pytest.mark.parametrize("walk", sorted(WALKS))
+@pytest.mark.parametrize("walk", list(WALKS))
 def test_linked_walks_are_documented_and_no_5xx(
-    walk: str, base_url: str, stack: LocalStack, fuzz_org: ConnectedOrg, api_key: str
+    walk: str,
+    request: pytest.FixtureRequest,
+    base_url: str,
+    stack: LocalStack,
+    fuzz_org: ConnectedOrg,
+    api_key: str,
+    signing_secret: str,
 ) -> None:
     """create -> read -> retry -> delete along the document's links: every answer documented, no 5xx."""
-    stateful, scenarios = WALKS[walk]
+    stateful, scenarios, caller = WALKS[walk]
+    org: ConnectedOrg = request.getfixturevalue(caller)
     consent_pages: list[str] = []
+    onboarding_pages: list[str] = []
+    findings: list[Exception] = []
 
     class Walk(stateful.as_state_machine()):  # type: ignore[misc]
         def before_call(self, case: Case) -> None:
-            # The platform's consent dialog, approved as a person would: its redirect's code and state
-            # are what the dashboard's callback page posts (the link carries the state alone).
+            # The platform's consent dialog approved, or the provider's onboarding page submitted, as a
+            # person would: what the dashboard's callback page posts (the link carries the state alone).
             if case.operation.label == CONNECT_CALLBACK and consent_pages:
-                redirect = decide(consent_pages.pop())
-                if redirect.status_code in (301, 302, 303):
-                    query = dict(httpx.URL(redirect.headers["location"]).params)
-                    case.body = {"state": query.get("state", ""), "code": query.get("code")}
+                case.body = consented(consent_pages.pop()) or case.body
+            if case.operation.label == PAYMENTS_CALLBACK and onboarding_pages:
+                case.body = onboarded(onboarding_pages.pop()) or case.body
 
         def get_call_kwargs(self, case: Case) -> dict[str, Any]:
-            headers = credentials(case, fuzz_org, api_key)
+            headers = credentials(case, org, api_key, signing_secret)
             if case.operation.label == SITE_EVENTS:
-                headers["Origin"] = shop_page_origin(base_url, fuzz_org)
-            return {"base_url": base_url, "headers": headers}
+                headers["Origin"] = shop_page_origin(base_url, org)
+            # API Gateway's own limit: the local stack at load 20+ can take longer than requests' 10 s
+            return {"base_url": base_url, "headers": headers, "timeout": GATEWAY_TIMEOUT_SECONDS}
 
         def after_call(self, response: Response, case: Case) -> None:
             super().after_call(response, case)
             if case.operation.label == CONNECT and response.status_code == 200:
                 consent_pages.append(response.json()["authorizationUrl"])
-            answered(case, response.status_code, response.text, stack, fuzz_org)
+            if case.operation.label == PAYMENTS_CONNECT and response.status_code == 200:
+                onboarding_pages.append(response.json()["onboardingUrl"])
+            sent_files(case, response)
+            answered(case, response.status_code, response.text, stack, org)
 
         def validate_response(
             self, response: Response, case: Case, additional_checks: Any = None, **kwargs: Any
         ) -> None:
-            case.validate_response(
-                response, checks=STATEFUL_CHECKS, transport_kwargs=kwargs or None, recorder=self.recorder
-            )
+            try:
+                case.validate_response(
+                    response, checks=STATEFUL_CHECKS, transport_kwargs=kwargs or None, recorder=self.recorder
+                )
+            except Exception as failed:
+                findings.append(failed)
+                raise
 
-    Walk.run(
-        settings=settings(
-            max_examples=scenarios,
-            stateful_step_count=STATEFUL_STEPS,
-            derandomize=True,
-            deadline=None,
-            database=None,
-            suppress_health_check=list(HealthCheck),
+    try:
+        Walk.run(
+            settings=settings(
+                # No shrinking: a walk's steps depend on the stack's state, which a replay cannot
+                # restore (Hypothesis would report its own FlakyStrategyDefinition, not what failed)
+                phases=[Phase.generate],
+                max_examples=scenarios,
+                stateful_step_count=STATEFUL_STEPS,
+                derandomize=True,
+                deadline=None,
+                database=None,
+                suppress_health_check=list(HealthCheck),
+            )
         )
-    )
+    except Flaky:
+        # As schemathesis' own stateful engine does: the rules a step may take depend on what the
+        # stack answered before, so Hypothesis may find a scenario drawing differently from an earlier
+        # one with the same start; that is no finding. What a check found is.
+        if findings:
+            raise findings[0] from None
 
 
 def test_every_operation_was_answered_2xx_at_least_once() -> None:
-    """Over the phases above (run first, in this module's order), each operation reached its core."""
+    """Over the phases above (run first, in this module's order), each operation reached its core: a 2xx,
+    or the redirect that is its success."""
     assert ANSWERED, "run with the fuzzing tests above"
     never = {
         label: {status: SAID[label, status] for status in sorted(set(statuses))}
         for label, statuses in sorted(ANSWERED.items())
-        if not any(200 <= status < 300 for status in statuses) and label not in NO_SUCCESS_WITHOUT
+        if not succeeded(label, statuses) and label not in NO_SUCCESS_WITHOUT
     }
     assert not never, f"operations never answered 2xx (what they answered): {never}"
     # And every operation of the document was called
