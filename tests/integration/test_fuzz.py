@@ -107,6 +107,10 @@ NO_SUCCESS_WITHOUT: dict[str, str] = {
     "DELETE /dashboard/api-keys/{keyId}": "reached by create -> RevokeApiKey in two of the four runs "
     "measured on 2026-11-29; in the others the walk drew made-up ids (tests/integration/"
     "test_dashboard_api_keys.py proves it)",
+    "POST /platform-ads/activations/{audienceId}/retry": "its success needs a failed activation: 202 in "
+    "the runs measured on 2026-11-29 where a walk's activation failed, 409 'only a failed activation "
+    "can be retried' in the one at load 3-6 where every activation succeeded (tests/integration/"
+    "test_activation.py proves it)",
     "DELETE /platform-ads/audiences/{audienceId}": _AUDIENCE_WALK,
     "DELETE /platform-ads/audiences/{audienceId}/advert": _AUDIENCE_WALK,
     "GET /platform-ads/audiences/{audienceId}/ads-manager-link": _AUDIENCE_WALK,
