@@ -74,19 +74,7 @@ class DynamoEventStore:
                         "Item": {k: serializer.serialize(v) for k, v in item.items()},
                     }
                 },
-                {
-                    "Update": {
-                        "TableName": self._table.name,
-                        "Key": {"pk": {"S": _pk(record.org_id)}, "sk": {"S": _DAY + day}},
-                        "UpdateExpression": "ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(positive))),
-                        "ExpressionAttributeNames": {
-                            f"#c{i}": _count_name(*key) for i, key in enumerate(positive)
-                        },
-                        "ExpressionAttributeValues": {
-                            f":c{i}": {"N": str(value)} for i, value in enumerate(positive.values())
-                        },
-                    }
-                },
+                _added_to_day(self._table.name, record.org_id, day, positive),
             ]
         )
 
@@ -169,6 +157,21 @@ def site_key_hash(key: str) -> str:
 
 def _count_name(source: str, event_name: str, outcome: str) -> str:
     return f"c.{source}.{event_name}.{outcome}"
+
+
+def _added_to_day(table_name: str, org_id: str, day: str, counts: Mapping[tuple[str, str, str], int]) -> Any:
+    """A transaction's update adding ``counts`` (each above zero) to the organization's ``day``."""
+    return {
+        "Update": {
+            "TableName": table_name,
+            "Key": {"pk": {"S": _pk(org_id)}, "sk": {"S": _DAY + day}},
+            "UpdateExpression": "ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(counts))),
+            "ExpressionAttributeNames": {f"#c{i}": _count_name(*key) for i, key in enumerate(counts)},
+            "ExpressionAttributeValues": {
+                f":c{i}": {"N": str(value)} for i, value in enumerate(counts.values())
+            },
+        }
+    }
 
 
 class DynamoEventSiteStore:
@@ -401,20 +404,7 @@ class DynamoEventSiteStore:
                             "ConditionExpression": "attribute_not_exists(pk)",
                         }
                     },
-                    {
-                        "Update": {
-                            "TableName": self._table.name,
-                            "Key": {"pk": pk, "sk": {"S": _DAY + day}},
-                            "UpdateExpression": "ADD "
-                            + ", ".join(f"#c{i} :c{i}" for i in range(len(positive))),
-                            "ExpressionAttributeNames": {
-                                f"#c{i}": _count_name(*key) for i, key in enumerate(positive)
-                            },
-                            "ExpressionAttributeValues": {
-                                f":c{i}": {"N": str(value)} for i, value in enumerate(positive.values())
-                            },
-                        }
-                    },
+                    _added_to_day(self._table.name, org_id, day, positive),
                 ]
             )
         except self._client.exceptions.TransactionCanceledException as cancelled:
