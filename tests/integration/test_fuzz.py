@@ -14,11 +14,14 @@ Then a stateful phase walks the document's links (``scripts/openapi.py``, ``LINK
 schemathesis' state machine: create -> read -> retry with the same Idempotency-Key -> delete, each step
 with the ids the service answered, so cases reach the core instead of "no such audience". Every
 operation must have been answered its success (a 2xx, or the checkout form's 303) at least once over
-the whole run (``NO_SUCCESS_WITHOUT`` lists those no request reaches yet, and why). Where a step needs
-what only a person, a browser or the platform can do (the OAuth consent dialog, the provider's
-onboarding page, sending a file to an upload link), the test does it as they would; a disconnect is
-followed by connecting again, so later cases still reach the connected paths. The account's closure
-is walked last, by a second organization, so that its success ends no organization the run uses.
+the whole run: what a generated walk seldom builds (an active segment audience with a holdout, a failed
+activation, a product's checkout page) the merchant's path builds last, each call a case of the document
+checked as the others (``NO_SUCCESS_WITHOUT`` would list what no request reaches, and why: none).
+Where a step needs what only a person, a browser or the platform can do (the OAuth consent dialog,
+the provider's onboarding page, sending a file to an upload link), the test does it as they would; a
+disconnect is followed by connecting again, so later cases still reach the connected paths. The
+account's closure is walked last, by a second organization, so that its success ends no organization
+the run uses.
 
 Bounded and reproducible: a fixed seed and derandomized Hypothesis, so every run sends the same
 cases; loopback only. A finding is fixed in the service, or in the schema's source
@@ -32,6 +35,7 @@ import ipaddress
 import json
 from collections import defaultdict
 from collections.abc import Iterator
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -60,7 +64,11 @@ from local.seed import PURCHASE_MODEL, seed_models
 from local.stack import LocalStack
 from local.template import ROOT
 from local.uploads import send_upload
+from tests.integration.test_activation_pipeline import users, wait_until
+from tests.integration.test_audience_sync import wait_for_last_run
+from tests.integration.test_audiences import created_in_full
 from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
+from tests.integration.test_publishing import advert
 
 pytestmark = pytest.mark.integration
 
@@ -87,37 +95,9 @@ SHOP_SCENARIOS = 10
 SITE_SCENARIOS = 8
 CLOSURE_SCENARIOS = 3
 STATEFUL_STEPS = 8
-# Operations no request of the run gets a success from yet, and why (every other must get one).
-_AUDIENCE_WALK = (
-    "needs an active audience made from a segment with a holdout (preview -> ActivateSegment, then the "
-    "create's links): in the runs measured on 2026-11-29 the walks' audiences were lists or failed "
-    "activations (422 'made from a list', 'is failed'); tests/integration/test_audiences.py, "
-    "test_lift.py and test_publishing.py prove these routes"
-)
-_REACHED_ONCE = (
-    "reached by the walks in the last run measured (2026-11-29, 572 s at load 9-15), not in the one "
-    "before it (its walks timed out at load 24): kept out of the requirement until it holds every run"
-)
-NO_SUCCESS_WITHOUT: dict[str, str] = {
-    "GET /checkout/{orgId}/{productId}": f"{_REACHED_ONCE} (shop walk: products -> checkout routes -> "
-    "the page its checkoutUrl names); tests/integration/test_payments_checkout.py proves it",
-    "POST /checkout/{orgId}/{productId}": f"{_REACHED_ONCE} (its success, the 303 to the provider); "
-    "tests/integration/test_payments_checkout.py proves it",
-    "POST /platform-ads/audiences/{audienceId}/sync": f"{_REACHED_ONCE} (200); {_AUDIENCE_WALK}",
-    "DELETE /dashboard/api-keys/{keyId}": "reached by create -> RevokeApiKey in two of the four runs "
-    "measured on 2026-11-29; in the others the walk drew made-up ids (tests/integration/"
-    "test_dashboard_api_keys.py proves it)",
-    "POST /platform-ads/activations/{audienceId}/retry": "its success needs a failed activation: 202 in "
-    "the runs measured on 2026-11-29 where a walk's activation failed, 409 'only a failed activation "
-    "can be retried' in the one at load 3-6 where every activation succeeded (tests/integration/"
-    "test_activation.py proves it)",
-    "DELETE /platform-ads/audiences/{audienceId}": _AUDIENCE_WALK,
-    "DELETE /platform-ads/audiences/{audienceId}/advert": _AUDIENCE_WALK,
-    "GET /platform-ads/audiences/{audienceId}/ads-manager-link": _AUDIENCE_WALK,
-    "GET /platform-ads/audiences/{audienceId}/lift": _AUDIENCE_WALK,
-    "POST /platform-ads/audiences/{audienceId}/advert": _AUDIENCE_WALK,
-    "POST /platform-ads/audiences/{audienceId}/refresh": _AUDIENCE_WALK,
-}
+# Operations no request of the run gets a success from yet, and why (every other must get one): none.
+# What a generated walk seldom reaches, the merchant's path below reaches every run.
+NO_SUCCESS_WITHOUT: dict[str, str] = {}
 # What the service promises: no 5xx, a documented status, content type, headers and body, and
 # authentication enforced. Left out: positive_data_acceptance (the document now carries the models'
 # cross-field rules, tests/unit/test_openapi_bodies.py, but a valid body can still be refused for what
@@ -513,6 +493,131 @@ def test_linked_walks_are_documented_and_no_5xx(
         # one with the same start; that is no finding. What a check found is.
         if findings:
             raise findings[0] from None
+
+
+# The merchant's path to the routes a generated walk may miss (their success needs a state a walk
+# seldom builds: an active audience of a scored segment with a holdout, a failed activation, a key the
+# walk created, a product's checkout page), each call a case of the document checked as above.
+REACH_SEGMENT = {"modelName": PURCHASE_MODEL, "productId": "p00001", "rule": "top_percent", "value": 100}
+# The platform's refusal that fails an activation until the terms are accepted (the sandbox's fault).
+TERMS_NOT_ACCEPTED = {
+    "kind": "error",
+    "method": "POST",
+    "path": "/customaudiences$",
+    "code": 200,
+    "subcode": 1870090,
+}
+
+
+def reach(
+    base_url: str,
+    headers: dict[str, str],
+    method: str,
+    path: str,
+    *,
+    success: int | tuple[int, ...],
+    path_parameters: dict[str, str] | None = None,
+    **parts: Any,
+) -> Response:
+    """One call of ``method path`` as a case of the document (``parts``: its body, query, media type),
+    checked as the fuzzed cases are and recorded; its answer must be ``success``."""
+    case = with_credentials[path][method].Case(path_parameters=path_parameters or {}, **parts)
+    response = case.call_and_validate(
+        base_url=base_url,
+        headers=headers,
+        checks=CHECKS,
+        timeout=GATEWAY_TIMEOUT_SECONDS,
+        allow_redirects=False,
+    )
+    ANSWERED[case.operation.label].append(response.status_code)
+    SAID.setdefault((case.operation.label, response.status_code), response.text[:200])
+    assert response.status_code in (success if isinstance(success, tuple) else (success,)), response.text
+    return response
+
+
+def test_the_routes_a_walk_may_miss_answer_their_success_on_the_merchants_path(
+    base_url: str, stack: LocalStack, fuzz_org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    """Run after the walks: an active segment audience with a holdout (its schedule, refresh, lift,
+    ads-manager link, advert published and deleted, the audience deleted), a created key revoked, a
+    product's checkout page and form, a refused activation retried; each answered its success."""
+    org, call = fuzz_org, partial(reach, base_url, dict(fuzz_org.headers))
+    with httpx.Client(base_url=base_url, timeout=GATEWAY_TIMEOUT_SECONDS, headers=org.headers) as api:
+        # An audience of the synced shop's scored segment with a holdout, active
+        created = api.post(
+            "/platform-ads/audiences",
+            json={"name": "Reach", "segment": REACH_SEGMENT, "holdoutPercent": 50, "holdoutSeed": 15},
+        )
+        audience = created_in_full(api, org, created)["audienceId"]
+        at = {"audienceId": audience}
+        # Kept to a weekly schedule, refreshed now (a run of the sync), read once that run ended
+        call(
+            "POST",
+            "/platform-ads/audiences/{audienceId}/sync",
+            success=200,
+            path_parameters=at,
+            body={"frequency": "weekly"},
+        )
+        call("POST", "/platform-ads/audiences/{audienceId}/refresh", success=(200, 202), path_parameters=at)
+        wait_for_last_run(api, org, audience, None)
+        call("GET", "/platform-ads/audiences/{audienceId}/lift", success=200, path_parameters=at)
+        call("GET", "/platform-ads/audiences/{audienceId}/ads-manager-link", success=200, path_parameters=at)
+        call(
+            "POST",
+            "/platform-ads/audiences/{audienceId}/advert",
+            success=201,
+            path_parameters=at,
+            body=advert(),
+        )
+        call(
+            "DELETE",
+            "/platform-ads/audiences/{audienceId}/advert",
+            success=204,
+            path_parameters=at,
+            query={"confirm": "true"},
+        )
+        call(
+            "DELETE",
+            "/platform-ads/audiences/{audienceId}",
+            success=204,
+            path_parameters=at,
+            query={"confirm": "true"},
+        )
+        # A key the merchant created, revoked
+        key = api.post("/dashboard/api-keys", json={"label": "reach"}).json()["keyId"]
+        call("DELETE", "/dashboard/api-keys/{keyId}", success=200, path_parameters={"keyId": key})
+        # A product's hosted checkout page, and its form (a 303 to the provider's payment page)
+        route = api.get("/platform-ads/checkout-routes", params={"productId": REACH_SEGMENT["productId"]})
+        assert route.status_code == 200, route.text
+        page = {"orgId": org.org_id, "productId": REACH_SEGMENT["productId"]}
+        call("GET", "/checkout/{orgId}/{productId}", success=200, path_parameters=page)
+        call(
+            "POST",
+            "/checkout/{orgId}/{productId}",
+            success=303,
+            path_parameters=page,
+            body={"quantity": "1"},
+            media_type="application/x-www-form-urlencoded",
+        )
+        # An activation the platform refused (terms not accepted), retried once the terms are accepted
+        sandbox.post("/faults", json=TERMS_NOT_ACCEPTED)
+        try:
+            refused = api.post(
+                "/platform-ads/activations",
+                json={"name": "Terms later", "users": users(20, "reach")},
+                headers={"Idempotency-Key": f"reach-{org.org_id}"},
+            )
+            assert refused.status_code == 202, refused.text
+            failed = refused.json()["audienceId"]
+            wait_until(api, org, failed, "failed", "succeeded")
+        finally:
+            sandbox.delete("/faults")
+        call(
+            "POST",
+            "/platform-ads/activations/{audienceId}/retry",
+            success=202,
+            path_parameters={"audienceId": failed},
+        )
 
 
 def test_every_operation_was_answered_2xx_at_least_once() -> None:
