@@ -28,6 +28,9 @@ JSON_ROUTES = [
     # a route documented to take text/plain as well (the site events endpoint: a browser sends it
     # without a preflight) has no other content type to refuse
     and "text/plain" not in operation.get("requestBody", {}).get("content", {})
+    # the provider's webhook verifies the signature over the delivery's bytes before reading them, so
+    # an unsigned one is 401 whatever its type (tests/integration/test_payments_webhooks.py)
+    and not any("paymentsSignature" in scheme for scheme in operation.get("security", []))
 ]
 
 
