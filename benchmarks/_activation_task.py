@@ -180,6 +180,8 @@ def main(argv: list[str]) -> None:
         connections=NoPlatform(),
         clock=lambda: datetime.now(UTC),
         part_users=int(os.environ.get("ACTIVATION_PART_USERS", PART_USERS)),
+        # as the wiring passes ``Settings.engine_memory_mb``
+        engine_memory_mb=int(os.environ["ENGINE_MEMORY_MB"]) if os.environ.get("ENGINE_MEMORY_MB") else None,
     )
     if setup.get("segment_users"):
         pipeline.segments = lambda: segment_source(blobs, setup)

@@ -58,6 +58,10 @@ class Settings(BaseSettings):
     # The most users one NormaliseAndHash task hashes: a larger list is split into parts of about this
     # many users, one a task (shared.activation.pipeline.PART_USERS; smaller in tests).
     activation_part_users: int = 2_000_000
+    # The activation steps' engine memory limit in MB, fixed whatever the function's memory (a task
+    # peaks at the engine's limit plus Python's arrays, and more memory is more CPU on Lambda); unset,
+    # the engine takes half the function's memory (``shared.dataplane.engine``).
+    engine_memory_mb: int | None = Field(default=None, ge=128)
 
     # Advertising platform (Graph API)
     platform_graph_url: str = "https://graph.facebook.com"

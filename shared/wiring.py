@@ -431,6 +431,7 @@ def audience_service() -> AudienceService:
         publishing=publishing_service,
         max_upload_bytes=settings().audience_upload_max_bytes,
         part_users=settings().activation_part_users,
+        engine_memory_mb=settings().engine_memory_mb,
     )
 
 

@@ -164,10 +164,9 @@ class ActivationPipeline:
     max_batches: int = 20
     batches_per_query: int = BATCHES_PER_QUERY
     part_users: int = PART_USERS
-    # The columnar engine, opened per step that needs it (``shared.dataplane.engine``).
-    engines: Callable[[], AbstractContextManager[QueryRunner]] = field(
-        default=lambda: _query_runner(), repr=False
-    )
+    # The columnar engine's fixed memory limit in MB (``Settings.engine_memory_mb``); None: half the
+    # function's memory (``shared.dataplane.engine``).
+    engine_memory_mb: int | None = None
     # Source requests are read as ``CreateAudienceRequest`` JSON (``shared.audiences.models``).
     _graphs: dict[str, GraphClient] = field(default_factory=dict, repr=False)
 
@@ -279,7 +278,7 @@ class ActivationPipeline:
             return None
         percent, seed = float(request.holdout_percent), request.holdout_seed
         provenance = columns.provenance
-        with self.engines() as engine:
+        with self.open_engine() as engine:
             customers = engine.path("customers.parquet")
             self._copy(columns.customers_key, customers)
             segment = segment_files.load_segment(
@@ -348,7 +347,7 @@ class ActivationPipeline:
             write_snapshot,
         )
 
-        with self.engines() as engine:
+        with self.open_engine() as engine:
             path = engine.path("upload.csv")
             self._copy(users_key, path)
             header = csv_header(path)
@@ -488,7 +487,7 @@ class ActivationPipeline:
         value_seed = record.value_seed
         # A segment's users file holds the predicted values; an uploaded list, the column it names.
         value_column = (value_seed.column or VALUE_CSV_COLUMN) if value_seed is not None else None
-        with self.engines() as engine:
+        with self.open_engine() as engine:
             if activation.users_parts:
                 with self.blobs.open(activation.users_key) as stream:
                     header = csv_header(stream)
@@ -892,6 +891,13 @@ class ActivationPipeline:
         assert record.source_key is not None
         return CreateAudienceRequest.model_validate(json.loads(self.blobs.get(record.source_key)))
 
+    def open_engine(self) -> AbstractContextManager[QueryRunner]:
+        """The columnar engine for one step (``shared.dataplane.runner``), its memory limit the fixed
+        one where this pipeline has it. Imported here: only the steps that select and hash load it."""
+        from shared.dataplane.runner import query_runner
+
+        return query_runner(memory_limit_mb=self.engine_memory_mb)
+
     def _require(self, org_id: str, audience_id: str) -> AudienceRecord:
         record = self.audiences.get(org_id, audience_id)
         if record is None:
@@ -939,10 +945,3 @@ def _crash_message(cause: str) -> str:
     if isinstance(payload, dict) and payload.get("errorMessage"):
         return str(payload["errorMessage"])
     return "The activation step failed."
-
-
-def _query_runner() -> AbstractContextManager[QueryRunner]:
-    """The engine for one step, sized to the function (``shared.dataplane.engine``)."""
-    from shared.dataplane.runner import query_runner
-
-    return query_runner()

@@ -157,6 +157,9 @@ class AudienceService:
     max_upload_bytes: int = 4_294_967_296
     # Users a NormaliseAndHash task hashes at most (``Settings.activation_part_users``).
     part_users: int = PART_USERS
+    # The activation steps' engine's fixed memory limit in MB (``Settings.engine_memory_mb``); None:
+    # half the function's memory.
+    engine_memory_mb: int | None = None
 
     @property
     def pipeline(self) -> ActivationPipeline:
@@ -171,6 +174,7 @@ class AudienceService:
             batch_size=self.batch_size,
             max_batches=self.max_batches_per_step,
             part_users=self.part_users,
+            engine_memory_mb=self.engine_memory_mb,
         )
 
     # --- create --------------------------------------------------------------------------------

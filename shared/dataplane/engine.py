@@ -5,9 +5,10 @@ between them) with every setting passed at connect, as dbt-duckdb's environments
 
 * ``memory_limit``: about half the function's memory (``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``), so the
   engine spills to ``/tmp`` rather than the function being killed, and Python keeps the other half;
-  or a fixed limit in MB where the function's configuration sets one (``ENGINE_MEMORY_MB``, the
-  activation step's: its tasks' peak is the engine's limit plus Python's arrays, so a limit that
-  followed the function's memory would raise the peak with every raise of the memory);
+  or a fixed limit in MB that the caller passes (the activation step's, ``Settings.engine_memory_mb``
+  read in the wiring: its tasks' peak is the engine's limit plus Python's arrays, so a limit that
+  followed the function's memory would raise the peak with every raise of the memory). The only
+  variable this module reads is Lambda's own ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``;
 * ``threads``: the function's vCPUs;
 * ``temp_directory`` and ``home_directory`` under the invocation's own work directory in ``/tmp``;
 * no extension is installed, downloaded or autoloaded (the Lambda has no internet and no extension
@@ -36,9 +37,6 @@ from shared.dataplane import queries
 # Used when not running in Lambda (tests, the local stack, benchmarks): the sync function's memory.
 DEFAULT_FUNCTION_MB = 2048
 ENGINE_SHARE = 0.5
-# A fixed engine limit in MB, set in the template for a function whose tasks must stay under a peak
-# whatever its memory (more memory is more CPU on Lambda); absent, the engine takes ENGINE_SHARE.
-ENGINE_MEMORY_VARIABLE = "ENGINE_MEMORY_MB"
 MIN_ENGINE_MB = 128
 
 
@@ -49,12 +47,18 @@ class EngineSettings:
     workdir: Path
 
 
-def settings_for(workdir: Path, function_mb: int | None = None, threads: int | None = None) -> EngineSettings:
-    """The engine's settings for a function with ``function_mb`` of memory: ``ENGINE_SHARE`` of it.
-    Without ``function_mb``, this Lambda's: the fixed ``ENGINE_MEMORY_MB`` where its configuration
-    sets one, else the share of ``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``."""
-    if function_mb is None and os.environ.get(ENGINE_MEMORY_VARIABLE):
-        limit_mb = int(os.environ[ENGINE_MEMORY_VARIABLE])
+def settings_for(
+    workdir: Path,
+    function_mb: int | None = None,
+    threads: int | None = None,
+    memory_limit_mb: int | None = None,
+) -> EngineSettings:
+    """The engine's settings: a fixed ``memory_limit_mb`` where the caller gives one (a function whose
+    tasks must stay under a peak whatever its memory: more memory is more CPU on Lambda), else
+    ``ENGINE_SHARE`` of a function with ``function_mb`` of memory, by default this Lambda's
+    (``AWS_LAMBDA_FUNCTION_MEMORY_SIZE``)."""
+    if memory_limit_mb is not None:
+        limit_mb = memory_limit_mb
     else:
         if function_mb is None:
             function_mb = int(os.environ.get("AWS_LAMBDA_FUNCTION_MEMORY_SIZE", DEFAULT_FUNCTION_MB))
@@ -92,11 +96,14 @@ def connect(settings: EngineSettings) -> duckdb.DuckDBPyConnection:
 
 
 @contextmanager
-def session(function_mb: int | None = None, threads: int | None = None) -> Iterator[Workspace]:
-    """A work directory under the temporary directory and a connection spilling there; both gone after."""
+def session(
+    function_mb: int | None = None, threads: int | None = None, memory_limit_mb: int | None = None
+) -> Iterator[Workspace]:
+    """A work directory under the temporary directory and a connection spilling there (its memory
+    limit as ``settings_for`` gives it); both gone after."""
     workdir = Path(tempfile.gettempdir()) / f"dataplane-{uuid.uuid4().hex}"
     workdir.mkdir(parents=True)
-    connection = connect(settings_for(workdir, function_mb, threads))
+    connection = connect(settings_for(workdir, function_mb, threads, memory_limit_mb))
     try:
         yield Workspace(connection, workdir)
     finally:

@@ -111,7 +111,10 @@ def _identifier(table: str) -> None:
 
 
 @contextmanager
-def query_runner(function_mb: int | None = None, threads: int | None = None) -> Iterator[QueryRunner]:
-    """An engine for one invocation (``engine.session``), run by query name."""
-    with session(function_mb, threads) as workspace:
+def query_runner(
+    function_mb: int | None = None, threads: int | None = None, memory_limit_mb: int | None = None
+) -> Iterator[QueryRunner]:
+    """An engine for one invocation (``engine.session``: a fixed ``memory_limit_mb``, else a share of
+    the function's memory), run by query name."""
+    with session(function_mb, threads, memory_limit_mb) as workspace:
         yield QueryRunner(workspace)

@@ -23,9 +23,6 @@ POWERTOOLS_VARS = {
 }
 # Read by libraries, not by our settings: pydantic (no plugin scan on a cold start).
 LIBRARY_VARS = {"PYDANTIC_DISABLE_PLUGINS"}
-# Read by the engine's own module from the environment, as it reads AWS_LAMBDA_FUNCTION_MEMORY_SIZE
-# (the data plane reads no settings): checked below to be read there.
-ENGINE_VARS = {"ENGINE_MEMORY_MB"}
 
 
 @pytest.fixture(scope="module")
@@ -85,20 +82,8 @@ def test_every_function_handler_file_and_entry_point_exist(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
 def test_every_function_environment_variable_is_a_setting_or_powertools(name: str) -> None:
-    unknown = (
-        set(FUNCTIONS[name].environment)
-        - set(VARIABLES.values())
-        - POWERTOOLS_VARS
-        - LIBRARY_VARS
-        - ENGINE_VARS
-    )
+    unknown = set(FUNCTIONS[name].environment) - set(VARIABLES.values()) - POWERTOOLS_VARS - LIBRARY_VARS
     assert unknown == set()
-
-
-def test_the_engines_variables_are_read_by_the_engine() -> None:
-    from shared.dataplane import engine
-
-    assert {engine.ENGINE_MEMORY_VARIABLE} == ENGINE_VARS
 
 
 @pytest.mark.parametrize("name", sorted(FUNCTIONS))
@@ -123,8 +108,7 @@ def test_every_variable_a_function_gets_of_its_own_is_read_by_it(
     own = _own_variables(FUNCTIONS[name])
 
     # Then its code reads each of them
-    # (the engine's variables are read by the engine: test_the_engines_variables_are_read_by_the_engine)
-    assert own - ENGINE_VARS - {VARIABLES[field] for field in settings_read[name]} == set()
+    assert own - {VARIABLES[field] for field in settings_read[name]} == set()
 
 
 def test_a_setting_missing_from_a_functions_environment_is_reported(
