@@ -45,6 +45,7 @@ from shared.repositories.items import from_item, query_all, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb.service_resource import Table
+    from mypy_boto3_dynamodb.type_defs import PutItemInputTablePutItemTypeDef
 
 IN_PROGRESS_INDEX_KEY = "AUDIENCES#in_progress"
 _INDEX_ATTRIBUTES = {"pk", "sk", "gsi1pk", "gsi1sk"}
@@ -115,21 +116,15 @@ class DynamoAudienceStore:
             expression = f"({expression}) AND ({condition})"
         item = _item(record)
         item["revision"] = record.revision + 1
-        names = {name: value for name, value in _NAMES.items() if name in condition}
+        put: PutItemInputTablePutItemTypeDef = {
+            "Item": item,
+            "ConditionExpression": expression,
+            "ExpressionAttributeValues": {**seen, **(values or {})},
+        }
+        if names := {name: value for name, value in _NAMES.items() if name in condition}:
+            put["ExpressionAttributeNames"] = names  # DynamoDB refuses an empty map of names
         try:
-            if names:
-                self._table.put_item(
-                    Item=item,
-                    ConditionExpression=expression,
-                    ExpressionAttributeNames=names,
-                    ExpressionAttributeValues={**seen, **(values or {})},
-                )
-            else:
-                self._table.put_item(
-                    Item=item,
-                    ConditionExpression=expression,
-                    ExpressionAttributeValues={**seen, **(values or {})},
-                )
+            self._table.put_item(**put)
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:
             return False
         record.revision += 1
