@@ -163,7 +163,7 @@ class TargetingService:
         """Size, score histogram and cut, identifier coverage, seed per country, and warnings."""
         model, bundle, dataset = self._sources(org_id, request)
         scores = bundle.score_all_users(request.product_id)
-        cut = _select(bundle, scores, request)
+        cut = _cut(scores, request, _bought(bundle, request))
         rows = self.coverages.positions(model, bundle, dataset)[cut.indices]
         coverage = self.coverages.coverage(dataset)
         view = _coverage_view(coverage, rows)
@@ -264,7 +264,7 @@ class TargetingService:
         else:
             bundle = self.bundles.bundle_for(model)
             user_ids, scores = bundle.user_ids, bundle.score_all_users(spec.product_id)
-            bought = bundle.bought_by(spec.product_id) if spec.exclude_purchased else None
+            bought = _bought(bundle, spec)
             spend, orders = bundle.spend_and_orders() if values else (None, None)
             del bundle
         cut = _cut(scores, spec, bought)
@@ -405,17 +405,17 @@ class TargetingService:
         return warnings
 
 
-def _select(bundle: ScoringBundle, scores: NDArray[np.float64], spec: SegmentSpec) -> Cut:
-    """The users ``spec``'s rule keeps of ``scores`` (indices into them, best first); with
-    ``exclude_purchased`` the rule runs on the users who never bought the product alone (a top
-    percentage is a share of them)."""
-    return _cut(scores, spec, bundle.bought_by(spec.product_id) if spec.exclude_purchased else None)
+def _bought(bundle: ScoringBundle, spec: SegmentSpec) -> NDArray[np.bool_] | None:
+    """Whether each of ``bundle``'s users bought ``spec``'s product, where ``spec`` leaves buyers out
+    (``exclude_purchased``); None where it keeps everyone."""
+    return bundle.bought_by(spec.product_id) if spec.exclude_purchased else None
 
 
 def _cut(scores: NDArray[np.float64], spec: SegmentSpec, bought: NDArray[np.bool_] | None) -> Cut:
-    """:func:`_select` given whether each user bought the product (``bought``: asked for only with
-    ``exclude_purchased``)."""
-    if not spec.exclude_purchased or bought is None:
+    """The users ``spec``'s rule keeps of ``scores`` (indices into them, best first). Given ``bought``
+    (whether each user bought the product: the spec leaves buyers out), the rule runs on the users who
+    never bought it alone (a top percentage is a share of them); None: on every user."""
+    if bought is None:
         return select(scores, spec)
     among = np.flatnonzero(~bought)
     cut = select(scores[among], spec)

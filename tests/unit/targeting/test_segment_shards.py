@@ -4,6 +4,7 @@ bundle chooses (issue 20: a 5M-user segment cannot load the whole bundle, about 
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -105,6 +106,28 @@ def test_the_shards_choose_the_users_the_whole_bundle_chooses(
     assert whole.values is not None
     values = dict(zip(whole.user_ids.tolist(), whole.values.tolist(), strict=True))
     assert sharded.values == pytest.approx([values[u] for u in sharded.user_id_list()], rel=1e-3)
+
+
+@pytest.mark.parametrize("shards", [True, False], ids=["shards", "whole_bundle"])
+def test_a_segment_of_new_buyers_is_a_share_of_the_users_who_never_bought(
+    bundle_bytes: bytes, monkeypatch: pytest.MonkeyPatch, shards: bool
+) -> None:
+    # Given a product some of the model's users bought, and the best 30 % of those who never did
+    record, blobs = stored(bundle_bytes, monkeypatch)
+    whole = load_bundle(bundle_bytes)
+    bought = dict(zip(whole.user_ids.tolist(), whole.bought_by("p00002").tolist(), strict=True))
+    assert 0 < sum(bought.values()) < len(bought)
+    spec = SegmentSpec(
+        model_name="shop-purchase", product_id="p00002", rule="top_percent", value=30, exclude_purchased=True
+    )
+
+    # When the segment is chosen
+    chosen = columns(record, blobs, spec, shards=shards)
+
+    # Then no buyer is in it, and it is 30 % of the others
+    ids = [user.decode() if isinstance(user, bytes) else user for user in chosen.user_ids.tolist()]
+    assert [user for user in ids if bought[user]] == []
+    assert len(ids) == math.ceil((len(bought) - sum(bought.values())) * 0.3)
 
 
 def test_a_shard_whose_checksum_differs_is_refused(
