@@ -3,7 +3,8 @@
 
 ``python -m benchmarks._activation_task WORKDIR ACTION`` runs the step as the activation step function
 does (a worker with the function's 300 s, the engine sized as the template sizes it (``ENGINE_MEMORY_MB``), a
-list split into parts of ``ACTIVATION_PART_USERS`` users, by default the pipeline's)
+list split into parts of ``ACTIVATION_PART_USERS`` users and read in chunks of
+``ACTIVATION_CHUNK_BYTES`` bytes, by default the pipeline's)
 and prints one JSON line: seconds, CPU seconds, peak and starting resident memory (VmHWM, reset at
 the start as ``benchmarks._scale_child`` does), the step's outcome or error."""
 
@@ -168,7 +169,7 @@ def segment_source(blobs: DiskBlobs, setup: dict[str, str]) -> Any:
 
 
 def main(argv: list[str]) -> None:
-    from shared.activation.pipeline import PART_USERS, ActivationPipeline
+    from shared.activation.pipeline import CHUNK_BYTES, PART_USERS, ActivationPipeline
     from shared.activation.steps import Worker
 
     workdir, action = Path(argv[0]), argv[1]
@@ -182,6 +183,7 @@ def main(argv: list[str]) -> None:
         part_users=int(os.environ.get("ACTIVATION_PART_USERS", PART_USERS)),
         # as the wiring passes ``Settings.engine_memory_mb``
         engine_memory_mb=int(os.environ["ENGINE_MEMORY_MB"]) if os.environ.get("ENGINE_MEMORY_MB") else None,
+        chunk_bytes=int(os.environ.get("ACTIVATION_CHUNK_BYTES", CHUNK_BYTES)),
     )
     if setup.get("segment_users"):
         pipeline.segments = lambda: segment_source(blobs, setup)

@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     # peaks at the engine's limit plus Python's arrays, and more memory is more CPU on Lambda); unset,
     # the engine takes half the function's memory (``shared.dataplane.engine``).
     engine_memory_mb: int | None = Field(default=None, ge=128)
+    # The bytes of an uploaded list one SelectUsers task reads at most (whole records: a little more):
+    # a larger list is read in chunks, one a task (shared.activation.pipeline.CHUNK_BYTES).
+    activation_chunk_bytes: int = 128 << 20
 
     # Advertising platform (Graph API)
     platform_graph_url: str = "https://graph.facebook.com"

@@ -432,6 +432,7 @@ def audience_service() -> AudienceService:
         max_upload_bytes=settings().audience_upload_max_bytes,
         part_users=settings().activation_part_users,
         engine_memory_mb=settings().engine_memory_mb,
+        chunk_bytes=settings().activation_chunk_bytes,
     )
 
 

@@ -224,8 +224,9 @@ def load_users_columns(engine: QueryRunner, columns: IdentifierColumns) -> Users
 def load_users_part(
     engine: QueryRunner, path: Path, header: Sequence[str], value_column: str | None
 ) -> UsersInEngine:
-    """A part of a users file (a Parquet file ``write_parts`` wrote from it) as the users to hash;
-    ``header`` is the whole file's first line, which says what every part carries."""
+    """A part of a users file (a Parquet file ``write_parts`` wrote from it, or a glob of the files of
+    a part of a list read in chunks) as the users to hash; ``header`` is the whole file's first line,
+    which says what every part carries."""
     users = users_in_file(header, value_column)
     engine.run("activation_macros")
     engine.run("activation_users_from_part", {"path": str(path)})
@@ -238,13 +239,14 @@ def count_users(engine: QueryRunner) -> int:
     return int(count)
 
 
-def write_parts(engine: QueryRunner, folder: Path, parts: int) -> list[Path]:
+def write_parts(engine: QueryRunner, folder: Path, parts: int, pos_before: int = 0) -> list[Path]:
     """The loaded users as ``parts`` Parquet files in ``folder`` (``part-00000.parquet``, ...), split by
     a hash of user_id: every row of one user_id lands in one part, so each part is de-duplicated on
-    its own, exactly. Rows keep their position in the file (``pos``). The loaded users give way to
-    the parted ones: ask for counts and countries first."""
+    its own, exactly. Rows keep their position in the file (``pos``), after ``pos_before`` (the rows
+    of the chunks before, for a list read in chunks). The loaded users give way to the parted ones:
+    ask for counts and countries first."""
     folder.mkdir(parents=True, exist_ok=True)
-    engine.run("activation_split_parts", {"parts": parts})
+    engine.run("activation_split_parts", {"parts": parts, "pos_before": pos_before})
     paths = [folder / f"part-{part:05d}.parquet" for part in range(parts)]
     for part, path in enumerate(paths):
         engine.write_parquet("activation_write_part", {"part": part}, path)
@@ -350,13 +352,17 @@ def unsure_rows(engine: QueryRunner) -> int:
     return int(count)
 
 
-def write_snapshot(engine: QueryRunner, path: Path, rows_per_write: int = 100_000) -> int:
+def write_snapshot(
+    engine: QueryRunner, path: Path, rows_per_write: int = 100_000, *, with_header: bool = True
+) -> int:
     """The audience's CSV snapshot of the loaded users (``shared.audiences.snapshot``: byte order
-    mark, ``SNAPSHOT_COLUMNS``, CRLF lines) into ``path``, streamed; the number of users."""
+    mark, ``SNAPSHOT_COLUMNS``, CRLF lines) into ``path``, streamed; the number of users. Without
+    ``with_header``, the lines alone (a later chunk of a list read in chunks)."""
     count = 0
     users = count_users(engine)
     with path.open("wb") as file:
-        file.write(SNAPSHOT_START + (",".join(SNAPSHOT_COLUMNS) + "\r\n").encode())
+        if with_header:
+            file.write(SNAPSHOT_START + (",".join(SNAPSHOT_COLUMNS) + "\r\n").encode())
         # A range of positions a query (pos runs from 1 to the number of rows).
         for first in range(1, users + 1, rows_per_write):
             lines = engine.rows(

@@ -30,7 +30,7 @@ import math
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -51,7 +51,9 @@ from shared.activation.steps import (
     batch_key,
     groups_csv_key,
     planned_steps,
+    snapshot_carry_key,
     step_failure,
+    users_chunk_part_key,
     users_csv_key,
     users_part_key,
 )
@@ -79,6 +81,7 @@ from shared.records.audiences import (
     FailureRecord,
     HashingProgress,
     HoldoutRecord,
+    SelectionProgress,
     UploadProgress,
     WorkerLease,
 )
@@ -102,6 +105,13 @@ COPY_BUFFER_BYTES = 8 << 20
 # task's 300 s on Lambda's share of a core at 1,024 MB); a larger list is split into parts of about
 # this many users by a hash of user_id, hashed one part a task (docs/data-plane.md, "Activation").
 PART_USERS = 2_000_000
+# Bytes of an uploaded list one SelectUsers task reads (whole records: up to the next record's start):
+# a larger list is read in chunks, one a task, each checked, snapshotted and split into the parts of
+# its users (``_select_chunk``). About 1.9M users of seven columns: 128 MiB a chunk kept the task at
+# about 15 s of CPU (docs/scaling.md).
+CHUNK_BYTES = 128 << 20
+# S3's smallest part of a multipart upload but the last: shorter snapshot lines wait for the next chunk.
+MIN_PART_BYTES = 5 << 20
 
 __all__ = [
     "LEASE_SECONDS",
@@ -130,6 +140,11 @@ class ActivationBlobs(Protocol):
     def get(self, key: str) -> bytes: ...
     def open(self, key: str) -> BinaryIO: ...
     def upload(self, key: str, path: Path, content_type: str = ...) -> None: ...
+    def size(self, key: str) -> int | None: ...
+    def get_range(self, key: str, start: int, end: int) -> bytes: ...
+    def start_parts(self, key: str, content_type: str = ...) -> str: ...
+    def put_part(self, key: str, upload: str, number: int, path: Path) -> str: ...
+    def finish_parts(self, key: str, upload: str, etags: Sequence[str]) -> None: ...
 
 
 class PlatformConnections(Protocol):
@@ -167,6 +182,7 @@ class ActivationPipeline:
     # The columnar engine's fixed memory limit in MB (``Settings.engine_memory_mb``); None: half the
     # function's memory (``shared.dataplane.engine``).
     engine_memory_mb: int | None = None
+    chunk_bytes: int = CHUNK_BYTES
     # Source requests are read as ``CreateAudienceRequest`` JSON (``shared.audiences.models``).
     _graphs: dict[str, GraphClient] = field(default_factory=dict, repr=False)
 
@@ -222,7 +238,13 @@ class ActivationPipeline:
         record = self._begin(org_id, audience_id, worker, "select_users")
         activation = self._activation(record)
         if activation.users_total == 0:
+            request = self._request(record)
+            if request.upload_id:
+                key = upload_key(record.org_id, request.upload_id)
+                if activation.selection is not None or (self.blobs.size(key) or 0) > self.chunk_bytes:
+                    return self._select_chunk(record, worker, key, request.value_column)
             activation.users_parts, activation.countries, activation.hashing = 0, None, None
+            activation.users_chunks = 0
             users_key, count = self._select(record)
             activation.users_total = count
             activation.batch_keys_prefix = None
@@ -369,6 +391,122 @@ class ActivationPipeline:
                 activation.users_parts = self._store_parts(engine, record, loaded)
             return count
 
+    def _select_chunk(
+        self, record: AudienceRecord, worker: Worker, users_key: str, value_column: str | None
+    ) -> StepResult:
+        """One chunk of a large uploaded list (``chunk_bytes``, to the end of its last record:
+        ``shared.activation.list_chunks``), as ``_select_list`` reads a whole one: its rows checked,
+        its snapshot lines sent as the next part of the snapshot's multipart upload, its countries
+        added, and its users split by a hash of user_id into the list's parts (one Parquet file per
+        part and chunk, numbered on after the chunks before). Progress is saved once the chunk is
+        stored, so a task killed midway reads its chunk again (its objects are written over).
+        ``more`` until the last chunk, which finishes the snapshot and the selection."""
+        from shared.activation.hashing import (
+            count_users,
+            csv_header,
+            load_users_file,
+            unsure_rows,
+            users_countries,
+            write_parts,
+            write_snapshot,
+        )
+        from shared.activation.list_chunks import copy_records
+
+        activation = self._activation(record)
+        progress = activation.selection
+
+        def read(start: int, end: int) -> bytes:
+            return self.blobs.get_range(users_key, start, end)
+
+        with self.open_engine() as engine:
+            path = engine.path("chunk.csv")
+            with path.open("wb") as file:
+                if progress is None:
+                    size = self.blobs.size(users_key) or 0
+                    header_end = copy_records(read, 0, 1, size, file).end
+                    progress = SelectionProgress(offset=header_end, data_start=header_end, size=size)
+                else:
+                    file.write(read(0, progress.data_start - 1))
+                target = progress.offset + self.chunk_bytes
+                copied = copy_records(read, progress.offset, target, progress.size, file)
+            header = csv_header(path)
+            load_users_file(engine, path, header, value_column if value_column in header else None)
+            first = progress.chunks_done == 0
+            snapshot = engine.path("snapshot.csv")
+            if unsure_rows(engine):
+                with path.open("rb") as stream:
+                    rows = snapshot_rows_of_csv(stream, value_column, line_offset=progress.lines)
+                    _write_snapshot_file(snapshot, rows, with_header=first)
+            else:
+                write_snapshot(engine, snapshot, with_header=first)
+            path.unlink()
+            loaded = count_users(engine)
+            if first:
+                # The parts are chosen now, for the whole list: its users guessed from this chunk's.
+                users = loaded * progress.size / max(1, copied.end)
+                progress.parts = max(1, math.ceil(users / self.part_users))
+            last = copied.end >= progress.size
+            countries = set(progress.countries) | set(users_countries(engine))
+            progress.countries = sorted(countries)[:250]
+            if record.snapshot_key:
+                self._send_snapshot_part(record, progress, snapshot, last)
+            snapshot.unlink()
+            for part, part_path in enumerate(
+                write_parts(engine, engine.path("parts"), progress.parts, pos_before=progress.rows)
+            ):
+                key = users_chunk_part_key(record.org_id, record.audience_id, part, progress.chunks_done)
+                self.blobs.upload(key, part_path)
+                part_path.unlink()
+        progress.offset = copied.end
+        progress.chunks_done += 1
+        progress.rows += loaded
+        progress.lines += copied.lines
+        activation.selection = progress
+        if not last:
+            self._save(record, worker)
+            return StepResult(outcome="more")
+        if record.snapshot_key and progress.snapshot_upload:
+            self.blobs.finish_parts(record.snapshot_key, progress.snapshot_upload, progress.snapshot_etags)
+        activation.countries = progress.countries
+        activation.users_parts = progress.parts
+        activation.users_chunks = progress.chunks_done
+        activation.hashing = None
+        activation.batch_keys_prefix = None
+        activation.users_key = users_key
+        activation.users_total = progress.rows
+        self._save(record, worker)
+        return StepResult(outcome="done")
+
+    def _send_snapshot_part(
+        self, record: AudienceRecord, progress: SelectionProgress, snapshot: Path, last: bool
+    ) -> None:
+        """A chunk's snapshot lines as the next part of the snapshot's multipart upload (started by the
+        first chunk), after the lines an earlier chunk left waiting (a part but the last must be
+        ``MIN_PART_BYTES``); lines still too short for a part wait in turn."""
+        assert record.snapshot_key is not None
+        if progress.carry is not None:
+            joined = snapshot.with_name("joined.csv")
+            waiting_key = snapshot_carry_key(record.org_id, record.audience_id, progress.carry)
+            with joined.open("wb") as file, snapshot.open("rb") as lines:
+                with self.blobs.open(waiting_key) as waiting:
+                    shutil.copyfileobj(waiting, file, COPY_BUFFER_BYTES)
+                shutil.copyfileobj(lines, file, COPY_BUFFER_BYTES)
+            joined.replace(snapshot)
+        if not last and snapshot.stat().st_size < MIN_PART_BYTES:
+            # Under a key of this chunk's own: a retried chunk never reads what it wrote itself.
+            chunk = progress.chunks_done
+            self.blobs.upload(
+                snapshot_carry_key(record.org_id, record.audience_id, chunk), snapshot, "text/csv"
+            )
+            progress.carry = chunk
+            return
+        if progress.snapshot_upload is None:
+            progress.snapshot_upload = self.blobs.start_parts(record.snapshot_key, "text/csv")
+        number = len(progress.snapshot_etags) + 1
+        etag = self.blobs.put_part(record.snapshot_key, progress.snapshot_upload, number, snapshot)
+        progress.snapshot_etags.append(etag)
+        progress.carry = None
+
     def _store_parts(self, engine: QueryRunner, record: AudienceRecord, users: int) -> int:
         """The loaded list (``users`` rows) as parts of about ``part_users`` users each, split by a
         hash of user_id (every record of one user in one part, so each part is de-duplicated alone),
@@ -435,14 +573,7 @@ class ActivationPipeline:
         come and uploaded from it, so a large list is never whole in memory."""
         with tempfile.TemporaryDirectory(prefix="snapshot-") as folder:
             path = Path(folder) / "snapshot.csv"
-            count = 0
-            with path.open("w", encoding="utf-8", newline="") as file:
-                file.write(SNAPSHOT_START.decode("utf-8"))
-                writer = csv.writer(file, lineterminator="\r\n")
-                writer.writerow(columns)
-                for row in rows:
-                    writer.writerow(row)
-                    count += 1
+            count = _write_snapshot_file(path, rows, columns)
             if record.snapshot_key:
                 self.blobs.upload(record.snapshot_key, path, "text/csv")
         return count
@@ -488,7 +619,18 @@ class ActivationPipeline:
         # A segment's users file holds the predicted values; an uploaded list, the column it names.
         value_column = (value_seed.column or VALUE_CSV_COLUMN) if value_seed is not None else None
         with self.open_engine() as engine:
-            if activation.users_parts:
+            if activation.users_parts and activation.users_chunks:
+                # A list read in chunks: the part is a file of each chunk's users, read in chunk order.
+                with self.blobs.open(activation.users_key) as stream:
+                    header = csv_header(stream)
+                folder = engine.path("part")
+                folder.mkdir()
+                for chunk in range(activation.users_chunks):
+                    key = users_chunk_part_key(org_id, audience_id, progress.parts_done, chunk)
+                    self._copy(key, folder / f"chunk-{chunk:05d}.parquet")
+                users = load_users_part(engine, folder / "*.parquet", header, value_column)
+                shutil.rmtree(folder)
+            elif activation.users_parts:
                 with self.blobs.open(activation.users_key) as stream:
                     header = csv_header(stream)
                 path = engine.path("part.parquet")
@@ -907,6 +1049,27 @@ class ActivationPipeline:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
+
+
+def _write_snapshot_file(
+    path: Path,
+    rows: Iterator[tuple[str, ...]],
+    columns: tuple[str, ...] = SNAPSHOT_COLUMNS,
+    *,
+    with_header: bool = True,
+) -> int:
+    """The snapshot's ``rows`` (``shared.audiences.snapshot``) into ``path`` as they come, after its byte
+    order mark and header (unless ``with_header`` is false: a later chunk of a list); their number."""
+    count = 0
+    with path.open("w", encoding="utf-8", newline="") as file:
+        writer = csv.writer(file, lineterminator="\r\n")
+        if with_header:
+            file.write(SNAPSHOT_START.decode("utf-8"))
+            writer.writerow(columns)
+        for row in rows:
+            writer.writerow(row)
+            count += 1
+    return count
 
 
 def platform_marker(audience_id: str, kind: str) -> str:

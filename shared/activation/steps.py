@@ -116,6 +116,17 @@ def users_part_key(org_id: str, audience_id: str, part: int) -> str:
     return f"activations/{org_id}/{audience_id}/users-parts/part-{part:05d}.parquet"
 
 
+def users_chunk_part_key(org_id: str, audience_id: str, part: int, chunk: int) -> str:
+    """Chunk ``chunk``'s users of part ``part`` (both from 0) of a list read in chunks (Parquet)."""
+    return f"activations/{org_id}/{audience_id}/users-parts/part-{part:05d}/chunk-{chunk:05d}.parquet"
+
+
+def snapshot_carry_key(org_id: str, audience_id: str, chunk: int) -> str:
+    """The snapshot lines up to chunk ``chunk`` of a list read in chunks, too short for a part of the
+    snapshot's upload, waiting for the next chunk."""
+    return f"activations/{org_id}/{audience_id}/snapshot-carry/chunk-{chunk:05d}.csv"
+
+
 def groups_csv_key(org_id: str, audience_id: str) -> str:
     return f"activations/{org_id}/{audience_id}/groups.csv"
 

@@ -105,7 +105,9 @@ def _csv_rows(data: BinaryIO) -> tuple[list[str], _CsvReader]:
     return header, reader
 
 
-def snapshot_rows_of_csv(data: BinaryIO, value_column: str | None = None) -> Iterator[tuple[str, ...]]:
+def snapshot_rows_of_csv(
+    data: BinaryIO, value_column: str | None = None, *, line_offset: int = 0
+) -> Iterator[tuple[str, ...]]:
     """The snapshot rows of an uploaded users CSV, checking every row as they go (the POST checked
     only the header, ``shared.audiences.uploads.check_upload``). A plainly valid row
     (``plainly_valid``) is written without building its model, with exactly what ``snapshot_row``
@@ -115,7 +117,8 @@ def snapshot_rows_of_csv(data: BinaryIO, value_column: str | None = None) -> Ite
     (``uploads.customer_value``: a number of at least 0, or blank).
 
     Once the whole file is read, raises ``ValidationFailed`` naming the line and column of each bad
-    row (never its value), or for a file that is not UTF-8; nothing is written then."""
+    row (never its value), or for a file that is not UTF-8; nothing is written then. A chunk of a list
+    read in chunks (its header, then its records) names lines ``line_offset`` further on."""
     problems: list[str] = []
     try:
         header, rows = _csv_rows(data)
@@ -127,7 +130,7 @@ def snapshot_rows_of_csv(data: BinaryIO, value_column: str | None = None) -> Ite
                 try:
                     customer_value(row[value_at])
                 except ValueError as exc:
-                    problems.append(f"line {rows.line_num}: {value_column}: {exc}")
+                    problems.append(f"line {rows.line_num + line_offset}: {value_column}: {exc}")
             cells = {name: value for name, value in zip(header, row, strict=False) if name and value.strip()}
             if plainly_valid(cells):
                 score = cells.get("score")
@@ -143,7 +146,7 @@ def snapshot_rows_of_csv(data: BinaryIO, value_column: str | None = None) -> Ite
             try:
                 user = AudienceUser.model_validate(cells)
             except ValidationError as error:
-                problems.extend(row_problems(error, rows.line_num))
+                problems.extend(row_problems(error, rows.line_num + line_offset))
                 continue
             yield snapshot_row(user)
     except UnicodeDecodeError as exc:

@@ -23,6 +23,7 @@ from typing import Protocol
 
 from shared.activation.checks import MIN_SEED_USERS, check_usable
 from shared.activation.pipeline import (
+    CHUNK_BYTES,
     PART_USERS,
     ActivationPipeline,
     ActivationStore,
@@ -133,6 +134,11 @@ class BlobStore(UploadBlobs, Protocol):
     def get(self, key: str) -> bytes: ...
     def delete(self, key: str) -> None: ...
     def download_url(self, key: str, filename: str, expires_seconds: int) -> str: ...
+    # A large list's SelectUsers (``ActivationBlobs``): read by range, its snapshot written in parts.
+    def get_range(self, key: str, start: int, end: int) -> bytes: ...
+    def start_parts(self, key: str, content_type: str = ...) -> str: ...
+    def put_part(self, key: str, upload: str, number: int, path: Path) -> str: ...
+    def finish_parts(self, key: str, upload: str, etags: Sequence[str]) -> None: ...
 
 
 def request_digest(request: CreateAudienceRequest) -> str:
@@ -160,6 +166,8 @@ class AudienceService:
     # The activation steps' engine's fixed memory limit in MB (``Settings.engine_memory_mb``); None:
     # half the function's memory.
     engine_memory_mb: int | None = None
+    # Bytes of an uploaded list a SelectUsers task reads at most (``Settings.activation_chunk_bytes``).
+    chunk_bytes: int = CHUNK_BYTES
 
     @property
     def pipeline(self) -> ActivationPipeline:
@@ -175,6 +183,7 @@ class AudienceService:
             max_batches=self.max_batches_per_step,
             part_users=self.part_users,
             engine_memory_mb=self.engine_memory_mb,
+            chunk_bytes=self.chunk_bytes,
         )
 
     # --- create --------------------------------------------------------------------------------
@@ -664,7 +673,9 @@ def _run_inline(
 ) -> StepResult | None:
     """The activation's steps in this request, in order, while it has time; None when what is left
     has to wait (a throttle, the platform still processing the seed, the time running out)."""
-    pipeline.run("select_users", org_id, audience_id, worker)
+    while pipeline.run("select_users", org_id, audience_id, worker).outcome == "more":
+        if worker.seconds_left() < 2 * SAFETY_SECONDS:
+            return None
     while pipeline.run("normalise_and_hash", org_id, audience_id, worker).outcome == "more":
         if worker.seconds_left() < 2 * SAFETY_SECONDS:
             return None

@@ -197,6 +197,28 @@ class HashingProgress(BaseModel):
     with_value: int = 0
 
 
+class SelectionProgress(BaseModel):
+    """SelectUsers over a large uploaded list, one chunk of whole records a task
+    (``shared.activation.list_chunks``): where the next chunk starts, where the data starts (after the
+    header, which every chunk is read with), the chunks done and the users and line breaks they held
+    (later chunks number their users and lines on from them), the parts the users are split into
+    (chosen by the first chunk), the countries seen, and the snapshot's multipart upload: its id, the
+    parts' ETags, and the chunk whose snapshot lines (with those before) wait, too short for a part
+    (``carry``; None: none wait)."""
+
+    offset: int
+    data_start: int
+    size: int
+    chunks_done: int = 0
+    rows: int = 0
+    lines: int = 0
+    parts: int = 1
+    countries: list[str] = Field(default_factory=list)
+    snapshot_upload: str | None = None
+    snapshot_etags: list[str] = Field(default_factory=list)
+    carry: int | None = None
+
+
 class ActivationRecord(BaseModel):
     """One audience's activation: the attempt in progress, where it stands, and what it was asked
     to do after the audience exists (publish an advert, or generate the campaign link)."""
@@ -213,6 +235,10 @@ class ActivationRecord(BaseModel):
     # part a task; 0: the CSV is hashed whole.
     users_key: str | None = None
     users_parts: int = 0
+    # A list read in chunks (``selection``) has one Parquet file per part and chunk
+    # (``users_chunk_part_key``); 0: one file per part.
+    users_chunks: int = 0
+    selection: SelectionProgress | None = None
     hashing: HashingProgress | None = None
     # The distinct countries of the selected users as written (trimmed, upper-cased): where an advert
     # for them delivers unless told otherwise.

@@ -102,6 +102,37 @@ class S3BlobStore:
             self._s3.abort_multipart_upload(Bucket=self._bucket, Key=key, UploadId=upload_id)
             raise
 
+    def start_parts(self, key: str, content_type: str = "application/octet-stream") -> str:
+        """Begin an object written in parts by several invocations (``put_part``, ``finish_parts``),
+        SSE-KMS with the service's key; the upload's id, for them. An upload never finished is
+        removed by the bucket's lifecycle rule for incomplete multipart uploads."""
+        upload: str = self._s3.create_multipart_upload(
+            Bucket=self._bucket,
+            Key=key,
+            ContentType=content_type,
+            ServerSideEncryption="aws:kms",
+            SSEKMSKeyId=self._kms_key_id,
+        )["UploadId"]
+        return upload
+
+    def put_part(self, key: str, upload: str, number: int, path: Path) -> str:
+        """A local file as part ``number`` (from 1; at least 5 MiB unless it is the last) of the upload;
+        its ETag. Sending a number again replaces that part."""
+        with path.open("rb") as file:
+            sent = self._s3.upload_part(
+                Bucket=self._bucket, Key=key, UploadId=upload, PartNumber=number, Body=file
+            )
+        return str(sent["ETag"])
+
+    def finish_parts(self, key: str, upload: str, etags: Sequence[str]) -> None:
+        """The object made of the upload's parts 1.. (``etags`` in order)."""
+        parts: list[CompletedPartTypeDef] = [
+            {"ETag": etag, "PartNumber": number} for number, etag in enumerate(etags, start=1)
+        ]
+        self._s3.complete_multipart_upload(
+            Bucket=self._bucket, Key=key, UploadId=upload, MultipartUpload={"Parts": parts}
+        )
+
     def open(self, key: str) -> BinaryIO:
         """The object's bytes as a stream read from S3 as it is consumed (never whole in memory)."""
         body = self._s3.get_object(Bucket=self._bucket, Key=key)["Body"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import time
 import uuid
@@ -181,6 +183,51 @@ def test_a_list_larger_than_a_task_hashes_is_hashed_in_parts_and_uploaded_once_e
     assert record is not None
     assert record.activation is not None
     assert (record.activation.users_parts, record.activation.countries) == (3, ["GB"])
+
+
+def test_a_list_larger_than_a_task_reads_is_selected_in_chunks_and_uploaded_once_each(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given: SelectUsers tasks that read at most 300 kB of a list, and a list of 30,000 rows (about
+    # 1.5 MB) whose names hold commas, quotes and line breaks, one in 100 repeating an earlier user_id
+    assert stack.runner is not None
+    lines = ["user_id,email,firstName,phone,country"]
+    lines += [
+        f"c{i - 50 if i % 100 == 99 else i},shopper{i}@example.com,"
+        + ('"Ana, ""the\nsecond"""' if i % 7 == 0 else "Ana")
+        + f",07700 9{i:05d},GB"
+        for i in range(30_000)
+    ]
+    with stack.runner.environment(ACTIVATION_CHUNK_BYTES="300000", ACTIVATION_PART_USERS="20000"):
+        link = api.post("/platform-ads/uploads", headers=org.headers).json()
+        assert send_upload(link, "\r\n".join(lines).encode()).status_code == 204
+        # When
+        response = api.post(
+            "/platform-ads/activations",
+            json={"name": "Chunks", "uploadId": link["uploadId"]},
+            headers=org.headers,
+        )
+        assert response.status_code == 202, response.text
+        audience_id = response.json()["audienceId"]
+        active = wait_for(stack, org, audience_id, "active")
+
+    # Then: SelectUsers ran once per chunk (the state machine looping on AllUsersSelected?), every
+    # user reached the platform once, and the snapshot holds every row of the list
+    execution = ended_execution(stack, f"{audience_id}-1")
+    sfn = stack.client("stepfunctions")
+    history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
+    entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    assert entered.count("SelectUsers") >= 5
+    members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
+    rows = [tuple(row) for group in members for row in group["rows"]]
+    assert len(rows) == len(set(rows)) == 30_000 - 300
+    record = wiring.audience_store().get(org.org_id, audience_id)
+    assert record is not None
+    assert record.activation is not None
+    assert record.activation.users_chunks == entered.count("SelectUsers")
+    assert record.snapshot_key is not None
+    snapshot = wiring.data_blobs().get(record.snapshot_key).decode("utf-8-sig")
+    assert len(list(csv.reader(io.StringIO(snapshot, newline="")))) == 1 + 30_000
 
 
 def test_a_bad_row_of_an_upload_fails_the_activation_naming_the_line_and_column(

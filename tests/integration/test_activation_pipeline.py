@@ -150,6 +150,7 @@ def test_a_50k_prospecting_activation_with_publish_advert_runs_every_step(
         "ClaimAudience",
         "Claimed?",
         "SelectUsers",
+        "AllUsersSelected?",
         "NormaliseAndHash",
         "AllPartsHashed?",
         "CreateCustomAudience",

@@ -21,6 +21,7 @@ import pytest
 
 from local.connected import ConnectedOrg
 from local.stack import LocalStack
+from local.uploads import send_upload
 from tests.integration.task_kills import action_is, killed_after_answer, killed_at_write
 from tests.integration.test_activation_pipeline import (
     PROSPECTING,
@@ -118,3 +119,31 @@ def test_a_create_whose_task_dies_before_the_answer_is_adopted_not_made_twice(
     # Then the retried step found the object by its marker and adopted it: one of each kind
     assert killed, f"no {edge} create was seen in {action}"
     assert_whole_and_once(sandbox, done)
+
+
+def test_a_chunk_of_a_list_killed_at_a_write_is_read_again_and_everyone_is_uploaded_once(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given: a list read in chunks of 100 kB (about 2,400 users each, split into 2 parts), and the
+    # SelectUsers task dying at its fifth write to S3 (in the second chunk: the first wrote 3)
+    assert stack.runner is not None
+    sandbox.delete("/requests")
+    lines = ["user_id,email,country"] + [f"k{i},killed{i}@example.com,GB" for i in range(USERS)]
+    with stack.runner.environment(ACTIVATION_CHUNK_BYTES="100000", ACTIVATION_PART_USERS="6000"):
+        link = api.post("/platform-ads/uploads", headers=org.headers).json()
+        assert send_upload(link, "\n".join(lines).encode()).status_code == 204
+        with killed_at_write(stack, FUNCTION, action_is("select_users"), service="s3", nth=5) as killed:
+            # When
+            started = api.post(
+                "/platform-ads/activations",
+                json={"name": "Killed chunk", "uploadId": link["uploadId"]},
+                headers=org.headers,
+            )
+            assert started.status_code == 202, started.text
+            done = wait_until(api, org, started.json()["audienceId"], "succeeded", "failed")
+
+    # Then the task was killed there, retried, and every user was uploaded once, in one session
+    assert killed, "no fifth write was seen in select_users"
+    assert (done["state"], done["status"], done["error"]) == ("succeeded", "active", None), done
+    assert done["attempt"] == 1
+    assert_everyone_once(sandbox, done, USERS)

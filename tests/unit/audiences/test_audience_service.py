@@ -9,7 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -176,6 +176,7 @@ class MemoryBlobs:
 
     def __init__(self) -> None:
         self.objects: dict[str, tuple[bytes, str]] = {}
+        self.uploads: dict[str, tuple[str, str, dict[int, bytes]]] = {}
 
     def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
         self.objects[key] = (data, content_type)
@@ -197,6 +198,26 @@ class MemoryBlobs:
 
     def upload(self, key: str, path: Path, content_type: str = "application/octet-stream") -> None:
         self.put(key, path.read_bytes(), content_type)
+
+    def get_range(self, key: str, start: int, end: int) -> bytes:
+        return self.objects[key][0][start : end + 1]
+
+    def start_parts(self, key: str, content_type: str = "application/octet-stream") -> str:
+        upload = f"upload-{len(self.uploads)}"
+        self.uploads[upload] = (key, content_type, {})
+        return upload
+
+    def put_part(self, key: str, upload: str, number: int, path: Path) -> str:
+        self.uploads[upload][2][number] = path.read_bytes()
+        return f"etag-{upload}-{number}-{len(self.uploads[upload][2][number])}"
+
+    def finish_parts(self, key: str, upload: str, etags: Sequence[str]) -> None:
+        """As S3 completes a multipart upload: the parts named, in order; each but the last 5 MiB."""
+        stored, content_type, parts = self.uploads.pop(upload)
+        assert stored == key
+        chosen = [parts[number] for number in range(1, len(etags) + 1)]
+        assert all(len(part) >= 5 << 20 for part in chosen[:-1]), "EntityTooSmall"
+        self.objects[key] = (b"".join(chosen), content_type)
 
     def upload_form(self, key: str, content_type: str, max_bytes: int, expires_seconds: int) -> UploadForm:
         return UploadForm(f"https://blobs.test/{key}", {"key": key, "max": str(max_bytes)})
@@ -1151,3 +1172,168 @@ def test_the_platforms_refusal_of_a_value_based_lookalike_fails_with_the_values_
     (record,) = audiences.items.values()
     assert record.failure is not None
     assert (record.failure.code, record.failure.step) == ("platform_audience_rejected", "create_lookalike")
+
+
+# --- a large list read in chunks (SelectUsers one chunk a task) ------------------------------------
+
+
+def _large_list(users: int) -> bytes:
+    """A list whose names hold commas, quotes and line breaks; past the first 10,001 rows one in 50
+    user ids is a repeat of the one 10,001 rows earlier (so repeats meet across chunks)."""
+    lines = ["user_id,email,firstName,phone,country"]
+    for i in range(users):
+        user = i - 10_001 if i % 50 == 49 and i > 10_001 else i
+        name = '"Ana, ""the\nsecond"""' if i % 7 == 0 else "Ben"
+        lines.append(f"c{user},shopper{i}@example.com,{name},07700 9{i % 100_000:05d},GB")
+    return ("\r\n".join(lines) + "\r\n").encode()
+
+
+def _created_record(service: AudienceService, request: CreateAudienceRequest) -> AudienceRecord:
+    created = service.create(ORG, request)
+    record = service.pipeline.audiences.get(ORG, created.audience_id)
+    assert record is not None
+    return record
+
+
+def _service_reading(blobs: MemoryBlobs, platform: SandboxPlatform, chunk_bytes: int) -> AudienceService:
+    return AudienceService(
+        audiences=MemoryAudiences(),
+        blobs=blobs,
+        connections=SandboxConnections(platform),
+        clock=Ticking(),
+        batch_size=10_000,
+        part_users=15_000,
+        chunk_bytes=chunk_bytes,
+    )
+
+
+def test_a_list_read_in_chunks_stores_and_uploads_what_the_list_read_whole_does(
+    blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a list of 60,000 users (about 3.9 MB), read whole by one service and in chunks of
+    # 700 kB by another (its snapshot lines wait for the next chunks until they make a 5 MiB part)
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", _large_list(60_000), "text/csv")
+    request = CreateAudienceRequest(name="Large", upload_id=UPLOAD_ID)
+    whole = _created_record(_service_reading(blobs, platform, 1 << 30), request)
+    chunked_service = _service_reading(blobs, platform, 700_000)
+    executions = Executions()
+    accepted = chunked_service.start_activation(ORG, request, None, executions)
+    worker = execution_worker(executions.started[0][0])
+    run_steps(chunked_service, accepted.audience_id, worker, "claim")
+
+    # When SelectUsers runs as the state machine runs it, again while it answers "more"
+    outcomes = [chunked_service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome]
+    while outcomes[-1] == "more":
+        outcomes.append(
+            chunked_service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome
+        )
+    while (
+        chunked_service.pipeline.run("normalise_and_hash", ORG, accepted.audience_id, worker).outcome
+        == "more"
+    ):
+        pass
+    for step in ("create_custom_audience", "upload_batches"):
+        while chunked_service.pipeline.run(step, ORG, accepted.audience_id, worker).outcome == "more":
+            pass
+
+    # Then it took a task per chunk, and the snapshot, the countries and the users uploaded are the
+    # whole list's: every user once (the first of each user_id), none lost at a chunk's edge
+    assert len(outcomes) >= 5
+    assert outcomes[-1] == "done"
+    record = chunked_service.pipeline.audiences.get(ORG, accepted.audience_id)
+    assert record is not None
+    assert record.activation is not None
+    assert record.activation.users_chunks == len(outcomes)
+    assert record.activation.users_parts > 1
+    assert record.activation.countries == ["GB"]
+    assert record.snapshot_key is not None
+    assert whole.snapshot_key is not None
+    assert blobs.get(record.snapshot_key) == blobs.get(whole.snapshot_key)
+    assert record.activation.users_total == 60_000
+    assert whole.platform_custom_audience_id is not None
+    assert record.platform_custom_audience_id is not None
+    assert record.upload is not None
+    assert record.upload.total_rows == whole.user_count == 60_000 - 1_000
+    members = platform.admin("GET", f"/audiences/{record.platform_custom_audience_id}/members")["members"]
+    expected = platform.admin("GET", f"/audiences/{whole.platform_custom_audience_id}/members")["members"]
+    assert members == expected
+    assert sum(len(group["rows"]) for group in members) == 60_000 - 1_000
+
+
+def test_a_chunk_killed_midway_is_read_again_and_the_list_stays_whole(
+    blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a list read in chunks, whose third chunk's task dies as it stores its second part
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", _large_list(20_000), "text/csv")
+    request = CreateAudienceRequest(name="Killed", upload_id=UPLOAD_ID)
+    whole = _created_record(_service_reading(blobs, platform, 1 << 30), request)
+    service = _service_reading(blobs, platform, 200_000)
+    executions = Executions()
+    accepted = service.start_activation(ORG, request, None, executions)
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim", "select_users", "select_users")
+    upload = blobs.upload
+
+    def dies(key: str, path: Path, content_type: str = "application/octet-stream") -> None:
+        if key.endswith("part-00001/chunk-00002.parquet"):
+            raise SystemExit("killed")
+        upload(key, path, content_type)
+
+    blobs.upload = dies  # type: ignore[method-assign]
+    with pytest.raises(SystemExit):
+        service.pipeline.run("select_users", ORG, accepted.audience_id, worker)
+    blobs.upload = upload  # type: ignore[method-assign]
+
+    # When the task is retried and the steps carry on
+    while service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome == "more":
+        pass
+    for step in ("normalise_and_hash", "create_custom_audience", "upload_batches"):
+        while service.pipeline.run(step, ORG, accepted.audience_id, worker).outcome == "more":
+            pass
+
+    # Then the snapshot and the users uploaded are the whole list's, each user once
+    record = service.pipeline.audiences.get(ORG, accepted.audience_id)
+    assert record is not None
+    assert record.snapshot_key is not None
+    assert whole.snapshot_key is not None
+    assert blobs.get(record.snapshot_key) == blobs.get(whole.snapshot_key)
+    members = platform.admin("GET", f"/audiences/{record.platform_custom_audience_id}/members")["members"]
+    expected = platform.admin("GET", f"/audiences/{whole.platform_custom_audience_id}/members")["members"]
+    assert members == expected
+    assert sum(len(group["rows"]) for group in members) == 20_000 - 200
+
+
+def test_a_bad_row_in_a_later_chunk_is_named_by_its_line_in_the_file(
+    blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a list read in chunks of a few hundred bytes whose line 169 has a score that is no number
+    # (line numbers count the line breaks inside quoted names)
+    lines = ["user_id,email,firstName,score"]
+    lines += [f"u{i},u{i}@example.com,{'"Two\nlines"' if i % 10 == 0 else 'Ana'},0.5" for i in range(200)]
+    text = "\n".join(lines) + "\n"
+    bad_line = text[: text.index("u151,")].count("\n") + 1
+    text = text.replace("u151,u151@example.com,Ana,0.5", "u151,u151@example.com,Ana,high")
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", text.encode(), "text/csv")
+    service = _service_reading(blobs, platform, 300)
+    executions = Executions()
+    accepted = service.start_activation(
+        ORG, CreateAudienceRequest(name="Bad", upload_id=UPLOAD_ID), None, executions
+    )
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim")
+
+    def select_every_chunk() -> None:
+        while service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome == "more":
+            pass
+
+    # When SelectUsers reads chunk after chunk
+    with pytest.raises(StepFailed) as raised:
+        select_every_chunk()
+
+    # Then the step fails naming the row's line in the whole file, never its value
+    assert type(raised.value).__name__ == "validation_error"
+    failure = service.activation_status(ORG, accepted.audience_id).error
+    assert failure is not None
+    assert f"line {bad_line}: score" in failure.message
+    assert "high" not in failure.message
+    assert bad_line == 169
