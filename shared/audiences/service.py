@@ -460,6 +460,8 @@ class AudienceService:
             activation.users_total = current.users_total
             activation.users_key = current.users_key
             activation.users_parts = current.users_parts
+            activation.users_chunks = current.users_chunks
+            activation.selection = current.selection
             activation.countries = current.countries
             activation.hashing = current.hashing
             activation.rows_total = current.rows_total

@@ -1337,3 +1337,35 @@ def test_a_bad_row_in_a_later_chunk_is_named_by_its_line_in_the_file(
     assert f"line {bad_line}: score" in failure.message
     assert "high" not in failure.message
     assert bad_line == 169
+
+
+def test_a_retried_attempt_hashes_the_parts_of_a_list_an_earlier_attempt_read_in_chunks(
+    blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a list read in chunks by an attempt that then failed (its task timed out after SelectUsers)
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", _large_list(20_000), "text/csv")
+    request = CreateAudienceRequest(name="Retried", upload_id=UPLOAD_ID)
+    service = _service_reading(blobs, platform, 200_000)
+    executions = Executions()
+    accepted = service.start_activation(ORG, request, None, executions)
+    first = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, first, "claim")
+    while service.pipeline.run("select_users", ORG, accepted.audience_id, first).outcome == "more":
+        pass
+    service.pipeline.record_failure(ORG, accepted.audience_id, first, "Sandbox.Timedout", "")
+
+    # When the marketer retries it and the new attempt runs its steps
+    service.retry_activation(ORG, accepted.audience_id, executions)
+    second = execution_worker(executions.started[-1][0])
+    for step in ("claim", "select_users", "normalise_and_hash", "create_custom_audience", "upload_batches"):
+        while service.pipeline.run(step, ORG, accepted.audience_id, second).outcome == "more":
+            pass
+
+    # Then it hashes the parts the first attempt stored, chunk files and all: everyone once
+    record = service.pipeline.audiences.get(ORG, accepted.audience_id)
+    assert record is not None
+    assert record.activation is not None
+    assert record.activation.attempt == 2
+    assert record.activation.users_chunks > 1
+    members = platform.admin("GET", f"/audiences/{record.platform_custom_audience_id}/members")["members"]
+    assert sum(len(group["rows"]) for group in members) == 20_000 - 200
