@@ -318,7 +318,9 @@ class AudienceSyncService:
         try:
             return self._step(record, run)
         except (_Superseded, RecordGone):
-            # Closed, replaced or deleted by another writer meanwhile: nothing of this run is written.
+            # Closed, replaced or deleted by another writer meanwhile: nothing of this run is written,
+            # and the members it stored (its own files) go.
+            self._delete_members(record, run)
             return AudienceSyncProgress(status="done")
 
     def _step(self, record: AudienceRecord, run: SyncRun) -> AudienceSyncProgress:
@@ -476,7 +478,8 @@ class AudienceSyncService:
         run.users_selected = chosen.provenance.users_selected
         run.users_without_customer_row = chosen.provenance.users_without_customer_row
         run.previous_size = record.user_count
-        run.source_key = f"sources/{record.org_id}/{record.audience_id}.sync.json"
+        # The run's own file: a step of an older run that comes back late writes its own, never this one's.
+        run.source_key = f"sources/{record.org_id}/{record.audience_id}.sync.{run.run_id}.json"
         pending = RefreshAudienceRequest(users=users)
         self.blobs.put(run.source_key, pending.model_dump_json(by_alias=True).encode(), "application/json")
         if values is not None:
@@ -576,15 +579,19 @@ class AudienceSyncService:
 
         close(record)
         self._save(record, close)
-        if run.source_key:
-            self.blobs.delete(run.source_key)
-            if record.value_seed is not None:
-                self.blobs.delete(_values_key(run.source_key))
+        self._delete_members(record, run)
         if failure is not None:
             logger.info(
                 "audience sync ended",
                 extra={"audience_id": record.audience_id, "outcome": outcome, "code": failure.code},
             )
+
+    def _delete_members(self, record: AudienceRecord, run: SyncRun) -> None:
+        """Delete the members ``run`` stored (and their values), which no other run reads."""
+        if run.source_key:
+            self.blobs.delete(run.source_key)
+            if record.value_seed is not None:
+                self.blobs.delete(_values_key(run.source_key))
 
     def _save_run(self, record: AudienceRecord, run: SyncRun) -> None:
         """Write the run's progress (its members' key, the replace's acknowledged batches) over the

@@ -304,6 +304,58 @@ def test_a_superseded_run_does_nothing(world: dict[str, Any], platform: SandboxP
     assert platform.calls("/usersreplace$") == []
 
 
+class LateScoring(Segment):
+    """The first scoring (an older run's step) is slow: while it runs, that run is given up for lost
+    and a newer run starts and takes its first step (which scores the newer members)."""
+
+    def __init__(self, world: dict[str, Any]) -> None:
+        super().__init__(buyers(25, first=100))
+        self.world = world
+        self.meanwhile: list[str] = []
+
+    def users_for(
+        self, org_id: str, spec: SegmentSpec, *, latest_identifiers: bool = False, values: bool = False
+    ) -> SegmentUsers:
+        if not self.meanwhile:
+            older = list(self.users)
+            self.users = buyers(25, first=200)
+            self.world["clock"].now += timedelta(hours=2)  # past a replace session: the run is lost
+            self.world["starts"].started.clear()
+            self.meanwhile.append(begin_run(self.world))
+            progress = self.world["service"].step(ORG, self.world["audience_id"], self.meanwhile[0])
+            assert progress.status == "replacing"
+            return SegmentUsers(
+                users=older, provenance=super().users_for(org_id, spec, latest_identifiers=True).provenance
+            )
+        return super().users_for(org_id, spec, latest_identifiers=latest_identifiers, values=values)
+
+
+def test_an_older_runs_late_step_leaves_the_newer_runs_members_alone(
+    world: dict[str, Any], platform: SandboxPlatform
+) -> None:
+    # Given: a run whose first step scores its members slowly, and a newer run started meanwhile,
+    # which stored its members (users u200-u224) and sent its first batches
+    older = begin_run(world)
+    scoring = LateScoring(world)
+    world["service"].segments = lambda: scoring
+
+    # When: the older run's step stores its members (users u100-u124) after all, then the newer run
+    # goes on to its end
+    assert world["service"].step(ORG, world["audience_id"], older).status == "done"
+    [newer] = scoring.meanwhile
+    while world["service"].step(ORG, world["audience_id"], newer).status != "done":
+        pass
+
+    # Then: the platform holds the newer run's members, and no run's members file is left behind
+    expected = sorted(row[0] for row in prepare_audience(buyers(25, first=200)).rows)
+    assert extern_ids(platform, world["platform_id"]) == expected
+    record = world["audiences"].get(ORG, world["audience_id"])
+    assert record.sync.last_run.run_id == newer
+    assert record.sync.last_run.outcome == "succeeded"
+    blobs: MemoryBlobs = world["service"].blobs
+    assert [key for key in blobs.objects if ".sync" in key] == []
+
+
 def test_the_scheduler_starts_due_runs_of_connected_organizations_only(world: dict[str, Any]) -> None:
     # Given: the audience is due
     audiences: MemoryAudiences = world["audiences"]
