@@ -67,7 +67,10 @@ def _scenario_rows(scenario: str, config: SyntheticConfig) -> list[BenchRow]:
             f"{s}.purchase_cold_start_roc_auc",
             p.get("cold_start_roc_auc", float("nan")),
             "auc",
-            notes="users with no orders before the cutoff",
+            notes=(
+                "users with no orders before the cutoff, their pairs with every product: "
+                f"{p.get('cold_start_positives', 0):.0f} bought"
+            ),
         ),
         bench_row(
             f"{s}.purchase_lift_top_decile",

@@ -3,12 +3,18 @@ product part (which products, given an order), calibrated on the holdout."""
 
 from __future__ import annotations
 
+import io
+
+import joblib
 import numpy as np
+import pytest
 from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.metrics import roc_auc_score
 
 from shared.ml.features import CUSTOMER_FEATURES, History, build_state, customer_features, pair_features
 from shared.ml.scoring import buyer_logit, load_bundle
-from shared.ml.training import TrainedModel, _tree_arrays
+from shared.ml.training import TrainedModel, TrainingConfig, _tree_arrays, encode_shop, to_day, train_model
+from tools.synthetic import SyntheticShop
 
 
 def _history() -> History:
@@ -82,3 +88,35 @@ def test_a_purchase_model_knows_who_orders_at_all(purchase_model: TrainedModel) 
     assert purchase_model.algorithm == "two_part"
     assert purchase_model.metrics["buyer_roc_auc"] > 0.6
     assert {"buyer_logistic_roc_auc", "buyer_gradient_boosting_roc_auc"} <= set(purchase_model.metrics)
+
+
+def test_the_cold_start_figure_is_every_pair_of_the_customers_without_orders(shop: SyntheticShop) -> None:
+    # Given a purchase model evaluated on a sample of a tenth of the shop's (customer, product) pairs
+    config = TrainingConfig(max_eval_pairs=5000)
+    trained = train_model(shop.data, name="buyers", model_type="purchase", config=config)
+    assert trained.metrics["holdout_pairs"] == 5000
+    # When every pair of the customers with no order before the cutoff with every product is scored by
+    # the trained model (its scikit-learn form) on features as of the cutoff, and labelled from the
+    # shop's records by whether the customer bought the product in the holdout
+    cutoff, end = trained.training_cutoff, trained.data_end
+    encoded = encode_shop(shop.data)
+    ordered = {o.user_id for o in shop.data.orders if o.timestamp < cutoff}
+    newcomers = np.flatnonzero([user not in ordered for user in encoded.user_ids.tolist()])
+    bought = {(o.user_id, o.product_id) for o in shop.data.orders if cutoff <= o.timestamp < end}
+    users = np.repeat(newcomers, encoded.product_ids.size)
+    products = np.tile(np.arange(encoded.product_ids.size), newcomers.size)
+    labels = np.array(
+        [
+            (encoded.user_ids[u], encoded.product_ids[p]) in bought
+            for u, p in zip(users, products, strict=True)
+        ]
+    )
+    # (no taste factors: a customer without orders has no taste, whatever the products' factors)
+    state = encoded.state(to_day(cutoff))
+    model = joblib.load(io.BytesIO(trained.artifacts["pipeline"].data))
+    scores = model.predict_proba(pair_features(state, users, products))[:, 1]
+    # Then the cold-start figure is the ROC-AUC over all of those pairs (not over the sample's tenth of
+    # them) and says how many purchases it rests on
+    assert labels.sum() >= 10
+    assert trained.metrics["cold_start_positives"] == labels.sum()
+    assert trained.metrics["cold_start_roc_auc"] == pytest.approx(roc_auc_score(labels, scores), abs=1e-9)
