@@ -14,9 +14,10 @@ between them) with every setting passed at connect, as dbt-duckdb's environments
 * no extension is installed, downloaded or autoloaded (the Lambda has no internet and no extension
   is shipped), community extensions are off, and the configuration is locked after connect.
 
-Every connection also has the table macro ``stored_customers(path)`` (``read_stored_customers.sql``):
-a customers Parquet file stored before the later columns, read with them NULL; the readers of stored
-versions read it, so how an older version reads is said once.
+The readers of stored versions call the table macro ``stored_customers(path)``
+(``read_stored_customers.sql``: a customers Parquet file stored before the later columns, read with
+them NULL), so how an older version reads is said once; ``queries`` defines it on the connection of a
+query that calls it, not on every connection.
 """
 
 from __future__ import annotations
@@ -31,8 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
-
-from shared.dataplane import queries
 
 # Used when not running in Lambda (tests, the local stack, benchmarks): the sync function's memory.
 DEFAULT_FUNCTION_MB = 2048
@@ -90,9 +89,7 @@ def connect(settings: EngineSettings) -> duckdb.DuckDBPyConnection:
         "preserve_insertion_order": True,
         "lock_configuration": True,
     }
-    connection = duckdb.connect(":memory:", config=config)
-    queries.run(connection, "read_stored_customers")
-    return connection
+    return duckdb.connect(":memory:", config=config)
 
 
 @contextmanager

@@ -66,6 +66,7 @@ class QueryRunner:
         produces it (never whole in memory)."""
         (statement,) = _statements(name)
         used = {key: value for key, value in (parameters or {}).items() if f"${key}" in statement}
+        queries.define_macros(self._connection, name)
         self._connection.sql(statement, params=used or None).write_parquet(str(path))
 
     def register(self, table: str, columns: Mapping[str, np.ndarray[Any, Any] | list[Any]]) -> None:
@@ -90,6 +91,7 @@ class QueryRunner:
 
     def _execute(self, name: str, parameters: Mapping[str, object] | None) -> duckdb.DuckDBPyConnection:
         cursor = self._connection
+        queries.define_macros(cursor, name)
         for statement in _statements(name):
             used = {key: value for key, value in (parameters or {}).items() if f"${key}" in statement}
             try:

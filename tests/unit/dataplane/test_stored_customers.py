@@ -1,6 +1,7 @@
-"""Every engine connection reads a stored customers file through ``stored_customers(path)``
-(read_stored_customers.sql): the columns added after the first versions (marketing_consent, the other
-match keys) are NULL in a version stored before them, and read as text in one that has them."""
+"""The readers of stored versions read a stored customers file through ``stored_customers(path)``
+(read_stored_customers.sql), defined on a connection for the queries that call it, not on every one:
+the columns added after the first versions (marketing_consent, the other match keys) are NULL in a
+version stored before them, and read as text in one that has them."""
 
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ def current_version(workspace: Workspace) -> Path:
 
 
 def read(workspace: Workspace, path: Path) -> dict[str, object]:
+    queries.define_macros(workspace.connection, "read_segment_customers")  # a reader of stored versions
     cursor = workspace.connection.execute("SELECT * FROM stored_customers($path)", {"path": str(path)})
     [row] = cursor.fetchall()
     return dict(zip((column[0] for column in cursor.description), row, strict=True))
@@ -64,3 +66,31 @@ def test_a_first_version_synced_again_loads_the_later_columns_as_not_given() -> 
             "SELECT record, user_id, limited_data_use, marketing_consent, date_of_birth, madid FROM raw"
         ).fetchall()
     assert row == (1, "u1", "true", None, None, None)
+
+
+def _has_macro(workspace: Workspace) -> bool:
+    found = workspace.connection.execute(
+        "SELECT count(*) FROM duckdb_functions() WHERE function_name = 'stored_customers'"
+    ).fetchone()
+    return bool(found and found[0])
+
+
+def test_the_macro_is_defined_for_the_readers_of_stored_versions_alone() -> None:
+    # Given each named query, on a connection of its own
+    defines = []
+    for name in queries.names():
+        with session(function_mb=512, threads=1) as workspace:
+            # Then a connection starts without the macro
+            assert not _has_macro(workspace)
+            # When the macros the query needs are defined
+            queries.define_macros(workspace.connection, name)
+            if _has_macro(workspace):
+                defines.append(name)
+
+    # Then they are defined for the four readers of stored versions, and for no other query
+    assert defines == [
+        "activation_segment_users",
+        "read_event_customers",
+        "read_parquet_customers",
+        "read_segment_customers",
+    ]
