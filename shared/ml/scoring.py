@@ -570,7 +570,8 @@ class ScoringBundle:
         factors = m["item_factors"]
 
         def affinity() -> NDArray[np.float64]:
-            embedding = weights @ factors[items] if items.size else np.zeros(factors.shape[1])
+            used = np.ones(items.size) if h.get("affinity_input") == "owned" else weights
+            embedding = used @ factors[items] if items.size else np.zeros(factors.shape[1])
             return np.asarray((factors @ embedding) / h["affinity_scale"])
 
         def owned() -> NDArray[np.float64]:
@@ -649,7 +650,8 @@ class ScoringBundle:
         def affinity() -> NDArray[np.float64]:
             # score(u) = sum over u's history of weight * <factor_j, factor_product>, a segmented sum.
             similarity = m["item_factors"] @ m["item_factors"][product] / h["affinity_scale"]
-            return per_user(weights * similarity[items])
+            used = np.ones(items.size) if h.get("affinity_input") == "owned" else weights
+            return per_user(used * similarity[items])
 
         # The users who bought the product, and where in the entries.
         at = np.flatnonzero(items == product)

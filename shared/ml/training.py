@@ -37,7 +37,8 @@ buyer part.
 Recommendation model (``taste_blend``). Never users x products: the purchases are a sparse user x
 product matrix (``log1p`` units), and a user's score for a product is a weighted sum of five parts
 (``BLEND_PARTS``): the product's popularity (``log1p`` of its units sold), whether the user bought it
-(repeat purchases), the affinity of their history to it through SVD item factors, their taste for it
+(repeat purchases), the affinity of their history to it through SVD item factors (of which products
+each customer bought, ``AFFINITY_INPUT``), their taste for it
 through the purchase model's bought-together (PPMI) factors, and their lift in its category. The
 weights are a logistic regression of "bought in the window before the cutoff" on the parts, over a
 fixed sample of that window's buyers and uniformly drawn products; never fitted on the holdout. A last
@@ -50,7 +51,9 @@ how often and how lately they bought it against their own rhythm for it and ever
 (``REPEAT_FEATURES``; fitted on the window before the one it is weighed on, as the repeat-consumption
 literature does with time-decayed frequency and item repurchase cycles: TIFU-KNN, Hu et al. 2020; Li et
 al. 2023). The bundle keeps its probability per history entry as of the end of the data, so serving never
-walks its trees. On the
+walks its trees. The new-products blend (``exclude_purchased``) is fitted the same way on the products
+the buyers had never bought, then kept, given more affinity, or replaced by affinity alone, whichever
+ranks the window's new purchases best (``_new_product_weights``). On the
 benchmark shops this beats the earlier SVD + popularity + owned-bonus blend tuned on a grid: NDCG@10
 0.368 against 0.342 (long tail, popularity 0.260) and 0.300 against 0.282 (taste driven). Dense scores
 exist only for a chunk of users at a time (``_SCORE_CELLS``), and the holdout metrics are measured on a
@@ -1040,7 +1043,13 @@ REPEAT_MODEL_WEIGHTS = (1.0, 3.0, 10.0, 30.0, 1000.0)
 # The parts that say something of a product the user never bought: the new-products blend's
 # (``exclude_purchased``), fitted on those products alone.
 NEW_PRODUCT_PARTS = ("popularity", "popularity_recent", "affinity", "taste", "category")
+# What is added to the fitted new-products blend's affinity weight among its candidates
+# (``_new_product_weights``; affinity is scaled to about [-1, 1]).
+NEW_AFFINITY_WEIGHTS = (1.0, 3.0, 10.0)
 RECOMMENDATION_TASTE_FACTORS = 24
+# What the affinity part's SVD factorises: which products each customer bought ("owned"), not how much
+# of each ("weights", log1p of the units).
+AFFINITY_INPUT = "owned"
 # Dense score rows are built this many cells at a time (32 MB of float64 per part).
 _SCORE_CELLS = 1 << 22
 # Holdout buyers the recommendation metrics are measured on (a fixed, seeded sample of them).
@@ -1301,6 +1310,13 @@ class _Recommender:
     product_gap: NDArray[np.float64] | None = None
     repeat_model: HistGradientBoostingClassifier | None = None
     horizon_days: float = 0.0
+    # What ``affinity`` factorises and multiplies: "owned" (1 for each product the user bought) or
+    # "weights" (``log1p`` of the units, the models trained before it).
+    affinity_input: str = "weights"
+
+    def affinity_rows(self, history: sparse.csr_matrix) -> sparse.csr_matrix:
+        """The rows ``affinity`` multiplies: ``history`` itself, or 1 where it is not 0."""
+        return (history > 0).astype(np.float64) if self.affinity_input == "owned" else history
 
     def repeat_scores(self, rows: Purchases) -> sparse.csr_matrix:
         """The repeat model's probability that each user of ``rows`` buys each product they bought
@@ -1332,7 +1348,8 @@ class _Recommender:
         if name == "repeat_product":
             return (rows.weights > 0).toarray() * self.product_rebuy
         if name == "affinity":
-            return np.asarray(rows.weights @ self.item_factors) @ self.item_factors.T / self.affinity_scale
+            embedding = np.asarray(self.affinity_rows(rows.weights) @ self.item_factors)
+            return embedding @ self.item_factors.T / self.affinity_scale
         if name == "taste":
             taste = np.asarray(rows.weights @ self.taste)
             norms = np.linalg.norm(taste, axis=1, keepdims=True)
@@ -1377,7 +1394,7 @@ class _Recommender:
     ) -> NDArray[np.float64]:
         unique, row_of = np.unique(users, return_inverse=True)
         rows = bought.weights[unique]
-        embedding = np.asarray(rows @ self.item_factors)[row_of]
+        embedding = np.asarray(self.affinity_rows(rows) @ self.item_factors)[row_of]
         taste = np.asarray(rows @ self.taste)
         norms = np.linalg.norm(taste, axis=1, keepdims=True)
         taste = np.divide(taste, norms, out=np.zeros_like(taste), where=norms > 0)[row_of]
@@ -1459,6 +1476,7 @@ def _train_recommendation(
     header = _bundle_header(shop, name, "recommendation", RECOMMENDATION_ALGORITHM, trained_at, None)
     header |= {
         "affinity_scale": recommender.affinity_scale,
+        "affinity_input": recommender.affinity_input,
         "blend_parts": list(BLEND_PARTS),
         "blend_weights": weights.tolist(),
         "new_product_parts": list(NEW_PRODUCT_PARTS),
@@ -1505,8 +1523,9 @@ RECOMMENDATION_ALGORITHM = "repeat_taste_blend"
 def _fit_parts(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recommender:
     """The recommendation model's per-product parts as of ``as_of_day`` (weights left at 1)."""
     matrix = _interaction_matrix(shop, shop.history.before(as_of_day))
+    owned = (matrix > 0).astype(np.float64) if AFFINITY_INPUT == "owned" else matrix
     components = max(1, min(config.svd_components, min(matrix.shape) - 1))
-    svd = TruncatedSVD(n_components=components, random_state=config.seed).fit(matrix)
+    svd = TruncatedSVD(n_components=components, random_state=config.seed).fit(owned)
     factors = np.asarray(svd.components_.T, dtype=np.float64)
     # A global scale (not per user) keeps one user's scores comparable across products and users,
     # taken on a fixed sample of users with a history so it costs the same at any size.
@@ -1516,7 +1535,7 @@ def _fit_parts(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recomm
     sample = np.random.default_rng(config.seed).choice(
         with_history, min(with_history.size, most), replace=False
     )
-    affinity = np.asarray(matrix[np.sort(sample)] @ factors) @ factors.T
+    affinity = np.asarray(owned[np.sort(sample)] @ factors) @ factors.T
     scale = float(np.quantile(np.abs(affinity), 0.99)) if affinity.size else 1.0
     bought = purchases(shop, as_of_day)
     return _Recommender(
@@ -1534,6 +1553,7 @@ def _fit_parts(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recomm
         product_gap=bought.product_gap(),
         repeat_model=_fit_repeat(shop, as_of_day, config),
         horizon_days=float(shop.horizon_days),
+        affinity_input=AFFINITY_INPUT,
     )
 
 
@@ -1620,7 +1640,53 @@ def _fit_blend(
     if new_labels.min() == new_labels.max():
         return blend, blend[columns]
     new_blend = _linear_ranker(features[new_rows][:, columns], new_labels, np.ones(new_labels.size))
-    return blend, new_blend
+    return blend, _new_product_weights(parts, new_blend, before, window, buyers, shop)
+
+
+def _new_product_weights(
+    parts: _Recommender,
+    fitted: NDArray[np.float64],
+    before: Purchases,
+    window: History,
+    buyers: NDArray[np.int64],
+    shop: _Shop,
+) -> NDArray[np.float64]:
+    """The new-products blend's weights (over :data:`NEW_PRODUCT_PARTS`) with the best NDCG@10 of the
+    products each buyer had never bought, on the window before the cutoff (never the holdout), over its
+    buyers who had bought before and bought something new there (at most ``_REPEAT_BUYERS``): the
+    logistic regression's ``fitted`` weights, those with :data:`NEW_AFFINITY_WEIGHTS` added to
+    ``affinity``, or ``affinity`` alone; a tie keeps the earlier candidate.
+
+    The logistic regression is fitted pointwise on drawn products, where popularity says most; what
+    ranks a customer's top ten new products is mostly their affinity (on The Complete Journey's
+    validation split a 32-factor SVD of who bought what ranked new products at NDCG@10 0.098 alone,
+    against the fitted blend's 0.058 and implicit's ALS's 0.083)."""
+    truth = _interaction_matrix(shop, window)
+    truth = truth - truth.multiply(before.weights > 0)
+    truth.eliminate_zeros()
+    users = buyers[(before.user_orders[buyers] > 0) & (truth[buyers].getnnz(axis=1) > 0)]
+    if users.size > _REPEAT_BUYERS:  # a fixed, seeded sample of them
+        users = np.sort(np.random.default_rng(0).choice(users, _REPEAT_BUYERS, replace=False))
+    if users.size == 0:
+        return fitted
+    at = NEW_PRODUCT_PARTS.index("affinity")
+    alone = np.zeros(len(NEW_PRODUCT_PARTS))
+    alone[at] = 1.0
+    candidates = [fitted, *[fitted + weight * alone for weight in NEW_AFFINITY_WEIGHTS], alone]
+    sums = [_RankingSums() for _ in candidates]
+    chunk = max(1, _SCORE_CELLS // max(shop.product_ids.size, 1))
+    new_parts = replace(parts, new_weights=fitted)
+    for start in range(0, users.size, chunk):
+        rows = before.rows(users[start : start + chunk])
+        blended = new_parts.scores(rows, new_only=True)
+        affinity = parts.part("affinity", rows)
+        relevant = truth[users[start : start + chunk]]
+        for weights, ranking in zip(candidates[:-1], sums[:-1], strict=True):
+            ranking.add(blended + (weights[at] - fitted[at]) * affinity, relevant)
+        affinity[np.isinf(blended)] = -np.inf
+        sums[-1].add(affinity, relevant)
+    ndcg = [ranking.means("")["ndcg_at_10"] for ranking in sums]
+    return candidates[int(np.argmax(ndcg))]
 
 
 def _repeat_weight(
