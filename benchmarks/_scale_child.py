@@ -22,10 +22,14 @@ def main(argv: list[str]) -> None:
     name, shop_dir, workdir = argv[0], Path(argv[1]), Path(argv[2])
     size = ShopSize(customers=int(argv[3]), orders=int(argv[4]), products=int(argv[5]))
     path = next(p for p in PATHS if p.name == name)
-    # The memory the template gives the path's function, as Lambda tells the function (the engine
-    # takes half of it: shared/dataplane/engine.py).
+    # The memory the template gives the path's function, as Lambda tells the function, and the
+    # engine's fixed limit where its configuration sets one (else the engine takes half the memory:
+    # shared/dataplane/engine.py).
     if path.function:
         os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = str(_memory_size(path.function))
+        engine_mb = _variables(path.function).get("ENGINE_MEMORY_MB")
+        if engine_mb:
+            os.environ["ENGINE_MEMORY_MB"] = str(engine_mb)
     shop = ShopFiles(shop_dir / "customers.csv", shop_dir / "products.csv", shop_dir / "orders.csv")
     rss_before_mb = _reset_peak_mb()
     cpu = cpu_seconds()
@@ -53,6 +57,14 @@ def _memory_size(function: str) -> int:
     default = template.get("Globals", {}).get("Function", {}).get("MemorySize", 128)
     resource = resources_of_type(template, "AWS::Serverless::Function")[function]
     return int(resource["Properties"].get("MemorySize", default))
+
+
+def _variables(function: str) -> dict[str, str]:
+    from local.template import load_template, resources_of_type
+
+    resource = resources_of_type(load_template(), "AWS::Serverless::Function")[function]
+    variables: dict[str, str] = resource["Properties"].get("Environment", {}).get("Variables", {})
+    return variables
 
 
 def _status_mb(field: str) -> float:

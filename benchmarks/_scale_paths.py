@@ -15,6 +15,7 @@ Add a path: write its ``measure`` here (or in a module of your own imported here
 from __future__ import annotations
 
 import json
+import os
 import resource
 import shutil
 import time
@@ -22,12 +23,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from benchmarks._bulk_blobs import BulkBlobs
 from shared.records.datasources import DatasetVersion, SyncRecord
 from shared.records.uploads import UploadForm
 from tools.large_shop import ShopFiles
+
+if TYPE_CHECKING:
+    from shared.datasources.service import DataSourceService
 
 ORG = "scale-shop"
 
@@ -197,10 +201,24 @@ class DiskDatasets:
 # --- the paths ---------------------------------------------------------------------------------------
 
 
+def _sync_service(datasets: DiskDatasets, blobs: DiskBlobs) -> DataSourceService:
+    """The sync job's service on disk, its engine limited as the wiring limits it
+    (``Settings.engine_memory_mb``; the child sets the variable from the template)."""
+    from shared.datasources.service import DataSourceService
+
+    fixed = os.environ.get("ENGINE_MEMORY_MB")
+    return DataSourceService(
+        datasets=datasets,
+        blobs=blobs,
+        clock=lambda: datetime.now(UTC),
+        max_file_bytes=2**32,
+        engine_memory_mb=int(fixed) if fixed else None,
+    )
+
+
 def measure_sync(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:
     """The data-source sync job: the three uploaded files in, a published dataset version out."""
     from shared.datasources.models import SyncRequest
-    from shared.datasources.service import DataSourceService
 
     blobs = DiskBlobs(workdir / "blobs")
     datasets = DiskDatasets(workdir / "datasets")
@@ -208,9 +226,7 @@ def measure_sync(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:
     for kind, path in shop.by_kind().items():
         blobs.upload(keys[kind], path)
     blobs.calls = 0
-    service = DataSourceService(
-        datasets=datasets, blobs=blobs, clock=lambda: datetime.now(UTC), max_file_bytes=2**32
-    )
+    service = _sync_service(datasets, blobs)
     sync = service.start_sync(ORG, SyncRequest.model_validate({"files": keys}), lambda *_: None)
     started = time.perf_counter()
     outcome = service.run_sync(ORG, sync.sync_id)
@@ -312,7 +328,6 @@ def measure_sync_bad_input(size: ShopSize, shop: ShopFiles, workdir: Path) -> Me
     import sys
 
     from shared.datasources.models import SyncRequest
-    from shared.datasources.service import DataSourceService
 
     bad = workdir / "bad-input"
     bad.mkdir(exist_ok=True)
@@ -332,9 +347,7 @@ def measure_sync_bad_input(size: ShopSize, shop: ShopFiles, workdir: Path) -> Me
     for kind, path in files.items():
         blobs.upload(keys[kind], path)
     blobs.calls = 0
-    service = DataSourceService(
-        datasets=datasets, blobs=blobs, clock=lambda: datetime.now(UTC), max_file_bytes=2**32
-    )
+    service = _sync_service(datasets, blobs)
     sync = service.start_sync(ORG, SyncRequest.model_validate({"files": keys}), lambda *_: None)
     started = time.perf_counter()
     outcome = service.run_sync(ORG, sync.sync_id)

@@ -58,9 +58,10 @@ class Settings(BaseSettings):
     # The most users one NormaliseAndHash task hashes: a larger list is split into parts of about this
     # many users, one a task (shared.activation.pipeline.PART_USERS; smaller in tests).
     activation_part_users: int = 2_000_000
-    # The activation steps' engine memory limit in MB, fixed whatever the function's memory (a task
-    # peaks at the engine's limit plus Python's arrays, and more memory is more CPU on Lambda); unset,
-    # the engine takes half the function's memory (``shared.dataplane.engine``).
+    # The engine's memory limit in MB where a function fixes it (the activation steps' and the sync
+    # job's), whatever the function's memory: a task peaks at the engine's limit plus Python's arrays,
+    # and more memory is more CPU on Lambda. Unset, the engine takes half the function's memory
+    # (``shared.dataplane.engine``).
     engine_memory_mb: int | None = Field(default=None, ge=128)
     # The bytes of an uploaded list one SelectUsers task reads at most (whole records: a little more):
     # a larger list is read in chunks, one a task (shared.activation.pipeline.CHUNK_BYTES).

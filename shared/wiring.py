@@ -610,6 +610,7 @@ def data_source_service() -> DataSourceService:
         blobs=data_blobs(),
         clock=utc_now,
         max_file_bytes=settings().data_source_max_file_bytes,
+        engine_memory_mb=settings().engine_memory_mb,
     )
 
 

@@ -109,6 +109,9 @@ class DataSourceService:
     blobs: DataBlobs
     clock: Clock
     max_file_bytes: int
+    # The sync's engine's fixed memory limit in MB (``Settings.engine_memory_mb``); None: half the
+    # function's memory.
+    engine_memory_mb: int | None = None
 
     @property
     def checkout_orders(self) -> CheckoutOrderFiles:
@@ -226,7 +229,7 @@ class DataSourceService:
             raise NotFound(f"Sync {sync_id} was not found.", field="syncId")
         if record.state != "validating":
             return record  # a repeated step: the outcome is already recorded
-        with session() as workspace:
+        with session(memory_limit_mb=self.engine_memory_mb) as workspace:
             files = {}
             for kind, key in record.keys.items():
                 name = key.rsplit("/", 1)[-1]

@@ -1,6 +1,6 @@
 """The engine's memory limit: half the function's memory, or the fixed limit a caller passes (the
-activation step's, ``ENGINE_MEMORY_MB`` in its configuration, a setting the wiring reads), which a larger
-function does not raise."""
+activation step's and the sync job's, ``ENGINE_MEMORY_MB`` in their configuration, a setting the wiring
+reads), which a larger function does not raise."""
 
 from __future__ import annotations
 
@@ -106,10 +106,26 @@ def test_the_activation_steps_engine_is_given_the_fixed_limit_of_its_configurati
     assert fixed != share
 
 
-def test_the_activation_steps_engine_limit_leaves_python_room_in_its_function() -> None:
-    # The activation step's tasks peak at the engine's limit plus Python's arrays (docs/scaling.md):
-    # its limit is fixed, below half its memory.
-    properties = load_template()["Resources"]["ActivationStepFunction"]["Properties"]
+@pytest.mark.usefixtures("deployed")
+def test_the_sync_jobs_engine_is_given_the_fixed_limit_of_its_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given the sync job's function, with the fixed engine limit the template sets
+    variables = load_template()["Resources"]["DataSourceSyncJobFunction"]["Properties"]["Environment"][
+        "Variables"
+    ]
+    monkeypatch.setenv(VARIABLE, variables[VARIABLE])
+    wiring.reset()
+
+    # Then the service the job runs the sync with opens its engine with that limit
+    assert wiring.data_source_service().engine_memory_mb == int(variables[VARIABLE])
+
+
+@pytest.mark.parametrize("function", ["ActivationStepFunction", "DataSourceSyncJobFunction"])
+def test_a_fixed_engine_limit_leaves_python_room_in_its_function(function: str) -> None:
+    # The activation step's tasks and the sync job peak at the engine's limit plus Python's arrays
+    # (docs/scaling.md): their limit is fixed, below half their memory.
+    properties = load_template()["Resources"][function]["Properties"]
     limit = int(properties["Environment"]["Variables"][VARIABLE])
 
     assert limit <= int(properties["MemorySize"]) // 2

@@ -4,7 +4,9 @@ reason (never by value), and a dataset version is stored only when nothing is le
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import boto3
 import pytest
@@ -459,3 +461,29 @@ def test_retraining_while_a_training_runs_is_refused_with_what_to_do(world: Data
     assert raised.value.remedy is not None
     assert raised.value.remedy.startswith("Wait for it to finish")
     assert len(world.started) == started_before
+
+
+def test_the_sync_opens_its_engine_with_the_services_fixed_limit(
+    world: DataSourceWorld, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Given a service whose engine limit is fixed (the sync job's configuration), and the engine's
+    # sessions recorded
+    from shared.dataplane import engine
+
+    opened: list[int | None] = []
+    session = engine.session
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        opened.append(kwargs.get("memory_limit_mb"))
+        return session(*args, **kwargs)
+
+    monkeypatch.setattr(engine, "session", recorded)
+    service = replace(world.service, engine_memory_mb=300)
+
+    # When a shop is synced
+    request = SyncRequest.model_validate({"files": world.put_files(CUSTOMERS, PRODUCTS, ORDERS)})
+    started = service.start_sync(ORG, request, world.start)
+    assert service.run_sync(ORG, started.sync_id).state == "synced"
+
+    # Then its engine was opened with that limit, not a share of the function's memory
+    assert opened == [300]
