@@ -10,3 +10,8 @@ from __future__ import annotations
 
 BACKGROUND_JOB_SECONDS = 600.0
 BACKGROUND_JOB_MS = BACKGROUND_JOB_SECONDS * 1000
+# A test's own read of a local fake's state (the sandboxes' admin routes), which answers in milliseconds
+# on an idle machine: httpx's default 5 s is not enough at CI's load (a read of the platform sandbox's
+# pixel events timed out at 5 s in a dry run of 55441f0, 2026-11-29 03:25 UTC, load 3-5 beside two
+# benchmarks). Like the polls' bound, a bound on a hang, not a speed.
+REQUEST_SECONDS = 60.0

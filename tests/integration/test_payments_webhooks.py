@@ -21,7 +21,7 @@ from local.payments_browser import connect_payments
 from local.stack import LocalStack
 from platform_sandbox.scenarios import PIXEL_ID
 from shared import wiring
-from tests.integration.patience import BACKGROUND_JOB_SECONDS
+from tests.integration.patience import BACKGROUND_JOB_SECONDS, REQUEST_SECONDS
 from tests.integration.payments_shop import PaymentsShop, shop_taking_payments, sync_products
 from tests.integration.test_purchase_events import purchases_of
 
@@ -98,7 +98,9 @@ def our_attempts(event: dict[str, Any], stack: LocalStack) -> list[dict[str, Any
     """The attempts to deliver ``event`` to the service's own endpoint (tests register others)."""
     ours = {
         e["id"]
-        for e in httpx.get(f"{stack.payments.url}/_admin/state").json()["webhook_endpoints"]
+        for e in httpx.get(f"{stack.payments.url}/_admin/state", timeout=REQUEST_SECONDS).json()[
+            "webhook_endpoints"
+        ]
         if e["url"] == f"{stack.api_url}/payments/webhook"
     }
     return [a for d in event["deliveries"] if d["endpoint"] in ours for a in d["attempts"]]
@@ -250,6 +252,7 @@ def test_an_expired_session_is_listed_unpaid_with_its_refused_cards(
     expired = httpx.post(
         f"{stack.payments.url}/v1/checkout/sessions/{session_id}/expire",
         headers={"Authorization": f"Bearer {stack.payments.config.secret_key}", "Stripe-Account": account},
+        timeout=REQUEST_SECONDS,
     )
     assert expired.status_code == 200, expired.text
     # Then: the dashboard lists it unpaid, expired, with the refusal
@@ -337,7 +340,9 @@ def test_a_paid_order_reaches_the_pixel_as_a_purchase_with_the_session_as_event_
     # Then: the pixel received one Purchase, its event id the session's, for the order's value
     def purchase() -> dict[str, Any] | None:
         received = httpx.get(
-            f"{stack.sandbox.url}/_admin/pixels/{PIXEL_ID}/events", params={"event_name": "Purchase"}
+            f"{stack.sandbox.url}/_admin/pixels/{PIXEL_ID}/events",
+            params={"event_name": "Purchase"},
+            timeout=REQUEST_SECONDS,
         ).json()["events"]
         found = [entry["event"] for entry in received if entry["event"].get("event_id") == session_id]
         return found[0] if found else None
@@ -353,7 +358,9 @@ def test_a_paid_order_reaches_the_pixel_as_a_purchase_with_the_session_as_event_
     # And a redelivery of the event is kept once by the pixel
     payments.post(f"/events/{event['id']}/resend", json={})
     pixel = httpx.get(
-        f"{stack.sandbox.url}/_admin/pixels/{PIXEL_ID}/events", params={"event_name": "Purchase"}
+        f"{stack.sandbox.url}/_admin/pixels/{PIXEL_ID}/events",
+        params={"event_name": "Purchase"},
+        timeout=REQUEST_SECONDS,
     )
     assert [e["event"]["event_id"] for e in pixel.json()["events"]].count(session_id) == 1
 
@@ -390,7 +397,9 @@ def pixel_purchases(stack: LocalStack, event_id: str) -> list[dict[str, Any]]:
     """What the pixel received of ``event_id`` as a Purchase, oldest first, each marked deduplicated
     or not."""
     received = httpx.get(
-        f"{stack.sandbox.url}/_admin/pixels/{PIXEL_ID}/events", params={"event_name": "Purchase"}
+        f"{stack.sandbox.url}/_admin/pixels/{PIXEL_ID}/events",
+        params={"event_name": "Purchase"},
+        timeout=REQUEST_SECONDS,
     ).json()["events"]
     return [entry for entry in received if entry["event"].get("event_id") == event_id]
 
