@@ -1910,17 +1910,19 @@ def _at_most_per_row(matrix: sparse.csr_matrix, most: int, rng: np.random.Genera
 def _ranking_metrics(
     scores: np.ndarray, relevant: sparse.csr_matrix, prefix: str, k: int = 10
 ) -> dict[str, float]:
-    """Mean precision@k, recall@k and binary NDCG@k of score rows against the holdout purchases."""
+    """Mean precision@k, recall@k and binary NDCG@k of score rows against the holdout purchases. A
+    shop with fewer than ``k`` products has all of them ranked (precision still counts ``k`` places)."""
     truth = (relevant > 0).toarray()
-    best = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+    shown = min(k, scores.shape[1])
+    best = np.argpartition(-scores, shown - 1, axis=1)[:, :shown]
     order = np.argsort(-np.take_along_axis(scores, best, axis=1), axis=1, kind="stable")
     ranked = np.take_along_axis(best, order, axis=1)
     hits = np.take_along_axis(truth, ranked, axis=1).astype(np.float64)
     n_relevant = truth.sum(axis=1)
-    discounts = 1.0 / np.log2(np.arange(2, k + 2))
-    ideal = np.array([discounts[: min(n, k)].sum() for n in n_relevant])
+    discounts = 1.0 / np.log2(np.arange(2, shown + 2))
+    ideal = np.array([discounts[: min(n, shown)].sum() for n in n_relevant])
     return {
-        f"{prefix}precision_at_{k}": float(hits.mean(axis=1).mean()),
+        f"{prefix}precision_at_{k}": float((hits.sum(axis=1) / k).mean()),
         f"{prefix}recall_at_{k}": float((hits.sum(axis=1) / n_relevant).mean()),
         f"{prefix}ndcg_at_{k}": float(((hits @ discounts) / ideal).mean()),
     }

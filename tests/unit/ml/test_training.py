@@ -81,6 +81,18 @@ def test_recommendations_beat_popularity(recommendation_model: TrainedModel) -> 
     assert 0 < metrics["precision_at_10"] <= 1
 
 
+def test_a_shop_with_fewer_products_than_a_top_ten_gets_a_recommendation_model() -> None:
+    # Given a shop that sells three products (its validation ranks fewer than ten)
+    shop = generate_shop(SyntheticConfig(n_users=400, n_products=3, seed=5))
+
+    # When a recommendation model is trained
+    model = train_model(shop.data, name="three", model_type="recommendation", now=TRAINED_AT)
+
+    # Then it is trained and measured, every product ranked for each buyer
+    assert model.metrics["ndcg_at_10"] > 0
+    assert 0 < model.metrics["precision_at_10"] <= 0.3
+
+
 def test_a_history_too_short_to_split_is_rejected() -> None:
     # Given 40 orders over 20 days
     start = datetime(2024, 1, 1, tzinfo=UTC)
