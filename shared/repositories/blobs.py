@@ -78,13 +78,7 @@ class S3BlobStore:
                     SSEKMSKeyId=self._kms_key_id,
                 )
             return
-        upload_id = self._s3.create_multipart_upload(
-            Bucket=self._bucket,
-            Key=key,
-            ContentType=content_type,
-            ServerSideEncryption="aws:kms",
-            SSEKMSKeyId=self._kms_key_id,
-        )["UploadId"]
+        upload_id = self.start_parts(key, content_type)
         try:
             parts: list[CompletedPartTypeDef] = []
             with path.open("rb") as file:
