@@ -55,6 +55,40 @@ def ended_execution(stack: LocalStack, name: str) -> dict[str, Any]:
     raise AssertionError(f"execution {name} did not end")
 
 
+def activate_upload(
+    stack: LocalStack,
+    api: httpx.Client,
+    org: ConnectedOrg,
+    lines: list[str],
+    variables: dict[str, str],
+    *,
+    name: str,
+    newline: str = "\n",
+) -> dict[str, Any]:
+    """Upload ``lines`` (a CSV list, joined by ``newline``), POST an activation ``name`` of it and
+    wait until it is active, all with the runner's environment set to ``variables`` (the task
+    limits); the active audience as the dashboard lists it."""
+    assert stack.runner is not None
+    with stack.runner.environment(**variables):
+        link = api.post("/platform-ads/uploads", headers=org.headers).json()
+        assert send_upload(link, newline.join(lines).encode()).status_code == 204
+        response = api.post(
+            "/platform-ads/activations",
+            json={"name": name, "uploadId": link["uploadId"]},
+            headers=org.headers,
+        )
+        assert response.status_code == 202, response.text
+        return wait_for(stack, org, response.json()["audienceId"], "active")
+
+
+def entered_states(stack: LocalStack, audience_id: str) -> list[str]:
+    """The states the audience's first activation execution entered, in order, once it has ended."""
+    execution = ended_execution(stack, f"{audience_id}-1")
+    sfn = stack.client("stepfunctions")
+    history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
+    return [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+
+
 def test_an_activation_runs_to_active_in_the_state_machine(
     stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
 ) -> None:
@@ -139,31 +173,18 @@ def test_a_list_larger_than_a_task_hashes_is_hashed_in_parts_and_uploaded_once_e
 ) -> None:
     # Given: tasks that hash at most 20,000 users, and a list of 45,000 rows of which one in 100
     # repeats an earlier user_id (the repeat is a duplicate, whichever part the user falls in)
-    assert stack.runner is not None
     lines = ["user_id,email,firstName,phone,country"]
     lines += [
         f"c{i - 50 if i % 100 == 99 else i},shopper{i}@example.com,Ana,07700 9{i:05d},GB"
         for i in range(45_000)
     ]
-    with stack.runner.environment(ACTIVATION_PART_USERS="20000"):
-        link = api.post("/platform-ads/uploads", headers=org.headers).json()
-        assert send_upload(link, "\n".join(lines).encode()).status_code == 204
-        # When
-        response = api.post(
-            "/platform-ads/activations",
-            json={"name": "Parts", "uploadId": link["uploadId"]},
-            headers=org.headers,
-        )
-        assert response.status_code == 202, response.text
-        audience_id = response.json()["audienceId"]
-        active = wait_for(stack, org, audience_id, "active")
+    # When
+    active = activate_upload(stack, api, org, lines, {"ACTIVATION_PART_USERS": "20000"}, name="Parts")
+    audience_id = active["audienceId"]
 
     # Then: NormaliseAndHash ran once per part (3), and every user reached the platform once, in one
     # upload session whose batches were numbered on from part to part and closed by the last one
-    sfn = stack.client("stepfunctions")
-    execution = ended_execution(stack, f"{audience_id}-1")
-    history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
-    entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    entered = entered_states(stack, audience_id)
     assert entered.count("NormaliseAndHash") == 3
     members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
     rows = [tuple(row) for group in members for row in group["rows"]]
@@ -190,7 +211,6 @@ def test_a_list_larger_than_a_task_reads_is_selected_in_chunks_and_uploaded_once
 ) -> None:
     # Given: SelectUsers tasks that read at most 300 kB of a list, and a list of 30,000 rows (about
     # 1.5 MB) whose names hold commas, quotes and line breaks, one in 100 repeating an earlier user_id
-    assert stack.runner is not None
     lines = ["user_id,email,firstName,phone,country"]
     lines += [
         f"c{i - 50 if i % 100 == 99 else i},shopper{i}@example.com,"
@@ -198,25 +218,21 @@ def test_a_list_larger_than_a_task_reads_is_selected_in_chunks_and_uploaded_once
         + f",07700 9{i:05d},GB"
         for i in range(30_000)
     ]
-    with stack.runner.environment(ACTIVATION_CHUNK_BYTES="300000", ACTIVATION_PART_USERS="20000"):
-        link = api.post("/platform-ads/uploads", headers=org.headers).json()
-        assert send_upload(link, "\r\n".join(lines).encode()).status_code == 204
-        # When
-        response = api.post(
-            "/platform-ads/activations",
-            json={"name": "Chunks", "uploadId": link["uploadId"]},
-            headers=org.headers,
-        )
-        assert response.status_code == 202, response.text
-        audience_id = response.json()["audienceId"]
-        active = wait_for(stack, org, audience_id, "active")
+    # When
+    active = activate_upload(
+        stack,
+        api,
+        org,
+        lines,
+        {"ACTIVATION_CHUNK_BYTES": "300000", "ACTIVATION_PART_USERS": "20000"},
+        name="Chunks",
+        newline="\r\n",
+    )
+    audience_id = active["audienceId"]
 
     # Then: SelectUsers ran once per chunk (the state machine looping on AllUsersSelected?), every
     # user reached the platform once, and the snapshot holds every row of the list
-    execution = ended_execution(stack, f"{audience_id}-1")
-    sfn = stack.client("stepfunctions")
-    history = sfn.get_execution_history(executionArn=execution["executionArn"], maxResults=1000)["events"]
-    entered = [e["stateEnteredEventDetails"]["name"] for e in history if "stateEnteredEventDetails" in e]
+    entered = entered_states(stack, audience_id)
     assert entered.count("SelectUsers") >= 5
     members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
     rows = [tuple(row) for group in members for row in group["rows"]]
