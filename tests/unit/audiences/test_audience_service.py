@@ -1207,40 +1207,53 @@ def _service_reading(blobs: MemoryBlobs, platform: SandboxPlatform, chunk_bytes:
     )
 
 
+def _read_whole_and_in_chunks(
+    blobs: MemoryBlobs, platform: SandboxPlatform, users: int, name: str, chunk_bytes: int
+) -> tuple[AudienceRecord, AudienceService, str, Worker]:
+    """An uploaded ``_large_list`` of ``users`` created as audience ``name`` by a service that reads it
+    whole, and the same request's activation started and claimed by a service that reads the list in
+    chunks of ``chunk_bytes``: the whole-read audience's record, the chunked service, the activation's
+    audience id and its task's worker."""
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", _large_list(users), "text/csv")
+    request = CreateAudienceRequest(name=name, upload_id=UPLOAD_ID)
+    whole = _created_record(_service_reading(blobs, platform, 1 << 30), request)
+    chunked_service = _service_reading(blobs, platform, chunk_bytes)
+    executions = Executions()
+    accepted = chunked_service.start_activation(ORG, request, None, executions)
+    worker = execution_worker(executions.started[0][0])
+    run_steps(chunked_service, accepted.audience_id, worker, "claim")
+    return whole, chunked_service, accepted.audience_id, worker
+
+
+def _run_while_more(service: AudienceService, audience_id: str, worker: Worker, *steps: str) -> None:
+    """Each step in turn, again while it answers "more" (as the state machine loops on it)."""
+    for step in steps:
+        while service.pipeline.run(step, ORG, audience_id, worker).outcome == "more":
+            pass
+
+
 def test_a_list_read_in_chunks_stores_and_uploads_what_the_list_read_whole_does(
     blobs: MemoryBlobs, platform: SandboxPlatform
 ) -> None:
     # Given a list of 60,000 users (about 3.9 MB), read whole by one service and in chunks of
     # 700 kB by another (its snapshot lines wait for the next chunks until they make a 5 MiB part)
-    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", _large_list(60_000), "text/csv")
-    request = CreateAudienceRequest(name="Large", upload_id=UPLOAD_ID)
-    whole = _created_record(_service_reading(blobs, platform, 1 << 30), request)
-    chunked_service = _service_reading(blobs, platform, 700_000)
-    executions = Executions()
-    accepted = chunked_service.start_activation(ORG, request, None, executions)
-    worker = execution_worker(executions.started[0][0])
-    run_steps(chunked_service, accepted.audience_id, worker, "claim")
+    whole, chunked_service, audience_id, worker = _read_whole_and_in_chunks(
+        blobs, platform, 60_000, "Large", 700_000
+    )
 
     # When SelectUsers runs as the state machine runs it, again while it answers "more"
-    outcomes = [chunked_service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome]
+    outcomes = [chunked_service.pipeline.run("select_users", ORG, audience_id, worker).outcome]
     while outcomes[-1] == "more":
-        outcomes.append(
-            chunked_service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome
-        )
-    while (
-        chunked_service.pipeline.run("normalise_and_hash", ORG, accepted.audience_id, worker).outcome
-        == "more"
-    ):
-        pass
-    for step in ("create_custom_audience", "upload_batches"):
-        while chunked_service.pipeline.run(step, ORG, accepted.audience_id, worker).outcome == "more":
-            pass
+        outcomes.append(chunked_service.pipeline.run("select_users", ORG, audience_id, worker).outcome)
+    _run_while_more(
+        chunked_service, audience_id, worker, "normalise_and_hash", "create_custom_audience", "upload_batches"
+    )
 
     # Then it took a task per chunk, and the snapshot, the countries and the users uploaded are the
     # whole list's: every user once (the first of each user_id), none lost at a chunk's edge
     assert len(outcomes) >= 5
     assert outcomes[-1] == "done"
-    record = chunked_service.pipeline.audiences.get(ORG, accepted.audience_id)
+    record = chunked_service.pipeline.audiences.get(ORG, audience_id)
     assert record is not None
     assert record.activation is not None
     assert record.activation.users_chunks == len(outcomes)
@@ -1264,14 +1277,10 @@ def test_a_chunk_killed_midway_is_read_again_and_the_list_stays_whole(
     blobs: MemoryBlobs, platform: SandboxPlatform
 ) -> None:
     # Given a list read in chunks, whose third chunk's task dies as it stores its second part
-    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", _large_list(20_000), "text/csv")
-    request = CreateAudienceRequest(name="Killed", upload_id=UPLOAD_ID)
-    whole = _created_record(_service_reading(blobs, platform, 1 << 30), request)
-    service = _service_reading(blobs, platform, 200_000)
-    executions = Executions()
-    accepted = service.start_activation(ORG, request, None, executions)
-    worker = execution_worker(executions.started[0][0])
-    run_steps(service, accepted.audience_id, worker, "claim", "select_users", "select_users")
+    whole, service, audience_id, worker = _read_whole_and_in_chunks(
+        blobs, platform, 20_000, "Killed", 200_000
+    )
+    run_steps(service, audience_id, worker, "select_users", "select_users")
     upload = blobs.upload
 
     def dies(key: str, path: Path, content_type: str = "application/octet-stream") -> None:
@@ -1281,18 +1290,22 @@ def test_a_chunk_killed_midway_is_read_again_and_the_list_stays_whole(
 
     blobs.upload = dies  # type: ignore[method-assign]
     with pytest.raises(SystemExit):
-        service.pipeline.run("select_users", ORG, accepted.audience_id, worker)
+        service.pipeline.run("select_users", ORG, audience_id, worker)
     blobs.upload = upload  # type: ignore[method-assign]
 
     # When the task is retried and the steps carry on
-    while service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome == "more":
-        pass
-    for step in ("normalise_and_hash", "create_custom_audience", "upload_batches"):
-        while service.pipeline.run(step, ORG, accepted.audience_id, worker).outcome == "more":
-            pass
+    _run_while_more(
+        service,
+        audience_id,
+        worker,
+        "select_users",
+        "normalise_and_hash",
+        "create_custom_audience",
+        "upload_batches",
+    )
 
     # Then the snapshot and the users uploaded are the whole list's, each user once
-    record = service.pipeline.audiences.get(ORG, accepted.audience_id)
+    record = service.pipeline.audiences.get(ORG, audience_id)
     assert record is not None
     assert record.snapshot_key is not None
     assert whole.snapshot_key is not None
