@@ -2,29 +2,35 @@
 
 A task reads the bytes of its chunk from the object by range, from where the previous chunk ended
 (always the start of a record), and carries on past its nominal end to the end of the record there:
-the first line break outside a quoted field. Whether a line break is inside a quoted field is told by
-the number of quote characters before it since the chunk's start (even: outside), which is exact for
-CSV whose quotes open fields (RFC 4180: a quote starts a field, or doubles a quote inside one). A
-quote anywhere else (``ab"c``) is a literal character to Python's csv module and would make the
-count lie, so a chunk that holds one is not cut: it runs to the end of the file (one task reads the
-rest, as before). Each chunk is read ``PIECE_BYTES`` at a time, so a task never holds more than that
-of the file in memory.
+the first line break outside a quoted field. Whether a line break is inside a quoted field is told as
+Python's csv module (and the engine, ``activation_load_users``) reads the file: a quote opens a field
+when it follows a comma or a line break; inside a quoted field a quote closes it, and a doubled quote
+is a literal one; a quote anywhere else (``ab"c``, ``"ab"c"``) is a literal character of an unquoted
+field. A record the engine would refuse (longer than ``RECORD_BYTES``) ends the search: a chunk never
+reads more than ``RECORD_BYTES`` (and a line break) past its nominal end, and without a record's end
+there raises ``NoRecordEnd`` (an unbalanced quote, or a line with no end). Each chunk is read
+``PIECE_BYTES`` at a time, so a task never holds more than that of the file in memory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
 # Bytes read from the object per ranged GET (and held at once).
 PIECE_BYTES = 8 << 20
+# The longest record the engine reads: DuckDB's read_csv refuses a longer one (its max_line_size, which
+# counts the line break before a record with it; tests/unit/activation/test_hashing.py holds the engine
+# to it). A chunk reads at most this, and a CRLF, past its nominal end: a record with no end there is
+# one the whole read refuses too.
+RECORD_BYTES = 2_000_000
+_PAST_BYTES = RECORD_BYTES + 2
 _QUOTE, _NEWLINE = ord('"'), ord("\n")
-# What may come just before a quote that opens a field: a comma, a line break, or the quote before it
-# (a doubled quote inside a quoted field counts as a close and an open).
-_OPENER_BEFORE = np.array([ord(","), ord("\n"), ord("\r"), _QUOTE], dtype=np.uint8)
+# What may come just before a quote that opens a field (or, inside a quoted field, closes it).
+_OPENER_BEFORE = np.array([ord(","), ord("\n"), ord("\r")], dtype=np.uint8)
 
 # Reads bytes ``start`` to ``end`` inclusive of the object (a ranged GET).
 RangeReader = Callable[[int, int], bytes]
@@ -39,37 +45,89 @@ class CopiedRecords:
     lines: int
 
 
+class NoRecordEnd(Exception):
+    """No record ends within ``RECORD_BYTES`` past a chunk's nominal end. ``unbalanced``: a quoted
+    field is still open there, opened by the quote at byte ``at`` of the object; else a line runs on
+    without a break from byte ``at``. ``lines``: the line breaks from the chunk's start to ``at``."""
+
+    def __init__(self, at: int, lines: int, unbalanced: bool) -> None:
+        super().__init__(f"no record ends past byte {at:,} ({'unbalanced quote' if unbalanced else 'line'})")
+        self.at, self.lines, self.unbalanced = at, lines, unbalanced
+
+
 def copy_records(
     read: RangeReader, start: int, target: int, size: int, file: BinaryIO, piece_bytes: int = PIECE_BYTES
 ) -> CopiedRecords:
     """Copy the object's bytes from ``start`` (the start of a record) into ``file``, up to the end of
     the record holding byte ``target - 1``, or to its end (``size`` bytes) when no line break outside
-    a quoted field follows, or when a quote does not open a field (the count could not be trusted)."""
-    parity, before, plain, lines, position = 0, _NEWLINE, True, 0, start
-    while position < size:
-        piece = read(position, min(size, position + piece_bytes) - 1)
+    a quoted field follows. Reads nothing past ``target + RECORD_BYTES + 2``; raises ``NoRecordEnd``
+    when no record ends before it (the engine would refuse that record: the file is not readable)."""
+    stop = min(size, max(target, start) + _PAST_BYTES)
+    quoted, before, lines, position = False, _NEWLINE, 0, start
+    # The quote that opened the field still open (byte, line breaks before it), and where the last
+    # line began (the same): what ``NoRecordEnd`` names.
+    opened, line_start = (start, 0), (start, 0)
+    while position < stop:
+        piece = read(position, min(stop, position + piece_bytes) - 1)
         data = np.frombuffer(piece, dtype=np.uint8)
-        quotes = np.flatnonzero(data == _QUOTE)
+        if position + data.size < stop and data[-1] == _QUOTE:
+            # Quotes at the piece's end may go on in the next piece (a doubled quote): read there again.
+            other = np.flatnonzero(data != _QUOTE)
+            if other.size:
+                piece = piece[: int(other[-1]) + 1]
+                data = data[: len(piece)]
         breaks = np.flatnonzero(data == _NEWLINE)
-        # Line breaks after the first quote that opens no field cannot be told inside or out.
-        trusted = data.size
-        if plain and quotes.size:
-            previous = np.where(quotes > 0, data[np.maximum(quotes - 1, 0)], before)
-            opening = (parity + np.arange(quotes.size)) % 2 == 0
-            stray = np.flatnonzero(opening & ~np.isin(previous, _OPENER_BEFORE))
-            if stray.size:
-                trusted = int(quotes[stray[0]])
-        if plain and position + data.size >= target:
-            after = breaks[(breaks >= target - 1 - position) & (breaks < trusted)]
-            outside = after[(parity + np.searchsorted(quotes, after)) % 2 == 0]
+        starts, inside = _quoted_after(data, before, quoted)
+        if position + data.size >= target:
+            after = breaks[breaks >= target - 1 - position]
+            # Whether a field is open at each break: as after the last run of quotes before it.
+            within = np.concatenate(([quoted], inside))[np.searchsorted(starts, after)]
+            outside = after[~within]
             if outside.size:
                 cut = int(outside[0]) + 1
                 file.write(piece[:cut])
                 return CopiedRecords(end=position + cut, lines=lines + int(np.searchsorted(breaks, cut)))
-        plain = plain and trusted == data.size
+        if starts.size:
+            was = np.concatenate(([quoted], inside[:-1]))
+            opening = np.flatnonzero(inside & ~was)
+            if opening.size:
+                quote = int(starts[opening[-1]])
+                opened = (position + quote, lines + int(np.searchsorted(breaks, quote)))
+            quoted = bool(inside[-1])
+        if breaks.size:
+            line_start = (position + int(breaks[-1]) + 1, lines + int(breaks.size))
         file.write(piece)
         lines += int(breaks.size)
-        parity = (parity + int(quotes.size)) % 2
         before = int(data[-1])
         position += data.size
+    if stop < size:
+        raise NoRecordEnd(*(opened if quoted else line_start), unbalanced=quoted)
     return CopiedRecords(end=size, lines=lines)
+
+
+def _quoted_after(
+    data: np.ndarray[Any, Any], before: int, quoted: bool
+) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Where each run of quotes of ``data`` that changes anything starts, and whether a quoted field
+    is open after it; ``before`` is the byte before ``data``, ``quoted`` whether a field was open.
+
+    Adjacent quotes pair off (a doubled quote: close and open again, or two literal quotes), so a run
+    of an even number changes nothing and one of an odd number acts as its first quote. A quote after
+    a comma or line break opens a field, or closes the open one; any other quote leaves the field
+    unquoted (it closes the open one, or is a literal quote in an unquoted field). So after a run the
+    field is open when the runs that opened or closed since the last other one are odd in number."""
+    quotes = np.flatnonzero(data == _QUOTE)
+    if not quotes.size:
+        return quotes, np.zeros(0, dtype=bool)
+    first = np.ones(quotes.size, dtype=bool)
+    first[1:] = quotes[1:] != quotes[:-1] + 1
+    runs = np.flatnonzero(first)
+    odd = np.diff(np.append(runs, quotes.size)) % 2 == 1
+    starts = quotes[runs[odd]]
+    previous = np.where(starts > 0, data[np.maximum(starts - 1, 0)], before)
+    toggles = np.isin(previous, _OPENER_BEFORE)
+    index = np.arange(starts.size)
+    last_other = np.maximum.accumulate(np.where(toggles, -1, index))
+    count = np.cumsum(toggles)
+    since = np.where(last_other >= 0, count - count[np.maximum(last_other, 0)], count + int(quoted))
+    return starts, since % 2 == 1

@@ -67,7 +67,7 @@ from shared.audiences.batching import new_session_id
 from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED, held_ranks, new_seed, split_holdout
 from shared.audiences.identifiers import SCHEMA, AudienceUser
 from shared.audiences.snapshot import GROUP_COLUMN, SNAPSHOT_COLUMNS, SNAPSHOT_START, snapshot_row
-from shared.audiences.uploads import upload_key
+from shared.audiences.uploads import record_without_end, upload_key
 from shared.clock import Clock
 from shared.errors import PreconditionFailed, ServiceError
 from shared.observability import logger
@@ -410,7 +410,7 @@ class ActivationPipeline:
             write_parts,
             write_snapshot,
         )
-        from shared.activation.list_chunks import copy_records
+        from shared.activation.list_chunks import RECORD_BYTES, NoRecordEnd, copy_records
 
         activation = self._activation(record)
         progress = activation.selection
@@ -420,15 +420,24 @@ class ActivationPipeline:
 
         with self.open_engine() as engine:
             path = engine.path("chunk.csv")
-            with path.open("wb") as file:
-                if progress is None:
-                    size = self.blobs.size(users_key) or 0
-                    header_end = copy_records(read, 0, 1, size, file).end
-                    progress = SelectionProgress(offset=header_end, data_start=header_end, size=size)
-                else:
-                    file.write(read(0, progress.data_start - 1))
-                target = progress.offset + self.chunk_bytes
-                copied = copy_records(read, progress.offset, target, progress.size, file)
+            # Line numbers as the whole read names them: the header is line 1, a chunk's lines follow
+            # the line breaks of the chunks before.
+            first_line = 1
+            try:
+                with path.open("wb") as file:
+                    if progress is None:
+                        size = self.blobs.size(users_key) or 0
+                        header_end = copy_records(read, 0, 1, size, file).end
+                        progress = SelectionProgress(offset=header_end, data_start=header_end, size=size)
+                    else:
+                        file.write(read(0, progress.data_start - 1))
+                    first_line = progress.lines + 2
+                    target = progress.offset + self.chunk_bytes
+                    copied = copy_records(read, progress.offset, target, progress.size, file)
+            except NoRecordEnd as exc:
+                raise record_without_end(
+                    first_line + exc.lines, exc.at, exc.unbalanced, RECORD_BYTES
+                ) from None
             header = csv_header(path)
             load_users_file(engine, path, header, value_column if value_column in header else None)
             first = progress.chunks_done == 0

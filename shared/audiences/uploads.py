@@ -201,6 +201,28 @@ def invalid_rows(problems: list[str]) -> ValidationFailed:
     )
 
 
+def record_without_end(line: int, at: int, unbalanced: bool, most_bytes: int) -> ValidationFailed:
+    """The error for an uploaded CSV where no record ends within ``most_bytes`` (the longest record the
+    list is read with): a quoted field opened at byte ``at`` (from 0; named from 1, as lines are) of
+    line ``line`` that never closes, or, when not ``unbalanced``, a line from there without an end.
+    Names the place, never the value."""
+    if unbalanced:
+        return ValidationFailed(
+            f"The uploaded CSV has an unbalanced quote at line {line} (byte {at + 1:,}): the quoted field it "
+            f"opens does not close within {most_bytes:,} bytes, so the rows after it cannot be read.",
+            field="uploadId",
+            remedy="Fix the quoting on that line (a field holding a quote is quoted and its quote doubled: "
+            '"ab""c"), upload the file again and use its new uploadId.',
+        )
+    return ValidationFailed(
+        f"The uploaded CSV has a line longer than {most_bytes:,} bytes (line {line}, from byte {at + 1:,}): "
+        "it is not a list of users, one per line.",
+        field="uploadId",
+        remedy=f"Export the list again as CSV with a header row ({CSV_COLUMNS}) and one user per line, then "
+        "upload it and use its new uploadId.",
+    )
+
+
 # A score written as a plain decimal number: what float() and pydantic read the same way.
 _PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 

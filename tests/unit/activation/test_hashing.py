@@ -19,6 +19,7 @@ from shared.activation import hashing
 from shared.activation.hashing import (
     added_counts,
     batch_documents,
+    count_users,
     csv_header,
     hash_users,
     load_users_file,
@@ -30,6 +31,7 @@ from shared.activation.hashing import (
     write_parts,
     write_snapshot,
 )
+from shared.activation.list_chunks import RECORD_BYTES
 from shared.activation.users_files import snapshot_rows_of_csv, users_csv
 from shared.audiences.identifiers import EXTRA_SCHEMA, SCHEMA, AudienceUser
 from shared.audiences.preparation import IdentifierColumns, prepare_audience, prepare_columns
@@ -332,6 +334,36 @@ def test_rows_the_engine_cannot_vouch_for_are_counted(engine: QueryRunner, tmp_p
     # When it is loaded, then the three bad rows and the padded score are left to the Python path
     load_users_file(engine, path, csv_header(path), "spend")
     assert unsure_rows(engine) == 4
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n"])
+def test_the_engine_refuses_a_record_longer_than_a_chunk_reads_past_its_end(
+    engine: QueryRunner, tmp_path: Path, line_end: bytes
+) -> None:
+    # Given lists whose second record (a quoted field across lines) is a byte longer than RECORD_BYTES,
+    # or a line break shorter: a list read in chunks reads RECORD_BYTES (and a CRLF) past a chunk's
+    # nominal end for a record's end and refuses the list without one
+    # (shared.activation.list_chunks), so the whole read must refuse such a record too
+    def users_file(name: str, record_bytes: int) -> Path:
+        field = b"\n".join([b"a" * 999] * (RECORD_BYTES // 1000 - 1))
+        record = b'u2,"' + field + b"a" * (record_bytes - 5 - len(field)) + b'"'
+        path = tmp_path / name
+        path.write_bytes(
+            b"user_id,firstName" + line_end + b"u1,Ana" + line_end + record + line_end + b"u3,Zed"
+        )
+        assert len(record) == record_bytes
+        return path
+
+    longer = users_file("longer.csv", RECORD_BYTES + 1)
+    shorter = users_file("shorter.csv", RECORD_BYTES - len(line_end))
+
+    # When each is loaded, then the engine refuses the longer (the chunked read's bound refuses only
+    # what the whole read does) and reads the other (the bound is the engine's own, give or take the
+    # line break it counts with a record)
+    with pytest.raises(ValidationFailed):
+        load_users_file(engine, longer, csv_header(longer), None)
+    load_users_file(engine, shorter, csv_header(shorter), None)
+    assert count_users(engine) == 3
 
 
 def _corpus_csv(path: Path, users: int) -> None:

@@ -1,15 +1,17 @@
 """A large list is read in chunks of whole records (``shared.activation.list_chunks``): every chunk
 starts where a record starts, as Python's csv module reads the file, wherever the nominal cut falls
-(in a quoted field with line breaks, commas and doubled quotes, in a CRLF pair, on a piece's edge)."""
+(in a quoted field with line breaks, commas and doubled quotes, in a CRLF pair, on a piece's edge, after
+a literal quote), and never more than a record past its nominal end."""
 
 from __future__ import annotations
 
 import csv
 import io
+import random
 
 import pytest
 
-from shared.activation.list_chunks import copy_records
+from shared.activation.list_chunks import RECORD_BYTES, NoRecordEnd, copy_records
 
 TRICKY = (
     b"user_id,email,firstName\r\n"
@@ -57,17 +59,107 @@ def test_every_chunk_holds_whole_records_wherever_the_cut_falls(chunk: int, piec
     assert len(rest) > 1 or chunk == 200
 
 
-def test_a_quote_inside_an_unquoted_field_makes_the_chunk_run_to_the_end() -> None:
-    # Given a list where a quote stands inside an unquoted field (a literal quote to Python's csv)
-    data = b'user_id,firstName\nu1,Ana\nu2,Jo"e\nu3,"two\nlines"\n' + b"u9,Zed\n" * 50
+def test_a_quote_inside_an_unquoted_field_is_a_literal_and_the_chunks_are_still_cut_at_records() -> None:
+    # Given a list where quotes stand inside unquoted fields and after a closed quoted field (literal
+    # quotes to Python's csv and to the engine: the whole read takes those rows as they are)
+    data = b'user_id,firstName\nu1,Ana\nu2,Jo"e\nu3,"two\nlines"\nu4,"Al"i"\nu5,ab""c\n' + b"u9,Zed\n" * 50
 
     # When it is cut into chunks of a few bytes
     header, *rest = chunks_of(data, 5, 1 << 20)
 
-    # Then the chunks before it are cut at records, and the chunk holding it runs to the end
-    assert rest[-1].startswith(b'u2,Jo"e\n')
-    assert rest[-1].endswith(b"u9,Zed\n")
+    # Then every chunk after them is cut at a record too (none runs on to the end of the file), and
+    # they read as the file's records
+    assert rest[1:4] == [b'u2,Jo"e\n', b'u3,"two\nlines"\n', b'u4,"Al"i"\n']
+    assert rest[-2:] == [b"u9,Zed\n", b"u9,Zed\n"]
     assert [record for part in rest for record in records(header + part)[1:]] == records(data)[1:]
+
+
+def _fields(rng: random.Random) -> str:
+    return rng.choice(
+        [
+            "Ana",
+            "",
+            '"a, b"',
+            '"x\ny"',
+            'Jo"e',
+            'ab""c',
+            '"O""Brien"',
+            '""',
+            '""""',
+            '"a"b"c',
+            '"\r\n"',
+            '"""q"""',
+        ]
+    )
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_chunks_of_a_list_with_quotes_of_every_kind_read_as_the_whole_file(seed: int) -> None:
+    # Given a list of random fields: quoted, with line breaks, doubled quotes, runs of quotes, and
+    # literal quotes inside unquoted fields and after closed quoted ones, with LF or CRLF line ends
+    rng = random.Random(seed)
+    rows = [f"u{i},{_fields(rng)},{_fields(rng)}" for i in range(300)]
+    data = ("user_id,a,b\r\n" + "".join(row + rng.choice(["\n", "\r\n"]) for row in rows)).encode()
+
+    for chunk, piece in [(1, 2), (17, 5), (64, 1 << 20), (300, 7)]:
+        # When it is cut into chunks
+        header, *rest = chunks_of(data, chunk, piece)
+
+        # Then the header and each chunk read as the file's records, in order
+        assert b"".join([header, *rest]) == data
+        assert [record for part in rest for record in records(header + part)[1:]] == records(data)[1:]
+
+
+class _Reads:
+    """A ranged GET over ``data`` that remembers the furthest byte asked for."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.furthest = data, -1
+
+    def __call__(self, start: int, end: int) -> bytes:
+        self.furthest = max(self.furthest, end)
+        return self.data[start : end + 1]
+
+
+def test_an_unbalanced_quote_stops_the_chunk_a_record_past_its_end_naming_where_the_quote_opens() -> None:
+    # Given a list where a quoted field opens on line 3 and never closes (the engine reading the whole
+    # file refuses that record: longer than it reads)
+    data = b'user_id,firstName\nu1,Ana\nu2,"Jo\n' + b"u3,Zed\n" * 600_000
+    opens = data.index(b'"Jo')
+    reads = _Reads(data)
+
+    # When a chunk starting after the header is cut 10 bytes on
+    with pytest.raises(NoRecordEnd) as raised:
+        copy_records(reads, 18, 28, len(data), io.BytesIO(), 1 << 20)
+
+    # Then it reads no further than a record (and its CRLF) past that, and names the quote's byte, the
+    # line breaks before it from the chunk's start, and the reason
+    assert reads.furthest < 28 + RECORD_BYTES + 2
+    assert reads.furthest > 28 + RECORD_BYTES - (1 << 20)
+    assert (raised.value.at, raised.value.lines, raised.value.unbalanced) == (opens, 1, True)
+
+
+def test_a_line_longer_than_a_record_past_the_cut_stops_the_chunk() -> None:
+    # Given a list whose line 3 runs on for more than the engine reads, with no quote open
+    data = b"user_id,firstName\nu1,Ana\nu2," + b"x" * (RECORD_BYTES + 100) + b"\nu3,Zed\n"
+    reads = _Reads(data)
+
+    # When a chunk is cut inside that line
+    with pytest.raises(NoRecordEnd) as raised:
+        copy_records(reads, 18, 40, len(data), io.BytesIO(), 1 << 20)
+
+    # Then it stops there, naming where the line starts
+    assert reads.furthest < 40 + RECORD_BYTES + 2
+    assert (raised.value.at, raised.value.lines, raised.value.unbalanced) == (data.index(b"u2,"), 1, False)
+
+
+def test_an_unbalanced_quote_in_the_last_chunk_runs_to_the_end_as_the_whole_read_does() -> None:
+    # Given a short list whose last lines are inside a quoted field that never closes (one record to
+    # Python's csv and to the engine)
+    data = b'user_id,firstName\nu1,Ana\nu2,"Jo\nu3,Zed\n'
+
+    # When, then: the chunk holding it holds the rest of the file
+    assert chunks_of(data, 5, 4) == [b"user_id,firstName\n", b"u1,Ana\n", b'u2,"Jo\nu3,Zed\n']
 
 
 def test_a_file_without_a_line_break_after_the_cut_is_one_chunk() -> None:

@@ -1352,6 +1352,47 @@ def test_a_bad_row_in_a_later_chunk_is_named_by_its_line_in_the_file(
     assert bad_line == 169
 
 
+def test_an_unbalanced_quote_in_a_list_read_in_chunks_fails_naming_its_line_and_what_to_do(
+    blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a list read in chunks of a few kilobytes, with literal quotes inside unquoted names (rows
+    # the whole read takes as they are) and, on line 1,502, a quoted name that never closes, followed
+    # by more than the longest record the engine reads
+    lines = ["user_id,email,firstName"] + [f'u{i},u{i}@example.com,Jo"e' for i in range(1_500)]
+    lines += ['u1500,u1500@example.com,"Ana'] + [f"u{i},u{i}@example.com,Ben" for i in range(1_501, 70_000)]
+    text = "\n".join(lines) + "\n"
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", text.encode(), "text/csv")
+    service = _service_reading(blobs, platform, 5_000)
+    executions = Executions()
+    accepted = service.start_activation(
+        ORG, CreateAudienceRequest(name="Unbalanced", upload_id=UPLOAD_ID), None, executions
+    )
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim")
+    outcomes: list[str] = []
+
+    def select_every_chunk() -> None:
+        while not outcomes or outcomes[-1] == "more":
+            outcomes.append(service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome)
+
+    # When SelectUsers reads chunk after chunk
+    with pytest.raises(StepFailed) as raised:
+        select_every_chunk()
+
+    # Then the chunks before it were read (a literal quote cut nothing short), and the step fails
+    # naming the quote's line and byte, the reason and the remedy, never a value
+    assert type(raised.value).__name__ == "validation_error"
+    assert len(outcomes) >= 8
+    failure = service.activation_status(ORG, accepted.audience_id).error
+    assert failure is not None
+    byte = text.index('"Ana') + 1
+    assert f"unbalanced quote at line 1502 (byte {byte:,})" in failure.message
+    assert "Ana" not in failure.message
+    assert failure.remedy is not None
+    assert "Fix the quoting on that line" in failure.remedy
+    assert "upload the file again" in failure.remedy
+
+
 def test_a_retried_attempt_hashes_the_parts_of_a_list_an_earlier_attempt_read_in_chunks(
     blobs: MemoryBlobs, platform: SandboxPlatform
 ) -> None:
