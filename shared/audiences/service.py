@@ -60,7 +60,9 @@ from shared.audiences.models import (
     SnapshotLink,
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
+from shared.audiences.schedule import sync_of
 from shared.audiences.snapshot import iter_snapshot_csv, snapshot_csv
+from shared.audiences.sync import run_files
 from shared.audiences.uploads import UploadBlobs, check_upload
 from shared.audiences.views import activation_status, audience_created, audience_view
 from shared.clock import Clock
@@ -602,7 +604,7 @@ class AudienceService:
                     "This audience is the seed of lookalike audiences created outside the service.",
                     remedy="Delete those lookalikes in the platform's ads manager, then this audience.",
                 ) from exc
-        for key in (record.snapshot_key, record.source_key, *_activation_files(record)):
+        for key in (record.snapshot_key, record.source_key, *_activation_files(record), *_sync_files(record)):
             if key:
                 self.blobs.delete(key)
         self.audiences.delete(record)
@@ -654,6 +656,12 @@ def _activation_files(record: AudienceRecord) -> list[str]:
     if record.holdout is not None:
         files.append(record.holdout.groups_key)
     return files
+
+
+def _sync_files(record: AudienceRecord) -> list[str]:
+    """The files a sync running now stored (its step finds the audience gone and writes nothing more)."""
+    sync = sync_of(record)
+    return run_files(record, sync.current) if sync is not None and sync.current is not None else []
 
 
 def _key_reused() -> IdempotencyKeyReused:

@@ -404,8 +404,6 @@ class AudienceSyncService:
         if not self._send(record, run, prepared, graph):
             return AudienceSyncProgress(status="replacing", **_batches(run.replace))
         run.users_uploaded = len(prepared.rows)
-        if record.snapshot_key:
-            self.blobs.put(record.snapshot_key, snapshot_csv(users), "text/csv")
 
         def members(target: AudienceRecord, sync: AudienceSync) -> None:
             # The run's own result: the members it sent and the versions they were scored with.
@@ -422,6 +420,10 @@ class AudienceSyncService:
                 )
 
         self._close(record, run, "succeeded", None, members)
+        # Only once the run is recorded as the audience's result: a run superseded meanwhile, or whose
+        # audience was deleted, never writes the customer list again (its close raised).
+        if record.snapshot_key:
+            self.blobs.put(record.snapshot_key, snapshot_csv(users), "text/csv")
         logger.info(
             "audience synced",
             extra={
@@ -588,10 +590,8 @@ class AudienceSyncService:
 
     def _delete_members(self, record: AudienceRecord, run: SyncRun) -> None:
         """Delete the members ``run`` stored (and their values), which no other run reads."""
-        if run.source_key:
-            self.blobs.delete(run.source_key)
-            if record.value_seed is not None:
-                self.blobs.delete(_values_key(run.source_key))
+        for key in run_files(record, run):
+            self.blobs.delete(key)
 
     def _save_run(self, record: AudienceRecord, run: SyncRun) -> None:
         """Write the run's progress (its members' key, the replace's acknowledged batches) over the
@@ -647,6 +647,14 @@ def _syncable(record: AudienceRecord) -> AudienceSync:
             "changes only when you upload the new list.",
         )
     return sync
+
+
+def run_files(record: AudienceRecord, run: SyncRun) -> list[str]:
+    """The files sync run ``run`` of ``record`` stored: its members and, for a value-based seed, their
+    values. Its own: no other run reads them, and they go when it ends or the audience is deleted."""
+    if not run.source_key:
+        return []
+    return [run.source_key, *([_values_key(run.source_key)] if record.value_seed is not None else [])]
 
 
 def _values_key(source_key: str) -> str:

@@ -21,7 +21,14 @@ from shared.errors import NotFound
 from shared.ml.freshness import FreshnessRules
 from shared.platform.audiences import create_custom_audience
 from shared.platform.errors import TOKEN_INVALID, build_error
-from shared.records.audiences import AudienceSync, HoldoutRecord, SegmentProvenance, SyncRun, ValueSeedRecord
+from shared.records.audiences import (
+    AudienceRecord,
+    AudienceSync,
+    HoldoutRecord,
+    SegmentProvenance,
+    SyncRun,
+    ValueSeedRecord,
+)
 from shared.records.connections import Connection
 from shared.records.models import ModelRecord
 from shared.targeting.models import SegmentSpec
@@ -146,6 +153,7 @@ def world(platform: SandboxPlatform) -> dict[str, Any]:
     )
     return {
         "service": service,
+        "creator": creator,
         "audiences": audiences,
         "connections": connections,
         "starts": starts,
@@ -354,6 +362,53 @@ def test_an_older_runs_late_step_leaves_the_newer_runs_members_alone(
     assert record.sync.last_run.outcome == "succeeded"
     blobs: MemoryBlobs = world["service"].blobs
     assert [key for key in blobs.objects if ".sync" in key] == []
+
+
+def audience_files(world: dict[str, Any]) -> list[str]:
+    """The keys of every file stored for the world's audience (its snapshot, its runs' members)."""
+    blobs: MemoryBlobs = world["service"].blobs
+    return sorted(key for key in blobs.objects if world["audience_id"] in key)
+
+
+def test_deleting_an_audience_midway_through_a_sync_deletes_the_runs_members_too(
+    world: dict[str, Any],
+) -> None:
+    # Given: a run that stored its members (users u100-u124) and sent two of its three batches
+    run_id = begin_run(world)
+    assert world["service"].step(ORG, world["audience_id"], run_id).status == "replacing"
+    assert any(".sync." in key for key in audience_files(world))
+
+    # When: the audience is deleted, and the run's next step comes
+    world["creator"].delete(ORG, world["audience_id"], confirm=True)
+    progress = world["service"].step(ORG, world["audience_id"], run_id)
+
+    # Then: no file of the audience is left, its members' list included
+    assert progress.status == "done"
+    assert audience_files(world) == []
+
+
+def test_a_run_whose_audience_is_deleted_as_it_sends_its_last_batch_writes_no_snapshot(
+    world: dict[str, Any],
+) -> None:
+    # Given: a run whose audience is deleted just after the platform took its last batch
+    run_id = begin_run(world)
+    audiences: MemoryAudiences = world["audiences"]
+
+    def delete_after_the_last_batch(record: AudienceRecord) -> None:
+        run = record.sync.current if record.sync else None
+        if run and run.replace and run.replace.batches_done == run.replace.batches_total:
+            audiences.after_put = lambda record: None
+            world["creator"].delete(ORG, world["audience_id"], confirm=True)
+
+    audiences.after_put = delete_after_the_last_batch
+
+    # When: the run steps to its end
+    while world["service"].step(ORG, world["audience_id"], run_id).status != "done":
+        pass
+
+    # Then: the deleted audience's customer list is not written again (its snapshot) nor left behind
+    assert audiences.get(ORG, world["audience_id"]) is None
+    assert audience_files(world) == []
 
 
 def test_the_scheduler_starts_due_runs_of_connected_organizations_only(world: dict[str, Any]) -> None:
