@@ -13,9 +13,13 @@ import os
 import resource
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from benchmarks._scale_paths import PATHS, ShopSize, cpu_seconds
 from tools.large_shop import ShopFiles
+
+if TYPE_CHECKING:
+    from local.template import FunctionSpec
 
 
 def main(argv: list[str]) -> None:
@@ -26,8 +30,9 @@ def main(argv: list[str]) -> None:
     # engine's fixed limit where its configuration sets one (else the engine takes half the memory:
     # shared/dataplane/engine.py).
     if path.function:
-        os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = str(_memory_size(path.function))
-        engine_mb = _variables(path.function).get("ENGINE_MEMORY_MB")
+        function = _function(path.function)
+        os.environ["AWS_LAMBDA_FUNCTION_MEMORY_SIZE"] = str(function.memory_size)
+        engine_mb = function.environment.get("ENGINE_MEMORY_MB")
         if engine_mb:
             os.environ["ENGINE_MEMORY_MB"] = str(engine_mb)
     shop = ShopFiles(shop_dir / "customers.csv", shop_dir / "products.csv", shop_dir / "orders.csv")
@@ -50,21 +55,12 @@ def main(argv: list[str]) -> None:
     )
 
 
-def _memory_size(function: str) -> int:
-    from local.template import load_template, resources_of_type
+def _function(name: str) -> FunctionSpec:
+    """The template's function ``name`` as SAM makes it (Globals merged in): its memory, its
+    environment."""
+    from local.template import functions, load_template
 
-    template = load_template()
-    default = template.get("Globals", {}).get("Function", {}).get("MemorySize", 128)
-    resource = resources_of_type(template, "AWS::Serverless::Function")[function]
-    return int(resource["Properties"].get("MemorySize", default))
-
-
-def _variables(function: str) -> dict[str, str]:
-    from local.template import load_template, resources_of_type
-
-    resource = resources_of_type(load_template(), "AWS::Serverless::Function")[function]
-    variables: dict[str, str] = resource["Properties"].get("Environment", {}).get("Variables", {})
-    return variables
+    return functions(load_template())[name]
 
 
 def _status_mb(field: str) -> float:
