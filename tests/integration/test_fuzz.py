@@ -120,7 +120,8 @@ GATEWAY_NOT_FOUND = {"message": "Not Found"}
 
 
 def fuzz_settings(max_examples: int) -> settings:
-    """Hypothesis settings for one fuzzed operation: derandomized, so every run draws the same cases."""
+    """Hypothesis settings for one fuzzed operation, or the scenarios of a walk: derandomized, so every
+    run draws the same cases."""
     return settings(
         max_examples=max_examples,
         derandomize=True,
@@ -476,15 +477,11 @@ def test_linked_walks_are_documented_and_no_5xx(
     try:
         Walk.run(
             settings=settings(
+                fuzz_settings(scenarios),
                 # No shrinking: a walk's steps depend on the stack's state, which a replay cannot
                 # restore (Hypothesis would report its own FlakyStrategyDefinition, not what failed)
                 phases=[Phase.generate],
-                max_examples=scenarios,
                 stateful_step_count=STATEFUL_STEPS,
-                derandomize=True,
-                deadline=None,
-                database=None,
-                suppress_health_check=list(HealthCheck),
             )
         )
     except Flaky:
