@@ -601,7 +601,9 @@ def dataset_store() -> DynamoDatasetStore:
     return DynamoDatasetStore(table(settings().main_table), dynamodb_client())
 
 
-def data_source_service() -> DataSourceService:
+def data_source_service(*, engine_memory_mb: int | None = None) -> DataSourceService:
+    """The data source service. ``engine_memory_mb``: its engine's fixed limit, which only the sync
+    job, the one caller that opens an engine, gives it (``data_source_sync``)."""
     from shared.clock import utc_now
     from shared.datasources.service import DataSourceService
 
@@ -610,8 +612,14 @@ def data_source_service() -> DataSourceService:
         blobs=data_blobs(),
         clock=utc_now,
         max_file_bytes=settings().data_source_max_file_bytes,
-        engine_memory_mb=settings().engine_memory_mb,
+        engine_memory_mb=engine_memory_mb,
     )
+
+
+def data_source_sync() -> DataSourceService:
+    """The data source service as the sync job runs a sync (``run_sync``): its engine opened with the
+    job's fixed limit (``ENGINE_MEMORY_MB`` on DataSourceSyncJobFunction)."""
+    return data_source_service(engine_memory_mb=settings().engine_memory_mb)
 
 
 @collaborator

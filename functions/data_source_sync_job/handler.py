@@ -28,7 +28,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     if action == "fail":
         failed = wiring.data_source_step_failures().sync_failed(org_id, sync_id, event.get("error", "Error"))
         return {"state": failed.state if failed else "failed"}
-    sync = wiring.data_source_service().run_sync(org_id, sync_id)
+    sync = wiring.data_source_sync().run_sync(org_id, sync_id)
     keys = wiring.dataset_store().get(org_id, sync.dataset_version) if sync.dataset_version else None
     return {
         "state": sync.state,

@@ -203,7 +203,7 @@ def with_a_synced_version(env: SampleContext, event: dict[str, Any]) -> Setting:
     # Validated and stored as the sync step does, with no execution started, so this step is the one
     # that sends the version's purchases.
     setting = with_a_sync_to_run(env, event)
-    synced = wiring.data_source_service().run_sync(env.org.org_id, setting.replacements[SAMPLE_SYNC_ID])
+    synced = wiring.data_source_sync().run_sync(env.org.org_id, setting.replacements[SAMPLE_SYNC_ID])
     assert synced.dataset_version is not None
     return Setting({SAMPLE_ORG_ID: env.org.org_id, SAMPLE_SYNC_ID: synced.dataset_version})
 

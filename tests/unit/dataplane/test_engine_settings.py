@@ -118,7 +118,10 @@ def test_the_sync_jobs_engine_is_given_the_fixed_limit_of_its_configuration(
     wiring.reset()
 
     # Then the service the job runs the sync with opens its engine with that limit
-    assert wiring.data_source_service().engine_memory_mb == int(variables[VARIABLE])
+    assert wiring.data_source_sync().engine_memory_mb == int(variables[VARIABLE])
+    # And the service the other functions build (uploads, view, search, retrain), which open no
+    # engine, does not read it
+    assert wiring.data_source_service().engine_memory_mb is None
 
 
 @pytest.mark.parametrize("function", ["ActivationStepFunction", "DataSourceSyncJobFunction"])
