@@ -375,7 +375,10 @@ class ValueSeedView(CamelModel):
 class ActivationProgressView(CamelModel):
     """Upload progress: users and batches (what the progress bar fills)."""
 
-    users_total: int = Field(description="Users selected for the audience (before normalising).")
+    users_total: int = Field(
+        description="Users selected for the audience (before normalising); while a large list is read "
+        "in chunks, those selected so far."
+    )
     rows_total: int = Field(description="Users with a usable identifier, to upload.")
     users_uploaded: int = Field(description="Users in batches the platform acknowledged.")
     batches_done: int

@@ -144,6 +144,11 @@ def activation_status(record: AudienceRecord) -> ActivationStatus:
     rows_total = upload.total_rows if upload else (activation.rows_total if activation else 0)
     uploaded = min(rows_total, upload.batches_done * upload.batch_size) if upload else 0
     batches_done, batches_total = (upload.batches_done, upload.batches_total) if upload else (0, 0)
+    users_total = record.user_count
+    if activation:
+        # A list read in chunks counts its users chunk by chunk: those selected so far until the last.
+        selection = activation.selection
+        users_total = activation.users_total or (selection.rows if selection else 0)
     return ActivationStatus(
         audience_id=record.audience_id,
         name=record.name,
@@ -154,7 +159,7 @@ def activation_status(record: AudienceRecord) -> ActivationStatus:
         attempt=activation.attempt if activation else 0,
         execution_name=activation.execution_name if activation else None,
         progress=ActivationProgressView(
-            users_total=activation.users_total if activation else record.user_count,
+            users_total=users_total,
             rows_total=rows_total,
             users_uploaded=uploaded,
             batches_done=batches_done,

@@ -1273,6 +1273,26 @@ def test_a_list_read_in_chunks_stores_and_uploads_what_the_list_read_whole_does(
     assert sum(len(group["rows"]) for group in members) == 60_000 - 1_000
 
 
+def test_the_activation_s_progress_counts_the_users_selected_so_far_while_a_list_is_read_in_chunks(
+    blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a list of 20,000 users read in chunks of 200 kB
+    _, service, audience_id, worker = _read_whole_and_in_chunks(blobs, platform, 20_000, "Counted", 200_000)
+
+    # When SelectUsers reads chunk after chunk, the activation's status read after each
+    totals: list[int] = []
+    outcome = "more"
+    while outcome == "more":
+        outcome = service.pipeline.run("select_users", ORG, audience_id, worker).outcome
+        totals.append(service.activation_status(ORG, audience_id).progress.users_total)
+
+    # Then usersTotal counts the users of the chunks read so far: more after each, all at the end
+    assert len(totals) >= 5
+    assert 0 < totals[0] < totals[-2] < 20_000
+    assert totals == sorted(set(totals))
+    assert totals[-1] == 20_000
+
+
 def test_a_chunk_killed_midway_is_read_again_and_the_list_stays_whole(
     blobs: MemoryBlobs, platform: SandboxPlatform
 ) -> None:
