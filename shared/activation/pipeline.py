@@ -444,7 +444,12 @@ class ActivationPipeline:
             snapshot = engine.path("snapshot.csv")
             if unsure_rows(engine):
                 with path.open("rb") as stream:
-                    rows = snapshot_rows_of_csv(stream, value_column, line_offset=progress.lines)
+                    rows = snapshot_rows_of_csv(
+                        stream,
+                        value_column,
+                        line_offset=progress.lines,
+                        more_after=copied.end < progress.size,
+                    )
                     _write_snapshot_file(snapshot, rows, with_header=first)
             else:
                 write_snapshot(engine, snapshot, with_header=first)

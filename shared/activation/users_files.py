@@ -106,7 +106,7 @@ def _csv_rows(data: BinaryIO) -> tuple[list[str], _CsvReader]:
 
 
 def snapshot_rows_of_csv(
-    data: BinaryIO, value_column: str | None = None, *, line_offset: int = 0
+    data: BinaryIO, value_column: str | None = None, *, line_offset: int = 0, more_after: bool = False
 ) -> Iterator[tuple[str, ...]]:
     """The snapshot rows of an uploaded users CSV, checking every row as they go (the POST checked
     only the header, ``shared.audiences.uploads.check_upload``). A plainly valid row
@@ -118,7 +118,8 @@ def snapshot_rows_of_csv(
 
     Once the whole file is read, raises ``ValidationFailed`` naming the line and column of each bad
     row (never its value), or for a file that is not UTF-8; nothing is written then. A chunk of a list
-    read in chunks (its header, then its records) names lines ``line_offset`` further on."""
+    read in chunks (its header, then its records) names lines ``line_offset`` further on, and, when
+    ``more_after`` (a chunk but the last), the line where its checking stopped."""
     problems: list[str] = []
     try:
         header, rows = _csv_rows(data)
@@ -152,4 +153,4 @@ def snapshot_rows_of_csv(
     except UnicodeDecodeError as exc:
         raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
     if problems:
-        raise invalid_rows(problems)
+        raise invalid_rows(problems, rows.line_num + line_offset if more_after else None)

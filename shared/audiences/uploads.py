@@ -190,10 +190,21 @@ def row_problems(error: ValidationError, line: int) -> list[str]:
     ]
 
 
-def invalid_rows(problems: list[str]) -> ValidationFailed:
-    """The error for an uploaded CSV with bad rows: the first few, by line and column."""
+def invalid_rows(problems: list[str], checked_to_line: int | None = None) -> ValidationFailed:
+    """The error for an uploaded CSV with bad rows: the first few, by line and column. With
+    ``checked_to_line`` (a list read in chunks stops at the first chunk holding a bad row), the
+    problems are those up to that line, and the message says the lines after it were not checked."""
     shown = "; ".join(problems[:_PROBLEMS_SHOWN])
-    more = f" (and {len(problems) - _PROBLEMS_SHOWN} more)" if len(problems) > _PROBLEMS_SHOWN else ""
+    extra = len(problems) - _PROBLEMS_SHOWN
+    if checked_to_line is None:
+        more = f" (and {extra} more)" if extra > 0 else ""
+    else:
+        more = (
+            f" (and {extra} more up to line {checked_to_line}"
+            if extra > 0
+            else f" (up to line {checked_to_line}"
+        )
+        more += "; the lines after it were not checked)"
     return ValidationFailed(
         f"The uploaded CSV has invalid rows: {shown}{more}.",
         field="uploadId",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -1370,6 +1371,46 @@ def test_a_bad_row_in_a_later_chunk_is_named_by_its_line_in_the_file(
     assert f"line {bad_line}: score" in failure.message
     assert "high" not in failure.message
     assert bad_line == 169
+
+
+def test_a_list_read_in_chunks_names_the_first_bad_row_the_whole_read_names_and_says_where_it_stopped(
+    blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a list with no bad row in its first chunks, two bad scores side by side further on and
+    # another far later, read whole by one service and in chunks of a few hundred bytes by another
+    lines = ["user_id,email,firstName,score"]
+    lines += [f"u{i},u{i}@example.com,{'"Two\nlines"' if i % 10 == 0 else 'Ana'},0.5" for i in range(200)]
+    text = "\n".join(lines) + "\n"
+    for bad in ("u51", "u52", "u181"):
+        text = text.replace(f"{bad},{bad}@example.com,Ana,0.5", f"{bad},{bad}@example.com,Ana,high")
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", text.encode(), "text/csv")
+    request = CreateAudienceRequest(name="Bad", upload_id=UPLOAD_ID)
+    with pytest.raises(ValidationFailed) as whole:
+        _service_reading(blobs, platform, 1 << 30).create(ORG, request)
+    service = _service_reading(blobs, platform, 300)
+    executions = Executions()
+    accepted = service.start_activation(ORG, request, None, executions)
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim")
+
+    # When SelectUsers reads chunk after chunk
+    with pytest.raises(StepFailed):
+        _run_while_more(service, accepted.audience_id, worker, "select_users")
+
+    # Then both name the same first bad rows, in file order; the chunked read stops at the chunk
+    # holding them and says the lines after it were not checked (it names no count it has not read)
+    line_of = {bad: text[: text.index(f"{bad},")].count("\n") + 1 for bad in ("u51", "u52", "u181")}
+    failure = service.activation_status(ORG, accepted.audience_id).error
+    assert failure is not None
+    first_two = f"line {line_of['u51']}: score: "
+    assert whole.value.message.startswith(f"The uploaded CSV has invalid rows: {first_two}")
+    assert failure.message.startswith(f"The uploaded CSV has invalid rows: {first_two}")
+    assert f"line {line_of['u52']}: score" in failure.message
+    assert f"line {line_of['u181']}: score" in whole.value.message
+    stopped = re.search(r"\(up to line (\d+); the lines after it were not checked\)\.$", failure.message)
+    assert stopped is not None
+    assert line_of["u52"] <= int(stopped.group(1)) < line_of["u181"]
+    assert "not checked" not in whole.value.message
 
 
 def test_an_unbalanced_quote_in_a_list_read_in_chunks_fails_naming_its_line_and_what_to_do(
