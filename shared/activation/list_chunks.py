@@ -105,6 +105,60 @@ def copy_records(
     return CopiedRecords(end=size, lines=lines)
 
 
+def first_long_record(
+    read: RangeReader, start: int, size: int, piece_bytes: int = PIECE_BYTES
+) -> NoRecordEnd | None:
+    """The first record from ``start`` (the start of a record) to the object's end (``size`` bytes) that
+    runs on more than ``RECORD_BYTES`` and a CRLF, as ``copy_records`` would name it had a chunk's nominal
+    end fallen at its start: a quoted field still open there (the quote that opened it), else where the
+    record starts. None when every record is shorter: what the engine refuses for its length, told
+    apart from what it refuses for anything else (the whole read's load failed)."""
+    quoted, before, lines, position = False, _NEWLINE, 0, start
+    opened, record = (start, 0), (start, 0)
+    while position < size:
+        piece = read(position, min(size, position + piece_bytes) - 1)
+        data = np.frombuffer(piece, dtype=np.uint8)
+        if position + data.size < size and data[-1] == _QUOTE:
+            other = np.flatnonzero(data != _QUOTE)
+            if other.size:
+                data = data[: int(other[-1]) + 1]
+        breaks = np.flatnonzero(data == _NEWLINE)
+        starts, inside = _quoted_after(data, before, quoted)
+        states = np.concatenate(([quoted], inside))
+        ends = breaks[~states[np.searchsorted(starts, breaks)]]
+        # Each record that starts by this piece's end, and where it ends (the piece's end for the last).
+        begins = np.concatenate(([record[0]], position + ends + 1))
+        finishes = np.append(position + ends, position + data.size)
+        long = np.flatnonzero(finishes - begins > _PAST_BYTES)
+        if long.size:
+            # Where the bound would stop a chunk whose nominal end is the record's first byte.
+            begin = int(begins[long[0]])
+            stop = begin + 1 + _PAST_BYTES - position
+            at = int(np.searchsorted(starts, stop))
+            if states[at]:
+                opening = np.flatnonzero(inside[:at] & ~states[:at])
+                if opening.size:
+                    quote = int(starts[opening[-1]])
+                    opened = (position + quote, lines + int(np.searchsorted(breaks, quote)))
+                return NoRecordEnd(*opened, unbalanced=True)
+            if long[0] > 0:
+                end = int(ends[long[0] - 1])
+                record = (position + end + 1, lines + int(np.searchsorted(breaks, end)) + 1)
+            return NoRecordEnd(*record, unbalanced=False)
+        if starts.size:
+            opening = np.flatnonzero(inside & ~states[:-1])
+            if opening.size:
+                quote = int(starts[opening[-1]])
+                opened = (position + quote, lines + int(np.searchsorted(breaks, quote)))
+            quoted = bool(inside[-1])
+        if ends.size:
+            record = (position + int(ends[-1]) + 1, lines + int(np.searchsorted(breaks, ends[-1])) + 1)
+        lines += int(breaks.size)
+        before = int(data[-1])
+        position += data.size
+    return None
+
+
 def _quoted_after(
     data: np.ndarray[Any, Any], before: int, quoted: bool
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:

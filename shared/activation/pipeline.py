@@ -69,7 +69,7 @@ from shared.audiences.identifiers import SCHEMA, AudienceUser
 from shared.audiences.snapshot import GROUP_COLUMN, SNAPSHOT_COLUMNS, SNAPSHOT_START, snapshot_row
 from shared.audiences.uploads import record_without_end, upload_key
 from shared.clock import Clock
-from shared.errors import PreconditionFailed, ServiceError
+from shared.errors import PreconditionFailed, ServiceError, ValidationFailed
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
@@ -363,7 +363,6 @@ class ActivationPipeline:
         from shared.activation.hashing import (
             count_users,
             csv_header,
-            load_users_file,
             unsure_rows,
             users_countries,
             write_snapshot,
@@ -373,7 +372,7 @@ class ActivationPipeline:
             path = engine.path("upload.csv")
             self._copy(users_key, path)
             header = csv_header(path)
-            load_users_file(engine, path, header, value_column if value_column in header else None)
+            _load_list(engine, path, header, value_column if value_column in header else None)
             if unsure_rows(engine):
                 with path.open("rb") as stream:
                     count = self._write_snapshot(record, snapshot_rows_of_csv(stream, value_column))
@@ -404,7 +403,6 @@ class ActivationPipeline:
         from shared.activation.hashing import (
             count_users,
             csv_header,
-            load_users_file,
             unsure_rows,
             users_countries,
             write_parts,
@@ -435,11 +433,26 @@ class ActivationPipeline:
                     target = progress.offset + self.chunk_bytes
                     copied = copy_records(read, progress.offset, target, progress.size, file)
             except NoRecordEnd as exc:
-                raise record_without_end(
+                # Named from the chunk's first record on, as the whole read names it (the bound may
+                # fall past the end of the record's quoted field).
+                long = (
+                    _long_record(path, progress.data_start, progress.offset, progress.lines)
+                    if progress
+                    else None
+                )
+                raise long or record_without_end(
                     first_line + exc.lines, exc.at, exc.unbalanced, RECORD_BYTES
                 ) from None
             header = csv_header(path)
-            load_users_file(engine, path, header, value_column if value_column in header else None)
+            _load_list(
+                engine,
+                path,
+                header,
+                value_column if value_column in header else None,
+                data_start=progress.data_start,
+                offset=progress.offset,
+                line_offset=progress.lines,
+            )
             first = progress.chunks_done == 0
             snapshot = engine.path("snapshot.csv")
             if unsure_rows(engine):
@@ -1063,6 +1076,51 @@ class ActivationPipeline:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
+
+
+def _load_list(
+    engine: QueryRunner,
+    path: Path,
+    header: Sequence[str],
+    value_column: str | None,
+    *,
+    data_start: int = 0,
+    offset: int = 0,
+    line_offset: int = 0,
+) -> None:
+    """An uploaded list in ``path`` (or a chunk of one: its header, ``data_start`` bytes, then records
+    from byte ``offset`` of the upload, after ``line_offset`` line breaks) loaded into the engine. When
+    the engine refuses it for a record longer than it reads, the error names that record
+    (``_long_record``); else the engine's error stands."""
+    from shared.activation.hashing import load_users_file
+
+    try:
+        load_users_file(engine, path, header, value_column)
+    except ValidationFailed:
+        long = _long_record(path, data_start, offset, line_offset)
+        if long is None:
+            raise
+        raise long from None
+
+
+def _long_record(path: Path, data_start: int, offset: int, line_offset: int) -> ValidationFailed | None:
+    """The error for the first record of the list (or chunk) in ``path`` longer than the engine reads
+    (``list_chunks.RECORD_BYTES``), named as a chunk's bound names it (an unbalanced quote, or a line with
+    no end, by line and byte of the upload: see ``_load_list``), so a list read whole and in chunks
+    fail alike wherever the chunks are cut; None when every record is shorter."""
+    from shared.activation.list_chunks import RECORD_BYTES, first_long_record
+
+    with path.open("rb") as file:
+
+        def read(start: int, end: int) -> bytes:
+            file.seek(start)
+            return file.read(end - start + 1)
+
+        long = first_long_record(read, 0, path.stat().st_size)
+    if long is None:
+        return None
+    at = long.at if long.at < data_start else offset + long.at - data_start
+    return record_without_end(line_offset + 1 + long.lines, at, long.unbalanced, RECORD_BYTES)
 
 
 def _write_snapshot_file(

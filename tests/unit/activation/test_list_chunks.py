@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from shared.activation.list_chunks import RECORD_BYTES, NoRecordEnd, copy_records
+from shared.activation.list_chunks import RECORD_BYTES, NoRecordEnd, copy_records, first_long_record
 
 TRICKY = (
     b"user_id,email,firstName\r\n"
@@ -168,3 +168,43 @@ def test_a_file_without_a_line_break_after_the_cut_is_one_chunk() -> None:
 
     # When, then
     assert chunks_of(data, 1, 4) == [b"user_id\n", b"u1\n", b"u2"]
+
+
+def _long(data: bytes, piece: int = 1 << 20) -> tuple[int, int, bool] | None:
+    found = first_long_record(lambda start, end: data[start : end + 1], 0, len(data), piece)
+    return None if found is None else (found.at, found.lines, found.unbalanced)
+
+
+def _bound_at(data: bytes, record: bytes) -> tuple[int, int, bool]:
+    """What a chunk whose nominal end is the first byte of ``record`` raises."""
+    start = data.index(record)
+    with pytest.raises(NoRecordEnd) as raised:
+        copy_records(lambda s, e: data[s : e + 1], start, start + 1, len(data), io.BytesIO())
+    return raised.value.at - start, raised.value.lines, raised.value.unbalanced
+
+
+@pytest.mark.parametrize("piece", [3 << 10, 1 << 20, 8 << 20])
+def test_a_record_longer_than_the_bound_is_found_in_a_whole_file_as_a_chunk_names_it(piece: int) -> None:
+    # Given lists with, on line 3, a quote that never closes, a quoted field a little longer than the
+    # bound that does close, or a line with no quote that long; and lists whose records all fit
+    header = b"user_id,firstName\r\n" + b'u1,"O""Brien"\r\n' + b'u0,"x\ny"\r\n' * 3
+    after = b"u3,Zed\r\n" * 400_000
+    unclosed = header + b'u2,"Jo\r\n' + after
+    closed = header + b'u2,"Jo' + b"\n" * (RECORD_BYTES + 10) + b'"\r\n' + b"u3,Zed\r\n"
+    line = header + b"u2," + b"x" * (RECORD_BYTES + 10) + b"\r\nu3,Zed\r\n"
+    longest = header + b'u2,"' + b"x" * (RECORD_BYTES - 4) + b'"\r\n' + after
+    too_long = header + b'u2,"' + b"x" * (RECORD_BYTES - 3) + b'"\r\n' + after
+    quote = len(header) + 3
+
+    # When each is scanned whole, then the first long record is named by the quote still open where a
+    # chunk's bound would stop (its byte, the line breaks before it), or where the line starts, as a
+    # chunk cut at that record's start names it
+    assert _long(unclosed, piece) == (quote, 8, True)
+    assert _long(closed, piece) == (quote, 8, True)
+    assert _long(line, piece) == (len(header), 8, False)
+    for data in (unclosed, closed, line, too_long):
+        at, lines, unbalanced = _bound_at(data, b"u2,")
+        assert _long(data, piece) == (at + len(header), lines + 8, unbalanced)
+    assert _long(longest, piece) is None
+    assert _long(too_long, piece) == (len(header), 8, False)
+    assert _long(TRICKY * 7, piece) is None

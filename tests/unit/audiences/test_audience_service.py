@@ -19,6 +19,7 @@ import pytest
 
 from shared import deadline
 from shared.activation import users_files
+from shared.activation.list_chunks import RECORD_BYTES
 from shared.activation.steps import StepFailed, StepResult, Worker, batch_key
 from shared.activation.users_files import groups_csv
 from shared.audiences.identifiers import AudienceUser
@@ -1441,7 +1442,7 @@ def test_an_unbalanced_quote_in_a_list_read_in_chunks_fails_naming_its_line_and_
         select_every_chunk()
 
     # Then the chunks before it were read (a literal quote cut nothing short), and the step fails
-    # naming the quote's line and byte, the reason and the remedy, never a value
+    # naming the quote's line and byte, the reason and the remedy, never a value, as the whole read does
     assert type(raised.value).__name__ == "validation_error"
     assert len(outcomes) >= 8
     failure = service.activation_status(ORG, accepted.audience_id).error
@@ -1452,6 +1453,44 @@ def test_an_unbalanced_quote_in_a_list_read_in_chunks_fails_naming_its_line_and_
     assert failure.remedy is not None
     assert "Fix the quoting on that line" in failure.remedy
     assert "upload the file again" in failure.remedy
+    # and the same list read whole is refused with the same message and remedy
+    with pytest.raises(ValidationFailed) as whole:
+        _service_reading(blobs, platform, 1 << 30).create(
+            ORG, CreateAudienceRequest(name="Whole", upload_id=UPLOAD_ID)
+        )
+    assert (whole.value.message, whole.value.remedy) == (failure.message, failure.remedy)
+
+
+@pytest.mark.parametrize("chunk_bytes", [3_000, 4_099, 7_919])
+def test_a_record_longer_than_the_engine_reads_fails_a_list_read_in_chunks_as_it_fails_the_whole_read(
+    blobs: MemoryBlobs, platform: SandboxPlatform, chunk_bytes: int
+) -> None:
+    # Given a list whose line 1,002 opens a quoted name that closes only after more than the engine
+    # reads (the engine refuses the list read whole), read in chunks cut at a few places
+    lines = ["user_id,email,firstName"] + [f"u{i},u{i}@example.com,Ben" for i in range(1_000)]
+    lines += ['u1000,u1000@example.com,"Ana' + "\n" * (RECORD_BYTES + 10) + 'x"']
+    lines += [f"u{i},u{i}@example.com,Ben" for i in range(1_001, 1_100)]
+    text = "\n".join(lines) + "\n"
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", text.encode(), "text/csv")
+    request = CreateAudienceRequest(name="Long", upload_id=UPLOAD_ID)
+    with pytest.raises(ValidationFailed) as whole:
+        _service_reading(blobs, platform, 1 << 30).create(ORG, request)
+    service = _service_reading(blobs, platform, chunk_bytes)
+    executions = Executions()
+    accepted = service.start_activation(ORG, request, None, executions)
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim")
+
+    # When SelectUsers reads chunk after chunk
+    with pytest.raises(StepFailed):
+        _run_while_more(service, accepted.audience_id, worker, "select_users")
+
+    # Then both name the quote that opens the field, by line and byte, with the same remedy
+    failure = service.activation_status(ORG, accepted.audience_id).error
+    assert failure is not None
+    byte = text.index('"Ana') + 1
+    assert f"unbalanced quote at line 1002 (byte {byte:,})" in whole.value.message
+    assert (failure.message, failure.remedy) == (whole.value.message, whole.value.remedy)
 
 
 def test_a_retried_attempt_hashes_the_parts_of_a_list_an_earlier_attempt_read_in_chunks(
