@@ -152,17 +152,9 @@ def test_a_list_too_large_for_a_request_is_uploaded_first_then_activated(
     # Given: 60,000 users as CSV (about 11 MB as JSON: over API Gateway's 10 MB body limit)
     lines = ["user_id,email,firstName,lastName,phone,score,country"]
     lines += [f"c{i},shopper{i}@example.com,Ana,Silva,07700 9{i % 100000:05d},0.8,GB" for i in range(60_000)]
-    link = api.post("/platform-ads/uploads", headers=org.headers).json()
-    assert send_upload(link, "\n".join(lines).encode()).status_code == 204
-    # When
-    response = api.post(
-        "/platform-ads/activations",
-        json={"name": "Uploaded list", "uploadId": link["uploadId"]},
-        headers=org.headers,
-    )
+    # When: it is uploaded, then activated by its upload id
+    active = activate_upload(stack, api, org, lines, {}, name="Uploaded list")
     # Then
-    assert response.status_code == 202, response.text
-    active = wait_for(stack, org, response.json()["audienceId"], "active")
     assert active["userCount"] == 60_000
     members = sandbox.get(f"/audiences/{active['platformCustomAudienceId']}/members").json()["members"]
     assert sum(len(group["rows"]) for group in members) == 60_000
