@@ -1219,12 +1219,22 @@ def _read_whole_and_in_chunks(
     blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", _large_list(users), "text/csv")
     request = CreateAudienceRequest(name=name, upload_id=UPLOAD_ID)
     whole = _created_record(_service_reading(blobs, platform, 1 << 30), request)
-    chunked_service = _service_reading(blobs, platform, chunk_bytes)
+    chunked_service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, chunk_bytes)
+    return whole, chunked_service, audience_id, worker
+
+
+def _started_in_chunks(
+    blobs: MemoryBlobs, platform: SandboxPlatform, request: CreateAudienceRequest, chunk_bytes: int
+) -> tuple[AudienceService, str, Worker, Executions]:
+    """The activation of ``request`` (its list already uploaded) started and claimed by a service that
+    reads the list in chunks of ``chunk_bytes``: the service, the audience id, the task's worker and
+    the executions started."""
+    service = _service_reading(blobs, platform, chunk_bytes)
     executions = Executions()
-    accepted = chunked_service.start_activation(ORG, request, None, executions)
+    accepted = service.start_activation(ORG, request, None, executions)
     worker = execution_worker(executions.started[0][0])
-    run_steps(chunked_service, accepted.audience_id, worker, "claim")
-    return whole, chunked_service, accepted.audience_id, worker
+    run_steps(service, accepted.audience_id, worker, "claim")
+    return service, accepted.audience_id, worker, executions
 
 
 def _run_while_more(service: AudienceService, audience_id: str, worker: Worker, *steps: str) -> None:
@@ -1499,24 +1509,22 @@ def test_a_retried_attempt_hashes_the_parts_of_a_list_an_earlier_attempt_read_in
     # Given a list read in chunks by an attempt that then failed (its task timed out after SelectUsers)
     blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", _large_list(20_000), "text/csv")
     request = CreateAudienceRequest(name="Retried", upload_id=UPLOAD_ID)
-    service = _service_reading(blobs, platform, 200_000)
-    executions = Executions()
-    accepted = service.start_activation(ORG, request, None, executions)
-    first = execution_worker(executions.started[0][0])
-    run_steps(service, accepted.audience_id, first, "claim")
-    while service.pipeline.run("select_users", ORG, accepted.audience_id, first).outcome == "more":
-        pass
-    service.pipeline.record_failure(ORG, accepted.audience_id, first, "Sandbox.Timedout", "")
+    service, audience_id, first, executions = _started_in_chunks(blobs, platform, request, 200_000)
+    _run_while_more(service, audience_id, first, "select_users")
+    service.pipeline.record_failure(ORG, audience_id, first, "Sandbox.Timedout", "")
 
     # When the marketer retries it and the new attempt runs its steps
-    service.retry_activation(ORG, accepted.audience_id, executions)
+    service.retry_activation(ORG, audience_id, executions)
     second = execution_worker(executions.started[-1][0])
-    for step in ("claim", "select_users", "normalise_and_hash", "create_custom_audience", "upload_batches"):
-        while service.pipeline.run(step, ORG, accepted.audience_id, second).outcome == "more":
-            pass
+    _run_while_more(
+        service,
+        audience_id,
+        second,
+        *("claim", "select_users", "normalise_and_hash", "create_custom_audience", "upload_batches"),
+    )
 
     # Then it hashes the parts the first attempt stored, chunk files and all: everyone once
-    record = service.pipeline.audiences.get(ORG, accepted.audience_id)
+    record = service.pipeline.audiences.get(ORG, audience_id)
     assert record is not None
     assert record.activation is not None
     assert record.activation.attempt == 2
