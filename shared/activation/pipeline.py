@@ -469,7 +469,13 @@ class ActivationPipeline:
             path.unlink()
             loaded = count_users(engine)
             if first:
-                # The parts are chosen now, for the whole list: its users guessed from this chunk's.
+                # The parts are chosen now, for the whole list: its users guessed from this chunk's
+                # (the list's size over this chunk's bytes per user). Not exact: bytes per user vary
+                # (ids and e-mails grow by a digit, optional cells, quoted line breaks), and the count
+                # cannot wait for the last chunk, since every chunk's users are split into the parts
+                # as it is read (changing the count later would split the chunks stored again). A
+                # guess over gives one more part, each smaller (a 30M list, exactly 15 x 2M users, got
+                # 16); one under makes parts larger than ``part_users`` by the same ratio.
                 users = loaded * progress.size / max(1, copied.end)
                 progress.parts = max(1, math.ceil(users / self.part_users))
             last = copied.end >= progress.size
