@@ -19,6 +19,7 @@ from shared.audiences.uploads import (
     invalid_rows,
     plainly_valid,
     row_problems,
+    unreadable_record,
 )
 from shared.errors import ValidationFailed
 
@@ -97,12 +98,10 @@ def users_csv(users: list[AudienceUser], values: Mapping[str, float] | None = No
     return buffer.getvalue().encode()
 
 
-def _csv_rows(data: BinaryIO) -> tuple[list[str], _CsvReader]:
+def _csv_reader(data: BinaryIO) -> _CsvReader:
     # Read through a wrapper over the S3 stream: a million-user file is never held whole.
     # Lines are bounded (uploads.bounded_lines): a file of one enormous line is refused, not read.
-    reader = csv.reader(bounded_lines(io.TextIOWrapper(data, encoding="utf-8-sig", newline="")))
-    header = next(reader, [])
-    return header, reader
+    return csv.reader(bounded_lines(io.TextIOWrapper(data, encoding="utf-8-sig", newline="")))
 
 
 def snapshot_rows_of_csv(
@@ -117,12 +116,14 @@ def snapshot_rows_of_csv(
     (``uploads.customer_value``: a number of at least 0, or blank).
 
     Once the whole file is read, raises ``ValidationFailed`` naming the line and column of each bad
-    row (never its value), or for a file that is not UTF-8; nothing is written then. A chunk of a list
+    row (never its value), for a file that is not UTF-8, or at the line of a record the csv module
+    refuses (a field over its limit, which the engine reads); nothing is written then. A chunk of a list
     read in chunks (its header, then its records) names lines ``line_offset`` further on, and, when
     ``more_after`` (a chunk but the last), the line where its checking stopped."""
     problems: list[str] = []
+    rows = _csv_reader(data)
     try:
-        header, rows = _csv_rows(data)
+        header = next(rows, [])
         value_at = header.index(value_column) if value_column is not None and value_column in header else None
         for row in rows:
             if not row:
@@ -152,5 +153,9 @@ def snapshot_rows_of_csv(
             yield snapshot_row(user)
     except UnicodeDecodeError as exc:
         raise ValidationFailed("The uploaded file is not UTF-8 text.", field="uploadId") from exc
+    except csv.Error as exc:
+        # A record the engine reads (up to list_chunks.RECORD_BYTES) may hold a field over the csv
+        # module's limit (131,072 characters): named by its line as the upload's other errors are.
+        raise unreadable_record("The uploaded CSV", rows.line_num + line_offset, exc) from exc
     if problems:
         raise invalid_rows(problems, rows.line_num + line_offset if more_after else None)

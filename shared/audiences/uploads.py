@@ -100,13 +100,18 @@ def csv_rows(text: TextIO, what: str = "The uploaded CSV") -> Iterator[list[str]
         except StopIteration:
             return
         except csv.Error as exc:
-            raise ValidationFailed(
-                f"{what} cannot be read as CSV at line {reader.line_num}: {exc}.",
-                field="uploadId",
-                remedy=f"Export the list again as CSV ({CSV_COLUMNS}), then upload it and use its new "
-                "uploadId.",
-            ) from exc
+            raise unreadable_record(what, reader.line_num, exc) from exc
         yield row
+
+
+def unreadable_record(what: str, line: int, error: csv.Error) -> ValidationFailed:
+    """The error for a record Python's csv module refuses (a field over its own limit, a NUL) at
+    ``line`` of the file ``what`` names."""
+    return ValidationFailed(
+        f"{what} cannot be read as CSV at line {line}: {error}.",
+        field="uploadId",
+        remedy=f"Export the list again as CSV ({CSV_COLUMNS}), then upload it and use its new uploadId.",
+    )
 
 
 class UploadBlobs(Protocol):

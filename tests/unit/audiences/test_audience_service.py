@@ -1503,6 +1503,40 @@ def test_a_record_longer_than_the_engine_reads_fails_a_list_read_in_chunks_as_it
     assert (failure.message, failure.remedy) == (whole.value.message, whole.value.remedy)
 
 
+def test_a_field_over_the_csv_module_s_limit_fails_naming_its_line_read_whole_or_in_chunks(
+    blobs: MemoryBlobs, platform: SandboxPlatform
+) -> None:
+    # Given a list whose line 53 opens a quoted name of 200 lines of 1,000 characters (a record the
+    # engine reads, a field over Python's csv limit of 131,072) and which has a row without user_id
+    # (so the Python path checks its rows)
+    lines = ["user_id,email,firstName"] + [f"u{i},u{i}@example.com,Ben" for i in range(50)]
+    lines += [",nobody@example.com,Ben", 'u50,u50@example.com,"' + "\n".join(["a" * 1_000] * 200) + '"']
+    lines += [f"u{i},u{i}@example.com,Ben" for i in range(51, 100)]
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", ("\n".join(lines) + "\n").encode(), "text/csv")
+    request = CreateAudienceRequest(name="Wide", upload_id=UPLOAD_ID)
+
+    # When it is read whole, and in chunks
+    with pytest.raises(ValidationFailed) as whole:
+        _service_reading(blobs, platform, 1 << 30).create(ORG, request)
+    service = _service_reading(blobs, platform, 1_000)
+    executions = Executions()
+    accepted = service.start_activation(ORG, request, None, executions)
+    worker = execution_worker(executions.started[0][0])
+    run_steps(service, accepted.audience_id, worker, "claim")
+    with pytest.raises(StepFailed) as chunked:
+        _run_while_more(service, accepted.audience_id, worker, "select_users")
+
+    # Then both fail as a validation error naming the line where the csv module stopped, never a crash
+    assert type(chunked.value).__name__ == "validation_error"
+    failure = service.activation_status(ORG, accepted.audience_id).error
+    assert failure is not None
+    # (line 183: the 131st line of the name, where the field passed 131,072 characters)
+    assert whole.value.message == (
+        "The uploaded CSV cannot be read as CSV at line 183: field larger than field limit (131072)."
+    )
+    assert (failure.message, failure.remedy) == (whole.value.message, whole.value.remedy)
+
+
 def test_a_retried_attempt_hashes_the_parts_of_a_list_an_earlier_attempt_read_in_chunks(
     blobs: MemoryBlobs, platform: SandboxPlatform
 ) -> None:
