@@ -3,7 +3,8 @@
 A task reads the bytes of its chunk from the object by range, from where the previous chunk ended
 (always the start of a record), and carries on past its nominal end to the end of the record there:
 the first line break outside a quoted field. Whether a line break is inside a quoted field is told as
-Python's csv module (and the engine, ``activation_load_users``) reads the file: a quote opens a field
+Python's csv module reads the file (and the engine, ``activation_load_users``, but for the quotes
+``first_misread_quote`` finds, which the step refuses): a quote opens a field
 when it follows a comma or a line break; inside a quoted field a quote closes it, and a doubled quote
 is a literal one; a quote anywhere else (``ab"c``, ``"ab"c"``) is a literal character of an unquoted
 field. A record the engine would refuse (longer than ``RECORD_BYTES``) ends the search: a chunk never
@@ -28,7 +29,7 @@ PIECE_BYTES = 8 << 20
 # one the whole read refuses too.
 RECORD_BYTES = 2_000_000
 _PAST_BYTES = RECORD_BYTES + 2
-_QUOTE, _NEWLINE = ord('"'), ord("\n")
+_QUOTE, _NEWLINE, _SPACE = ord('"'), ord("\n"), ord(" ")
 # What may come just before a quote that opens a field (or, inside a quoted field, closes it).
 _OPENER_BEFORE = np.array([ord(","), ord("\n"), ord("\r")], dtype=np.uint8)
 
@@ -157,6 +158,82 @@ def first_long_record(
         before = int(data[-1])
         position += data.size
     return None
+
+
+def first_misread_quote(
+    read: RangeReader, start: int, size: int, piece_bytes: int = PIECE_BYTES
+) -> tuple[int, int] | None:
+    """The first quote from ``start`` (the start of a record) to the object's end (``size`` bytes) that
+    the engine reads otherwise than Python's csv module, as ``(byte, line breaks before it)``; None when
+    there is none. Two kinds (tests/unit/activation/test_hashing.py holds the engine to them): text after
+    the quote that closes a quoted field (``"ab"c``: Python reads ``abc``; the engine drops a character,
+    or reads on into the next line), and a quote after a field's one leading space (`` "ab"``: Python
+    reads a literal quote, the engine a quoted field, line breaks and all). A quote anywhere else in an
+    unquoted field (``ab"c``) both read as a literal character."""
+    quoted, before, lines, position, length = False, (_NEWLINE, _NEWLINE), 0, start, piece_bytes
+    opened = (start, 0)  # the quote that opened the field still open, as ``(byte, line breaks before)``
+    while position < size:
+        data = np.frombuffer(read(position, min(size, position + length) - 1), dtype=np.uint8)
+        if position + data.size < size and data[-1] == _QUOTE:
+            # A run of quotes and the byte after it are read whole: in the next piece, or in a longer
+            # one when this one is all quotes.
+            other = np.flatnonzero(data != _QUOTE)
+            if not other.size:
+                length *= 2
+                continue
+            data = data[: int(other[-1]) + 1]
+        length = piece_bytes
+        quotes = np.flatnonzero(data == _QUOTE)
+        if quotes.size:
+            starts, inside = _quoted_after(data, before[1], quoted)
+            found = _misread_quote(data, quotes, before, quoted, (starts, inside))
+            if found is not None:
+                return position + found, lines + int(np.count_nonzero(data[:found] == _NEWLINE))
+            opening = np.flatnonzero(inside & ~np.concatenate(([quoted], inside[:-1])))
+            if opening.size:
+                quote = int(starts[opening[-1]])
+                opened = (position + quote, lines + int(np.count_nonzero(data[:quote] == _NEWLINE)))
+            if starts.size:
+                quoted = bool(inside[-1])
+        lines += int(np.count_nonzero(data == _NEWLINE))
+        before = (int(data[-2]) if data.size > 1 else before[1], int(data[-1]))
+        position += data.size
+    return opened if quoted else None
+
+
+def _misread_quote(
+    data: np.ndarray[Any, Any],
+    quotes: np.ndarray[Any, Any],
+    before: tuple[int, int],
+    quoted: bool,
+    toggled: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
+) -> int | None:
+    """Where in ``data`` the first run of quotes ``first_misread_quote`` names starts, or None.
+    ``quotes`` are the quotes' places, ``before`` the two bytes before ``data``, ``quoted`` whether a
+    field was open, ``toggled`` what ``_quoted_after`` says of ``data``."""
+    first = np.ones(quotes.size, dtype=bool)
+    first[1:] = quotes[1:] != quotes[:-1] + 1
+    runs = np.flatnonzero(first)
+    run_starts = quotes[runs]
+    lengths = np.diff(np.append(runs, quotes.size))
+    run_ends = run_starts + lengths
+    # Whether a field is open before each run: as after the last run that opened or closed one.
+    starts, inside = toggled
+    last = np.searchsorted(starts, run_starts) - 1
+    open_before = np.concatenate(([quoted], inside))[last + 1]
+    previous = np.where(run_starts > 0, data[np.maximum(run_starts - 1, 0)], before[1])
+    second = np.where(
+        run_starts > 1, data[np.maximum(run_starts - 2, 0)], np.where(run_starts == 1, before[1], before[0])
+    )
+    at_field_start = np.isin(previous, _OPENER_BEFORE)
+    # A run closes a field (and what follows it must end the field): an odd one in a quoted field, an
+    # even one opening a field (an empty quoted field, then doubled quotes).
+    closes = np.where(open_before, lengths % 2 == 1, at_field_start & (lengths % 2 == 0))
+    after = data[np.minimum(run_ends, data.size - 1)]
+    text_after = closes & (run_ends < data.size) & ~np.isin(after, _OPENER_BEFORE)
+    one_space = ~open_before & (previous == _SPACE) & np.isin(second, _OPENER_BEFORE)
+    misread = np.flatnonzero(text_after | one_space)
+    return int(run_starts[misread[0]]) if misread.size else None
 
 
 def _quoted_after(

@@ -67,7 +67,7 @@ from shared.audiences.batching import new_session_id
 from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED, held_ranks, new_seed, split_holdout
 from shared.audiences.identifiers import SCHEMA, AudienceUser
 from shared.audiences.snapshot import GROUP_COLUMN, SNAPSHOT_COLUMNS, SNAPSHOT_START, snapshot_row
-from shared.audiences.uploads import record_without_end, upload_key
+from shared.audiences.uploads import misread_quote, record_without_end, upload_key
 from shared.clock import Clock
 from shared.errors import PreconditionFailed, ServiceError, ValidationFailed
 from shared.observability import logger
@@ -1097,8 +1097,11 @@ def _load_list(
     """An uploaded list in ``path`` (or a chunk of one: its header, ``data_start`` bytes, then records
     from byte ``offset`` of the upload, after ``line_offset`` line breaks) loaded into the engine. When
     the engine refuses it for a record longer than it reads, the error names that record
-    (``_long_record``); else the engine's error stands."""
+    (``_long_record``); else the engine's error stands. A list with a quote the engine reads otherwise
+    than Python's csv module (``list_chunks.first_misread_quote``) is refused naming the first, as the
+    whole read and a chunk name it: the engine's reading of its row would be uploaded."""
     from shared.activation.hashing import load_users_file
+    from shared.activation.list_chunks import first_misread_quote
 
     try:
         load_users_file(engine, path, header, value_column)
@@ -1107,6 +1110,17 @@ def _load_list(
         if long is None:
             raise
         raise long from None
+    with path.open("rb") as file:
+
+        def read(start: int, end: int) -> bytes:
+            file.seek(start)
+            return file.read(end - start + 1)
+
+        misread = first_misread_quote(read, 0, path.stat().st_size)
+    if misread is not None:
+        at, lines = misread
+        upload_at = at if at < data_start else offset + at - data_start
+        raise misread_quote(line_offset + 1 + lines, upload_at)
 
 
 def _long_record(path: Path, data_start: int, offset: int, line_offset: int) -> ValidationFailed | None:

@@ -239,6 +239,21 @@ def record_without_end(line: int, at: int, unbalanced: bool, most_bytes: int) ->
     )
 
 
+def misread_quote(line: int, at: int) -> ValidationFailed:
+    """The error for an uploaded CSV with a quote at byte ``at`` (from 0; named from 1, as lines are) of
+    line ``line`` that CSV readers read differently (``list_chunks.first_misread_quote``: text after a
+    quoted field's closing quote, a quote after a space that starts a field, a quoted field that never
+    closes), so the row's values cannot be known. Names the place, never the value."""
+    return ValidationFailed(
+        f"The uploaded CSV has a quote at line {line} (byte {at + 1:,}) that CSV readers read differently: "
+        "text after a quoted field's closing quote, a quote after a space that starts a field, or a quoted "
+        "field that never closes.",
+        field="uploadId",
+        remedy="Fix the quoting on that line (quote the whole field and double each quote inside it: "
+        '"ab""c"), upload the file again and use its new uploadId.',
+    )
+
+
 # A score written as a plain decimal number: what float() and pydantic read the same way.
 _PLAIN_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?([eE][-+]?[0-9]+)?")
 

@@ -4,7 +4,9 @@
 -- byte order mark skipped, blank lines skipped, a short line padded with NULLs, cells past the header
 -- ignored. $columns names each column of the file in order (the canonical name of a column the
 -- pipeline reads, another name for the rest); the canonical columns the file lacks are NULL (the
--- empty select names them all: UNION ALL BY NAME fills what the file has not).
+-- empty select names them all: UNION ALL BY NAME fills what the file has not). Text after a closing
+-- quote and a quote after a field's one leading space it reads otherwise: an uploaded list holding
+-- one is refused (list_chunks.first_misread_quote).
 CREATE OR REPLACE TABLE users_input AS
 SELECT
     pos,

@@ -31,7 +31,7 @@ from shared.activation.hashing import (
     write_parts,
     write_snapshot,
 )
-from shared.activation.list_chunks import RECORD_BYTES
+from shared.activation.list_chunks import RECORD_BYTES, first_misread_quote
 from shared.activation.users_files import snapshot_rows_of_csv, users_csv
 from shared.audiences.identifiers import EXTRA_SCHEMA, SCHEMA, AudienceUser
 from shared.audiences.preparation import IdentifierColumns, prepare_audience, prepare_columns
@@ -334,6 +334,42 @@ def test_rows_the_engine_cannot_vouch_for_are_counted(engine: QueryRunner, tmp_p
     # When it is loaded, then the three bad rows and the padded score are left to the Python path
     load_users_file(engine, path, csv_header(path), "spend")
     assert unsure_rows(engine) == 4
+
+
+def test_the_engine_reads_every_list_without_a_misread_quote_as_python_s_csv_module_does(
+    engine: QueryRunner, tmp_path: Path
+) -> None:
+    # Given 3,000 random records of letters, commas, quotes, spaces, tabs and line breaks, those in
+    # which list_chunks finds no quote the engine reads otherwise (the rest are refused), one file
+    rng = random.Random(20261129)
+    alphabet = 'ab,"" \t\n\r'
+    kept: list[str] = []
+    for i in range(3_000):
+        record = f"u{i}," + "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 12))) + "\n"
+        data = record.encode()
+        if first_misread_quote(lambda start, end, data=data: data[start : end + 1], 0, len(data)) is None:
+            kept.append(record)
+    text = "user_id,email,phone\n" + "".join(kept)
+    path = tmp_path / "users.csv"
+    path.write_text(text, encoding="utf-8", newline="")
+
+    # When the engine reads it
+    load_users_file(engine, path, csv_header(path), None)
+    read = engine.workspace.connection.execute("SELECT user_id, email, phone FROM users_input ORDER BY pos")
+
+    # Then it reads what the csv module reads (a blank cell as NULL), record for record; quotes the
+    # engine reads alike (literal ones, doubled ones, quoted fields) were there to read
+    def cell(value: str | None) -> str | None:
+        return None if value is None or not value.strip() else value
+
+    expected = [
+        tuple(cell(value) for value in (*row, None, None)[:3])
+        for row in csv.reader(io.StringIO(text, newline=""))
+        if row
+    ][1:]
+    assert read.fetchall() == expected
+    assert sum('"' in record for record in kept) > 500
+    assert sum('",' in record or '"\n' in record for record in kept) > 100
 
 
 @pytest.mark.parametrize("line_end", [b"\n", b"\r\n"])

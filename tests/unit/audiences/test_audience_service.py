@@ -1471,6 +1471,47 @@ def test_an_unbalanced_quote_in_a_list_read_in_chunks_fails_naming_its_line_and_
     assert (whole.value.message, whole.value.remedy) == (failure.message, failure.remedy)
 
 
+@pytest.mark.parametrize(
+    ("row", "named"),
+    [
+        ('u1500,"ab"c@example.com,Ana', 1),  # the engine read abc@example.co
+        ('u1500,a@example.com," "Ben', 1),  # the engine read " Be"
+        ('u1500,a@example.com, "Al\nx"', 0),  # the engine read one record, Python two
+        ('u1500,a@example.com,"ab"c"d', 1),  # the engine read on into the next line
+    ],
+)
+def test_a_quote_csv_readers_read_differently_fails_naming_its_line_read_whole_or_in_chunks(
+    blobs: MemoryBlobs, platform: SandboxPlatform, row: str, named: int
+) -> None:
+    # Given a list with literal quotes inside unquoted names (rows both readers take as they are) and,
+    # on line 1,502, a quote the engine reads otherwise than Python's csv module
+    lines = ["user_id,email,firstName"] + [f'u{i},u{i}@example.com,Jo"e' for i in range(1_500)]
+    lines += [row] + [f"u{i},u{i}@example.com,Ben" for i in range(1_501, 1_600)]
+    text = "\n".join(lines) + "\n"
+    blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", text.encode(), "text/csv")
+    request = CreateAudienceRequest(name="Quoted", upload_id=UPLOAD_ID)
+
+    # When it is read whole, and in chunks of a few kilobytes
+    with pytest.raises(ValidationFailed) as whole:
+        _service_reading(blobs, platform, 1 << 30).create(ORG, request)
+    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, 5_000)
+    with pytest.raises(StepFailed) as chunked:
+        _run_while_more(service, audience_id, worker, "select_users")
+
+    # Then both refuse the list naming the quote's line and byte (the closing quote text follows, or
+    # the quote after the space), the reason and the remedy (never a value), instead of uploading the
+    # engine's reading of the row
+    assert type(chunked.value).__name__ == "validation_error"
+    failure = service.activation_status(ORG, audience_id).error
+    assert failure is not None
+    byte = text.index(row) + [at for at, c in enumerate(row) if c == '"'][named] + 1
+    assert f"a quote at line 1502 (byte {byte:,}) that CSV readers read differently" in whole.value.message
+    assert "Ben" not in whole.value.message
+    assert whole.value.remedy is not None
+    assert "double each quote inside it" in whole.value.remedy
+    assert (failure.message, failure.remedy) == (whole.value.message, whole.value.remedy)
+
+
 @pytest.mark.parametrize("chunk_bytes", [3_000, 4_099, 7_919])
 def test_a_record_longer_than_the_engine_reads_fails_a_list_read_in_chunks_as_it_fails_the_whole_read(
     blobs: MemoryBlobs, platform: SandboxPlatform, chunk_bytes: int
