@@ -38,9 +38,11 @@ from numpy.typing import NDArray
 from pydantic import ValidationError
 
 from shared.activation.hashing import UsersInEngine, hash_users
+from shared.activation.list_chunks import first_misread_quote
 from shared.dataplane import queries
 from shared.dataplane.engine import Workspace
 from shared.dataplane.reader import (
+    Dialect,
     FileOptions,
     LineNumbers,
     NotTextFile,
@@ -197,6 +199,7 @@ def _check_file(
             file, layout = _as_exported(kind, file, header)
             columns = _resolve_header(file, model, header, layout.derived if layout else frozenset())
             loaded = load(workspace, kind, file.path, dialect, columns)
+            _check_quotes(file, dialect)
             if loaded.records == 0:
                 raise _file_problem(
                     file.name, "file", "has no records", "Export the file again with its rows."
@@ -431,6 +434,37 @@ def _number_lines(workspace: Workspace, kind: str, ends: NDArray[np.int64]) -> N
         np.savetxt(file, np.column_stack([records, ends]), fmt="%d", delimiter=",")
     queries.run(workspace.connection, "read_line_ends", {"path": str(path)})
     queries.run(workspace.connection, "number_lines_by_table", {"kind": kind})
+
+
+def _check_quotes(file: SyncFile, dialect: Dialect) -> None:
+    """Refuse a CSV file holding a quote the engine reads otherwise than Python's csv module and a
+    spreadsheet (``list_chunks.first_misread_quote``: ``"ab"c@x.com`` loaded as ``abc@x.co``, ``"ab"c"d``
+    running on into the next record, `` "ab`` opening a quoted field after a space): that row's cells,
+    or the next record, would be loaded wrong without a word. The engine cannot tell which record it
+    misread, so the whole file fails naming the line and byte of the first such quote. Read 8 MiB at a
+    time. A file quoting otherwise than with doubled ``"`` (or a delimiter of more than one byte) is
+    not scanned."""
+    if dialect.quote != '"' or dialect.escape != '"' or len(dialect.delimiter.encode()) != 1:
+        return
+    with file.path.open("rb") as opened:
+
+        def read(start: int, end: int) -> bytes:
+            opened.seek(start)
+            return opened.read(end - start + 1)
+
+        misread = first_misread_quote(read, 0, file.path.stat().st_size, delimiter=dialect.delimiter)
+    if misread is not None:
+        at, breaks = misread
+        line, reason = breaks + 1, "a quote that CSV readers read differently"
+        raise ValidationFailed(
+            f"{file.name} has a quote at line {line} (byte {at + 1:,}) that CSV readers read differently: "
+            "text after a quoted field's closing quote, a quote after a space that starts a field, or a "
+            "quoted field that never closes.",
+            field="file",
+            remedy="Fix the quoting on that line (quote the whole field and double each quote inside it: "
+            '"ab""c"), then upload the file and sync again.',
+            details={"file": file.name, "errors": [_error(file.name, line, "file", reason)]},
+        )
 
 
 def _unreadable(name: str, exc: Unreadable) -> ValidationFailed:

@@ -3,7 +3,9 @@
 -- where the file has none). The file's columns are named by the mapping ($columns: position -> service
 -- column). As the csv module reads a row: missing cells are empty (null_padding, which needs the
 -- serial reader when a quoted cell holds a line break) and cells past the header's are ignored
--- (strict_mode off). A line the parser cannot read at all goes to the rejects table.
+-- (strict_mode off). A line the parser cannot read at all goes to the rejects table. Text after a
+-- closing quote and a quote after a field's one leading space it reads otherwise than the csv module:
+-- the sync refuses a file holding one (sync._check_quotes, list_chunks.first_misread_quote).
 CREATE OR REPLACE TABLE raw AS
 SELECT * FROM (
     SELECT

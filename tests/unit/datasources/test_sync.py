@@ -487,3 +487,53 @@ def test_the_sync_opens_its_engine_with_the_services_fixed_limit(
 
     # Then its engine was opened with that limit, not a share of the function's memory
     assert opened == [300]
+
+
+@pytest.mark.parametrize(
+    ("customers", "orders", "words"),
+    [
+        (
+            CUSTOMERS.replace(b"u3,bob@example.com", b'u3,"bob"@example.com'),
+            ORDERS,
+            "customers.csv has a quote at line 4 (byte 113)",
+        ),
+        (
+            CUSTOMERS,
+            ORDERS.replace(b"o2,u3,p2,2,8,", b'o2,u3,p2,2,"8"0"x,'),
+            "orders.csv has a quote at line 3 (byte 103)",
+        ),
+        (
+            CUSTOMERS,
+            ORDERS.replace(b"o3,u2,p2,", b'o3,u2, "p2\n",'),
+            "orders.csv has a quote at line 4 (byte 130)",
+        ),
+        (
+            CUSTOMERS.replace(b",", b";")
+            .replace(b"\n", b"\r\n")
+            .replace(b"u3;bob@example.com", b'u3;"bob"@example.com'),
+            ORDERS.replace(b",", b";"),
+            "customers.csv has a quote at line 4 (byte 116)",
+        ),
+    ],
+    ids=[
+        "text after a closing quote",
+        "a record run on into the next",
+        "a quote after one space",
+        "semicolons",
+    ],
+)
+def test_a_quote_the_engine_reads_otherwise_than_csv_fails_the_sync_naming_its_line_and_byte(
+    world: DataSourceWorld, customers: bytes, orders: bytes, words: str
+) -> None:
+    # Given a shop file with a quote the engine reads otherwise than Python's csv module (and a
+    # spreadsheet): "bob"@example.com (read bob@example.co), "8"0"x (the next record swallowed),
+    # ' "p2' (a quoted field opened after a space, the line break inside it: two records read as one)
+    # When it is synced
+    sync(world, world.put_files(customers, PRODUCTS, orders))
+    # Then the sync fails naming the file, the line and the byte, and how to quote the field
+    latest = world.service.view(ORG).syncs[0]
+    assert latest.state == "failed"
+    assert latest.error is not None
+    assert latest.error["field"] == "file"
+    assert words in latest.error["message"]
+    assert "quote the whole field" in latest.error["remedy"]
