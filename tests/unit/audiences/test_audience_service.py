@@ -1359,25 +1359,16 @@ def test_a_bad_row_in_a_later_chunk_is_named_by_its_line_in_the_file(
     bad_line = text[: text.index("u151,")].count("\n") + 1
     text = text.replace("u151,u151@example.com,Ana,0.5", "u151,u151@example.com,Ana,high")
     blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", text.encode(), "text/csv")
-    service = _service_reading(blobs, platform, 300)
-    executions = Executions()
-    accepted = service.start_activation(
-        ORG, CreateAudienceRequest(name="Bad", upload_id=UPLOAD_ID), None, executions
-    )
-    worker = execution_worker(executions.started[0][0])
-    run_steps(service, accepted.audience_id, worker, "claim")
-
-    def select_every_chunk() -> None:
-        while service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome == "more":
-            pass
+    request = CreateAudienceRequest(name="Bad", upload_id=UPLOAD_ID)
+    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, 300)
 
     # When SelectUsers reads chunk after chunk
     with pytest.raises(StepFailed) as raised:
-        select_every_chunk()
+        _run_while_more(service, audience_id, worker, "select_users")
 
     # Then the step fails naming the row's line in the whole file, never its value
     assert type(raised.value).__name__ == "validation_error"
-    failure = service.activation_status(ORG, accepted.audience_id).error
+    failure = service.activation_status(ORG, audience_id).error
     assert failure is not None
     assert f"line {bad_line}: score" in failure.message
     assert "high" not in failure.message
@@ -1398,20 +1389,16 @@ def test_a_list_read_in_chunks_names_the_first_bad_row_the_whole_read_names_and_
     request = CreateAudienceRequest(name="Bad", upload_id=UPLOAD_ID)
     with pytest.raises(ValidationFailed) as whole:
         _service_reading(blobs, platform, 1 << 30).create(ORG, request)
-    service = _service_reading(blobs, platform, 300)
-    executions = Executions()
-    accepted = service.start_activation(ORG, request, None, executions)
-    worker = execution_worker(executions.started[0][0])
-    run_steps(service, accepted.audience_id, worker, "claim")
+    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, 300)
 
     # When SelectUsers reads chunk after chunk
     with pytest.raises(StepFailed):
-        _run_while_more(service, accepted.audience_id, worker, "select_users")
+        _run_while_more(service, audience_id, worker, "select_users")
 
     # Then both name the same first bad rows, in file order; the chunked read stops at the chunk
     # holding them and says the lines after it were not checked (it names no count it has not read)
     line_of = {bad: text[: text.index(f"{bad},")].count("\n") + 1 for bad in ("u51", "u52", "u181")}
-    failure = service.activation_status(ORG, accepted.audience_id).error
+    failure = service.activation_status(ORG, audience_id).error
     assert failure is not None
     first_two = f"line {line_of['u51']}: score: "
     assert whole.value.message.startswith(f"The uploaded CSV has invalid rows: {first_two}")
@@ -1434,18 +1421,14 @@ def test_an_unbalanced_quote_in_a_list_read_in_chunks_fails_naming_its_line_and_
     lines += ['u1500,u1500@example.com,"Ana'] + [f"u{i},u{i}@example.com,Ben" for i in range(1_501, 70_000)]
     text = "\n".join(lines) + "\n"
     blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", text.encode(), "text/csv")
-    service = _service_reading(blobs, platform, 5_000)
-    executions = Executions()
-    accepted = service.start_activation(
-        ORG, CreateAudienceRequest(name="Unbalanced", upload_id=UPLOAD_ID), None, executions
+    service, audience_id, worker, _ = _started_in_chunks(
+        blobs, platform, CreateAudienceRequest(name="Unbalanced", upload_id=UPLOAD_ID), 5_000
     )
-    worker = execution_worker(executions.started[0][0])
-    run_steps(service, accepted.audience_id, worker, "claim")
     outcomes: list[str] = []
 
     def select_every_chunk() -> None:
         while not outcomes or outcomes[-1] == "more":
-            outcomes.append(service.pipeline.run("select_users", ORG, accepted.audience_id, worker).outcome)
+            outcomes.append(service.pipeline.run("select_users", ORG, audience_id, worker).outcome)
 
     # When SelectUsers reads chunk after chunk
     with pytest.raises(StepFailed) as raised:
@@ -1455,7 +1438,7 @@ def test_an_unbalanced_quote_in_a_list_read_in_chunks_fails_naming_its_line_and_
     # naming the quote's line and byte, the reason and the remedy, never a value, as the whole read does
     assert type(raised.value).__name__ == "validation_error"
     assert len(outcomes) >= 8
-    failure = service.activation_status(ORG, accepted.audience_id).error
+    failure = service.activation_status(ORG, audience_id).error
     assert failure is not None
     byte = text.index('"Ana') + 1
     assert f"unbalanced quote at line 1502 (byte {byte:,})" in failure.message
@@ -1526,18 +1509,14 @@ def test_a_record_longer_than_the_engine_reads_fails_a_list_read_in_chunks_as_it
     request = CreateAudienceRequest(name="Long", upload_id=UPLOAD_ID)
     with pytest.raises(ValidationFailed) as whole:
         _service_reading(blobs, platform, 1 << 30).create(ORG, request)
-    service = _service_reading(blobs, platform, chunk_bytes)
-    executions = Executions()
-    accepted = service.start_activation(ORG, request, None, executions)
-    worker = execution_worker(executions.started[0][0])
-    run_steps(service, accepted.audience_id, worker, "claim")
+    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, chunk_bytes)
 
     # When SelectUsers reads chunk after chunk
     with pytest.raises(StepFailed):
-        _run_while_more(service, accepted.audience_id, worker, "select_users")
+        _run_while_more(service, audience_id, worker, "select_users")
 
     # Then both name the quote that opens the field, by line and byte, with the same remedy
-    failure = service.activation_status(ORG, accepted.audience_id).error
+    failure = service.activation_status(ORG, audience_id).error
     assert failure is not None
     byte = text.index('"Ana') + 1
     assert f"unbalanced quote at line 1002 (byte {byte:,})" in whole.value.message
@@ -1559,17 +1538,13 @@ def test_a_field_over_the_csv_module_s_limit_fails_naming_its_line_read_whole_or
     # When it is read whole, and in chunks
     with pytest.raises(ValidationFailed) as whole:
         _service_reading(blobs, platform, 1 << 30).create(ORG, request)
-    service = _service_reading(blobs, platform, 1_000)
-    executions = Executions()
-    accepted = service.start_activation(ORG, request, None, executions)
-    worker = execution_worker(executions.started[0][0])
-    run_steps(service, accepted.audience_id, worker, "claim")
+    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, 1_000)
     with pytest.raises(StepFailed) as chunked:
-        _run_while_more(service, accepted.audience_id, worker, "select_users")
+        _run_while_more(service, audience_id, worker, "select_users")
 
     # Then both fail as a validation error naming the line where the csv module stopped, never a crash
     assert type(chunked.value).__name__ == "validation_error"
-    failure = service.activation_status(ORG, accepted.audience_id).error
+    failure = service.activation_status(ORG, audience_id).error
     assert failure is not None
     # (line 183: the 131st line of the name, where the field passed 131,072 characters)
     assert whole.value.message == (
