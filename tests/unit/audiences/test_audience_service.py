@@ -23,7 +23,7 @@ from shared.activation.list_chunks import RECORD_BYTES
 from shared.activation.steps import StepFailed, StepResult, Worker, batch_key
 from shared.activation.users_files import groups_csv
 from shared.audiences.identifiers import AudienceUser
-from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
+from shared.audiences.models import ActivationError, CreateAudienceRequest, RefreshAudienceRequest
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.service import AudienceService
 from shared.audiences.snapshot import snapshot_row
@@ -1244,6 +1244,23 @@ def _run_while_more(service: AudienceService, audience_id: str, worker: Worker, 
             pass
 
 
+def _refused_whole_and_in_chunks(
+    blobs: MemoryBlobs, platform: SandboxPlatform, request: CreateAudienceRequest, chunk_bytes: int
+) -> tuple[ValidationFailed, StepFailed, ActivationError]:
+    """``request`` (its list already uploaded) created by a service that reads the list whole, which
+    must refuse it (ValidationFailed), and its activation run by a service that reads the list in
+    chunks of ``chunk_bytes``, whose SelectUsers must fail (StepFailed): the whole read's error, the
+    chunked step's exception and the failure the activation records."""
+    with pytest.raises(ValidationFailed) as whole:
+        _service_reading(blobs, platform, 1 << 30).create(ORG, request)
+    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, chunk_bytes)
+    with pytest.raises(StepFailed) as chunked:
+        _run_while_more(service, audience_id, worker, "select_users")
+    failure = service.activation_status(ORG, audience_id).error
+    assert failure is not None
+    return whole.value, chunked.value, failure
+
+
 def test_a_list_read_in_chunks_stores_and_uploads_what_the_list_read_whole_does(
     blobs: MemoryBlobs, platform: SandboxPlatform
 ) -> None:
@@ -1387,28 +1404,23 @@ def test_a_list_read_in_chunks_names_the_first_bad_row_the_whole_read_names_and_
         text = text.replace(f"{bad},{bad}@example.com,Ana,0.5", f"{bad},{bad}@example.com,Ana,high")
     blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", text.encode(), "text/csv")
     request = CreateAudienceRequest(name="Bad", upload_id=UPLOAD_ID)
-    with pytest.raises(ValidationFailed) as whole:
-        _service_reading(blobs, platform, 1 << 30).create(ORG, request)
-    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, 300)
 
-    # When SelectUsers reads chunk after chunk
-    with pytest.raises(StepFailed):
-        _run_while_more(service, audience_id, worker, "select_users")
+    # When it is read whole, and in chunks (SelectUsers reading chunk after chunk)
+    whole, chunked, failure = _refused_whole_and_in_chunks(blobs, platform, request, 300)
 
     # Then both name the same first bad rows, in file order; the chunked read stops at the chunk
     # holding them and says the lines after it were not checked (it names no count it has not read)
+    assert type(chunked).__name__ == "validation_error"
     line_of = {bad: text[: text.index(f"{bad},")].count("\n") + 1 for bad in ("u51", "u52", "u181")}
-    failure = service.activation_status(ORG, audience_id).error
-    assert failure is not None
     first_two = f"line {line_of['u51']}: score: "
-    assert whole.value.message.startswith(f"The uploaded CSV has invalid rows: {first_two}")
+    assert whole.message.startswith(f"The uploaded CSV has invalid rows: {first_two}")
     assert failure.message.startswith(f"The uploaded CSV has invalid rows: {first_two}")
     assert f"line {line_of['u52']}: score" in failure.message
-    assert f"line {line_of['u181']}: score" in whole.value.message
+    assert f"line {line_of['u181']}: score" in whole.message
     stopped = re.search(r"\(up to line (\d+); the lines after it were not checked\)\.$", failure.message)
     assert stopped is not None
     assert line_of["u52"] <= int(stopped.group(1)) < line_of["u181"]
-    assert "not checked" not in whole.value.message
+    assert "not checked" not in whole.message
 
 
 def test_an_unbalanced_quote_in_a_list_read_in_chunks_fails_naming_its_line_and_what_to_do(
@@ -1475,24 +1487,18 @@ def test_a_quote_csv_readers_read_differently_fails_naming_its_line_read_whole_o
     request = CreateAudienceRequest(name="Quoted", upload_id=UPLOAD_ID)
 
     # When it is read whole, and in chunks of a few kilobytes
-    with pytest.raises(ValidationFailed) as whole:
-        _service_reading(blobs, platform, 1 << 30).create(ORG, request)
-    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, 5_000)
-    with pytest.raises(StepFailed) as chunked:
-        _run_while_more(service, audience_id, worker, "select_users")
+    whole, chunked, failure = _refused_whole_and_in_chunks(blobs, platform, request, 5_000)
 
     # Then both refuse the list naming the quote's line and byte (the closing quote text follows, or
     # the quote after the space), the reason and the remedy (never a value), instead of uploading the
     # engine's reading of the row
-    assert type(chunked.value).__name__ == "validation_error"
-    failure = service.activation_status(ORG, audience_id).error
-    assert failure is not None
+    assert type(chunked).__name__ == "validation_error"
     byte = text.index(row) + [at for at, c in enumerate(row) if c == '"'][named] + 1
-    assert f"a quote at line 1502 (byte {byte:,}) that CSV readers read differently" in whole.value.message
-    assert "Ben" not in whole.value.message
-    assert whole.value.remedy is not None
-    assert "double each quote inside it" in whole.value.remedy
-    assert (failure.message, failure.remedy) == (whole.value.message, whole.value.remedy)
+    assert f"a quote at line 1502 (byte {byte:,}) that CSV readers read differently" in whole.message
+    assert "Ben" not in whole.message
+    assert whole.remedy is not None
+    assert "double each quote inside it" in whole.remedy
+    assert (failure.message, failure.remedy) == (whole.message, whole.remedy)
 
 
 @pytest.mark.parametrize("chunk_bytes", [3_000, 4_099, 7_919])
@@ -1507,20 +1513,15 @@ def test_a_record_longer_than_the_engine_reads_fails_a_list_read_in_chunks_as_it
     text = "\n".join(lines) + "\n"
     blobs.put(f"uploads/{ORG}/{UPLOAD_ID}.csv", text.encode(), "text/csv")
     request = CreateAudienceRequest(name="Long", upload_id=UPLOAD_ID)
-    with pytest.raises(ValidationFailed) as whole:
-        _service_reading(blobs, platform, 1 << 30).create(ORG, request)
-    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, chunk_bytes)
 
-    # When SelectUsers reads chunk after chunk
-    with pytest.raises(StepFailed):
-        _run_while_more(service, audience_id, worker, "select_users")
+    # When it is read whole, and in chunks (SelectUsers reading chunk after chunk)
+    whole, chunked, failure = _refused_whole_and_in_chunks(blobs, platform, request, chunk_bytes)
 
     # Then both name the quote that opens the field, by line and byte, with the same remedy
-    failure = service.activation_status(ORG, audience_id).error
-    assert failure is not None
+    assert type(chunked).__name__ == "validation_error"
     byte = text.index('"Ana') + 1
-    assert f"unbalanced quote at line 1002 (byte {byte:,})" in whole.value.message
-    assert (failure.message, failure.remedy) == (whole.value.message, whole.value.remedy)
+    assert f"unbalanced quote at line 1002 (byte {byte:,})" in whole.message
+    assert (failure.message, failure.remedy) == (whole.message, whole.remedy)
 
 
 def test_a_field_over_the_csv_module_s_limit_fails_naming_its_line_read_whole_or_in_chunks(
@@ -1536,21 +1537,15 @@ def test_a_field_over_the_csv_module_s_limit_fails_naming_its_line_read_whole_or
     request = CreateAudienceRequest(name="Wide", upload_id=UPLOAD_ID)
 
     # When it is read whole, and in chunks
-    with pytest.raises(ValidationFailed) as whole:
-        _service_reading(blobs, platform, 1 << 30).create(ORG, request)
-    service, audience_id, worker, _ = _started_in_chunks(blobs, platform, request, 1_000)
-    with pytest.raises(StepFailed) as chunked:
-        _run_while_more(service, audience_id, worker, "select_users")
+    whole, chunked, failure = _refused_whole_and_in_chunks(blobs, platform, request, 1_000)
 
     # Then both fail as a validation error naming the line where the csv module stopped, never a crash
-    assert type(chunked.value).__name__ == "validation_error"
-    failure = service.activation_status(ORG, audience_id).error
-    assert failure is not None
+    assert type(chunked).__name__ == "validation_error"
     # (line 183: the 131st line of the name, where the field passed 131,072 characters)
-    assert whole.value.message == (
+    assert whole.message == (
         "The uploaded CSV cannot be read as CSV at line 183: field larger than field limit (131072)."
     )
-    assert (failure.message, failure.remedy) == (whole.value.message, whole.value.remedy)
+    assert (failure.message, failure.remedy) == (whole.message, whole.remedy)
 
 
 def test_a_retried_attempt_hashes_the_parts_of_a_list_an_earlier_attempt_read_in_chunks(

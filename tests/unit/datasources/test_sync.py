@@ -40,6 +40,15 @@ def sync(world: DataSourceWorld, keys: dict[str, str], *, accept: bool = False) 
     return started.sync_id
 
 
+def failed_file_error(world: DataSourceWorld) -> dict[str, str]:
+    """The error of the latest sync, which must have failed on a whole file (field ``file``)."""
+    latest = world.service.view(ORG).syncs[0]
+    assert latest.state == "failed"
+    assert latest.error is not None
+    assert latest.error["field"] == "file"
+    return latest.error
+
+
 def test_a_clean_shop_becomes_the_current_dataset_and_training_is_pending(world: DataSourceWorld) -> None:
     # Given three valid files
     keys = world.put_files(CUSTOMERS, PRODUCTS, ORDERS)
@@ -301,12 +310,9 @@ def test_a_hostile_orders_file_fails_the_sync_naming_the_file_and_the_limit(
     # When an orders file with a header of a million columns, or a line over the limit, is synced
     sync(world, world.put_files(CUSTOMERS, PRODUCTS, orders))
     # Then the sync fails at once naming the file, the line and the limit
-    latest = world.service.view(ORG).syncs[0]
-    assert latest.state == "failed"
-    assert latest.error is not None
-    assert latest.error["field"] == "file"
-    assert "orders.csv is not readable CSV" in latest.error["message"]
-    assert words in latest.error["message"]
+    error = failed_file_error(world)
+    assert "orders.csv is not readable CSV" in error["message"]
+    assert words in error["message"]
 
 
 @pytest.mark.parametrize(
@@ -325,14 +331,11 @@ def test_a_file_that_is_not_text_fails_the_sync_saying_what_it_is(
     # When the customers slot holds a compressed file, a workbook or binary data
     sync(world, world.put_files(customers, PRODUCTS, ORDERS))
     # Then the sync fails from the file's first bytes (nothing is decompressed), saying what it is
-    latest = world.service.view(ORG).syncs[0]
-    assert latest.state == "failed"
-    assert latest.error is not None
-    assert latest.error["field"] == "file"
-    assert latest.error["message"] == (
+    error = failed_file_error(world)
+    assert error["message"] == (
         f"customers.csv is {what}: the service reads UTF-8 CSV, JSON Lines or Parquet files only."
     )
-    assert remedy in latest.error["remedy"]
+    assert remedy in error["remedy"]
 
 
 def test_duplicate_customers_are_rejected_rows(world: DataSourceWorld) -> None:
@@ -531,9 +534,6 @@ def test_a_quote_the_engine_reads_otherwise_than_csv_fails_the_sync_naming_its_l
     # When it is synced
     sync(world, world.put_files(customers, PRODUCTS, orders))
     # Then the sync fails naming the file, the line and the byte, and how to quote the field
-    latest = world.service.view(ORG).syncs[0]
-    assert latest.state == "failed"
-    assert latest.error is not None
-    assert latest.error["field"] == "file"
-    assert words in latest.error["message"]
-    assert "quote the whole field" in latest.error["remedy"]
+    error = failed_file_error(world)
+    assert words in error["message"]
+    assert "quote the whole field" in error["remedy"]
