@@ -62,7 +62,7 @@ from shared.audiences.models import (
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.schedule import sync_of
 from shared.audiences.snapshot import iter_snapshot_csv, snapshot_csv
-from shared.audiences.sync import run_files
+from shared.audiences.sync_files import run_files
 from shared.audiences.uploads import UploadBlobs, check_upload
 from shared.audiences.views import activation_status, audience_created, audience_view
 from shared.clock import Clock

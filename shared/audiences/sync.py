@@ -52,6 +52,7 @@ from shared.audiences.models import (
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.schedule import SYNC_INTERVALS, next_sync_at, sync_of
 from shared.audiences.snapshot import snapshot_csv
+from shared.audiences.sync_files import members_key, run_files, values_key
 from shared.audiences.views import audience_view
 from shared.clock import Clock, iso
 from shared.errors import Conflict, NotFound, PreconditionFailed, RecordGone, ServiceError
@@ -480,12 +481,11 @@ class AudienceSyncService:
         run.users_selected = chosen.provenance.users_selected
         run.users_without_customer_row = chosen.provenance.users_without_customer_row
         run.previous_size = record.user_count
-        # The run's own file: a step of an older run that comes back late writes its own, never this one's.
-        run.source_key = f"sources/{record.org_id}/{record.audience_id}.sync.{run.run_id}.json"
+        run.source_key = members_key(record, run)
         pending = RefreshAudienceRequest(users=users)
         self.blobs.put(run.source_key, pending.model_dump_json(by_alias=True).encode(), "application/json")
         if values is not None:
-            self.blobs.put(_values_key(run.source_key), json.dumps(values).encode(), "application/json")
+            self.blobs.put(values_key(run.source_key), json.dumps(values).encode(), "application/json")
         run.replace = _new_replace(len(prepared.rows), self.policy.batch_size)
         self._save_run(record, run)
         return users, prepared
@@ -496,7 +496,7 @@ class AudienceSyncService:
         """The values stored with a value-based seed's pending members (aligned with ``users``)."""
         if record.value_seed is None or run.source_key is None:
             return None
-        values: list[float | None] = json.loads(self.blobs.get(_values_key(run.source_key)))
+        values: list[float | None] = json.loads(self.blobs.get(values_key(run.source_key)))
         if len(values) != len(users):
             raise PreconditionFailed(
                 "The stored values of this sync do not match its members.", remedy="Sync the audience again."
@@ -647,19 +647,6 @@ def _syncable(record: AudienceRecord) -> AudienceSync:
             "changes only when you upload the new list.",
         )
     return sync
-
-
-def run_files(record: AudienceRecord, run: SyncRun) -> list[str]:
-    """The files sync run ``run`` of ``record`` stored: its members and, for a value-based seed, their
-    values. Its own: no other run reads them, and they go when it ends or the audience is deleted."""
-    if not run.source_key:
-        return []
-    return [run.source_key, *([_values_key(run.source_key)] if record.value_seed is not None else [])]
-
-
-def _values_key(source_key: str) -> str:
-    """Where a value-based seed's sync keeps its members' values, next to the members."""
-    return source_key.removesuffix(".json") + ".values.json"
 
 
 def _new_replace(total_rows: int, batch_size: int) -> UploadProgress:

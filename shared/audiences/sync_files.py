@@ -1,0 +1,29 @@
+"""The files an audience sync run stores for itself: its scored members and, for a value-based seed,
+their values, under keys named after the run (``shared.audiences.sync``).
+
+Apart from the sync so that the audience service, which deletes a running sync's files with the
+audience, does not import the sync itself (its pydantic models and the rest are not the delete's to
+load at a cold start)."""
+
+from __future__ import annotations
+
+from shared.records.audiences import AudienceRecord, SyncRun
+
+
+def members_key(record: AudienceRecord, run: SyncRun) -> str:
+    """Where run ``run`` of ``record`` stores its members: its own key, so that a step of an older run
+    that comes back late writes its own file, never this one's."""
+    return f"sources/{record.org_id}/{record.audience_id}.sync.{run.run_id}.json"
+
+
+def values_key(members_key: str) -> str:
+    """Where a value-based seed's sync keeps its members' values, next to the members."""
+    return members_key.removesuffix(".json") + ".values.json"
+
+
+def run_files(record: AudienceRecord, run: SyncRun) -> list[str]:
+    """The files sync run ``run`` of ``record`` stored: its members and, for a value-based seed, their
+    values. Its own: no other run reads them, and they go when it ends or the audience is deleted."""
+    if not run.source_key:
+        return []
+    return [run.source_key, *([values_key(run.source_key)] if record.value_seed is not None else [])]
