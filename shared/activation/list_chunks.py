@@ -10,12 +10,13 @@ is a literal one; a quote anywhere else (``ab"c``, ``"ab"c"``) is a literal char
 field. A record the engine would refuse (longer than ``RECORD_BYTES``) ends the search: a chunk never
 reads more than ``RECORD_BYTES`` (and a line break) past its nominal end, and without a record's end
 there raises ``NoRecordEnd`` (an unbalanced quote, or a line with no end). Each chunk is read
-``PIECE_BYTES`` at a time, so a task never holds more than that of the file in memory.
+``PIECE_BYTES`` at a time (``_Scan``, which all three scans read through), so a task never holds
+more than that of the file in memory, but for a run of quotes longer than a piece: a run is read whole.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -64,46 +65,25 @@ def copy_records(
     a quoted field follows. Reads nothing past ``target + RECORD_BYTES + 2``; raises ``NoRecordEnd``
     when no record ends before it (the engine would refuse that record: the file is not readable)."""
     stop = min(size, max(target, start) + _PAST_BYTES)
-    quoted, before, lines, position = False, _NEWLINE, 0, start
-    # The quote that opened the field still open (byte, line breaks before it), and where the last
-    # line began (the same): what ``NoRecordEnd`` names.
-    opened, line_start = (start, 0), (start, 0)
-    while position < stop:
-        piece = read(position, min(stop, position + piece_bytes) - 1)
-        data = np.frombuffer(piece, dtype=np.uint8)
-        if position + data.size < stop and data[-1] == _QUOTE:
-            # Quotes at the piece's end may go on in the next piece (a doubled quote): read there again.
-            other = _last_not_quote(data)
-            if other >= 0:
-                piece = piece[: other + 1]
-                data = data[: len(piece)]
-        breaks = np.flatnonzero(data == _NEWLINE)
-        starts, inside = _quoted_after(data, before, quoted)
-        if position + data.size >= target:
-            after = breaks[breaks >= target - 1 - position]
-            # Whether a field is open at each break: as after the last run of quotes before it.
-            within = np.concatenate(([quoted], inside))[np.searchsorted(starts, after)]
-            outside = after[~within]
+    scan = _Scan(read, start, stop, piece_bytes)
+    line_start = (start, 0)  # where the last line began, as ``(byte, line breaks before)``
+    for piece in scan:
+        breaks = piece.breaks
+        if piece.at + piece.data.size >= target:
+            after = breaks[breaks >= target - 1 - piece.at]
+            outside = after[~piece.open_at(after)]
             if outside.size:
                 cut = int(outside[0]) + 1
-                file.write(piece[:cut])
-                return CopiedRecords(end=position + cut, lines=lines + int(np.searchsorted(breaks, cut)))
-        if starts.size:
-            was = np.concatenate(([quoted], inside[:-1]))
-            opening = np.flatnonzero(inside & ~was)
-            if opening.size:
-                quote = int(starts[opening[-1]])
-                opened = (position + quote, lines + int(np.searchsorted(breaks, quote)))
-            quoted = bool(inside[-1])
+                file.write(piece.data[:cut].data)
+                return CopiedRecords(
+                    end=piece.at + cut, lines=piece.lines + int(np.searchsorted(breaks, cut))
+                )
         if breaks.size:
-            line_start = (position + int(breaks[-1]) + 1, lines + int(breaks.size))
-        file.write(piece)
-        lines += int(breaks.size)
-        before = int(data[-1])
-        position += data.size
+            line_start = (piece.at + int(breaks[-1]) + 1, piece.lines + int(breaks.size))
+        file.write(piece.data.data)
     if stop < size:
-        raise NoRecordEnd(*(opened if quoted else line_start), unbalanced=quoted)
-    return CopiedRecords(end=size, lines=lines)
+        raise NoRecordEnd(*(scan.opened if scan.quoted else line_start), unbalanced=scan.quoted)
+    return CopiedRecords(end=size, lines=scan.lines)
 
 
 def first_long_record(
@@ -114,49 +94,28 @@ def first_long_record(
     end fallen at its start: a quoted field still open there (the quote that opened it), else where the
     record starts. None when every record is shorter: what the engine refuses for its length, told
     apart from what it refuses for anything else (the whole read's load failed)."""
-    quoted, before, lines, position = False, _NEWLINE, 0, start
-    opened, record = (start, 0), (start, 0)
-    while position < size:
-        piece = read(position, min(size, position + piece_bytes) - 1)
-        data = np.frombuffer(piece, dtype=np.uint8)
-        if position + data.size < size and data[-1] == _QUOTE:
-            other = _last_not_quote(data)
-            if other >= 0:
-                data = data[: other + 1]
-        breaks = np.flatnonzero(data == _NEWLINE)
-        starts, inside = _quoted_after(data, before, quoted)
-        states = np.concatenate(([quoted], inside))
-        ends = breaks[~states[np.searchsorted(starts, breaks)]]
+    scan = _Scan(read, start, size, piece_bytes)
+    record = (start, 0)  # where the last record began, as ``(byte, line breaks before)``
+    for piece in scan:
+        breaks = piece.breaks
+        ends = breaks[~piece.open_at(breaks)]
         # Each record that starts by this piece's end, and where it ends (the piece's end for the last).
-        begins = np.concatenate(([record[0]], position + ends + 1))
-        finishes = np.append(position + ends, position + data.size)
+        begins = np.concatenate(([record[0]], piece.at + ends + 1))
+        finishes = np.append(piece.at + ends, piece.at + piece.data.size)
         long = np.flatnonzero(finishes - begins > _PAST_BYTES)
         if long.size:
             # Where the bound would stop a chunk whose nominal end is the record's first byte.
             begin = int(begins[long[0]])
-            stop = begin + 1 + _PAST_BYTES - position
-            at = int(np.searchsorted(starts, stop))
-            if states[at]:
-                opening = np.flatnonzero(inside[:at] & ~states[:at])
-                if opening.size:
-                    quote = int(starts[opening[-1]])
-                    opened = (position + quote, lines + int(np.searchsorted(breaks, quote)))
-                return NoRecordEnd(*opened, unbalanced=True)
+            stop = begin + 1 + _PAST_BYTES - piece.at
+            toggles = int(np.searchsorted(piece.toggles[0], stop))
+            if piece.open_after(toggles):
+                return NoRecordEnd(*(piece.opened(toggles) or scan.opened), unbalanced=True)
             if long[0] > 0:
                 end = int(ends[long[0] - 1])
-                record = (position + end + 1, lines + int(np.searchsorted(breaks, end)) + 1)
+                record = (piece.at + end + 1, piece.lines + int(np.searchsorted(breaks, end)) + 1)
             return NoRecordEnd(*record, unbalanced=False)
-        if starts.size:
-            opening = np.flatnonzero(inside & ~states[:-1])
-            if opening.size:
-                quote = int(starts[opening[-1]])
-                opened = (position + quote, lines + int(np.searchsorted(breaks, quote)))
-            quoted = bool(inside[-1])
         if ends.size:
-            record = (position + int(ends[-1]) + 1, lines + int(np.searchsorted(breaks, ends[-1])) + 1)
-        lines += int(breaks.size)
-        before = int(data[-1])
-        position += data.size
+            record = (piece.at + int(ends[-1]) + 1, piece.lines + int(np.searchsorted(breaks, ends[-1])) + 1)
     return None
 
 
@@ -172,49 +131,135 @@ def first_misread_quote(
     unquoted field (``ab"c``) both read as a literal character. ``delimiter`` (one ASCII character;
     a shop's file may use ``;`` or a tab) separates fields; the quote is ``"``, doubled inside a field."""
     openers = np.array([ord(delimiter), _NEWLINE, ord("\r")], dtype=np.uint8)
-    quoted, before, lines, position, length = False, (_NEWLINE, _NEWLINE), 0, start, piece_bytes
-    opened = (start, 0)  # the quote that opened the field still open, as ``(byte, line breaks before)``
-    while position < size:
-        data = np.frombuffer(read(position, min(size, position + length) - 1), dtype=np.uint8)
-        if position + data.size < size and data[-1] == _QUOTE:
-            # A run of quotes and the byte after it are read whole: in the next piece, or in a longer
-            # one when this one is all quotes.
-            other = _last_not_quote(data)
-            if other < 0:
-                length *= 2
-                continue
-            data = data[: other + 1]
-        length = piece_bytes
-        quotes = np.flatnonzero(data == _QUOTE)
-        if quotes.size:
-            starts, inside = _quoted_after(data, before[1], quoted, openers)
-            found = _misread_quote(data, quotes, before, quoted, (starts, inside), openers)
+    scan = _Scan(read, start, size, piece_bytes, openers)
+    for piece in scan:
+        if piece.quotes.size:
+            found = _misread_quote(piece)
             if found is not None:
-                return position + found, lines + int(np.count_nonzero(data[:found] == _NEWLINE))
-            opening = np.flatnonzero(inside & ~np.concatenate(([quoted], inside[:-1])))
-            if opening.size:
-                quote = int(starts[opening[-1]])
-                opened = (position + quote, lines + int(np.count_nonzero(data[:quote] == _NEWLINE)))
-            if starts.size:
-                quoted = bool(inside[-1])
-        lines += int(np.count_nonzero(data == _NEWLINE))
-        before = (int(data[-2]) if data.size > 1 else before[1], int(data[-1]))
-        position += data.size
-    return opened if quoted else None
+                return piece.at + found, piece.lines + piece.breaks_before(found)
+    return scan.opened if scan.quoted else None
 
 
-def _misread_quote(
-    data: np.ndarray[Any, Any],
-    quotes: np.ndarray[Any, Any],
-    before: tuple[int, int],
-    quoted: bool,
-    toggled: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]],
-    openers: np.ndarray[Any, Any],
-) -> int | None:
-    """Where in ``data`` the first run of quotes ``first_misread_quote`` names starts, or None.
-    ``quotes`` are the quotes' places, ``before`` the two bytes before ``data``, ``quoted`` whether a
-    field was open, ``toggled`` what ``_quoted_after`` says of ``data``, ``openers`` the bytes that
-    end a field (the delimiter and the line breaks)."""
+class _Scan:
+    """The object's bytes from ``start`` to ``stop``, read ``piece_bytes`` at a time (each piece a
+    ranged GET), and what is known after the pieces read so far: whether a quoted field is open
+    (``quoted``), the quote that opened the last one to open (``opened``, as ``(byte, line breaks
+    before)``) and the line breaks read (``lines``). Iterating yields each piece (``_Piece``, with what
+    was known before it); the state moves past a piece when the next one is asked for.
+
+    A run of quotes at a piece's end may go on in the next piece (a doubled quote), so it is left to
+    the next piece with the byte after it, and a piece that is all quotes is read again twice as long
+    (a run of quotes is always read whole, and with the byte after it). ``openers`` are the bytes
+    after which a quote opens a field: the delimiter and the line breaks."""
+
+    def __init__(
+        self,
+        read: RangeReader,
+        start: int,
+        stop: int,
+        piece_bytes: int,
+        openers: np.ndarray[Any, Any] = _OPENER_BEFORE,
+    ) -> None:
+        self._read, self._start, self._stop, self._piece_bytes = read, start, stop, piece_bytes
+        self._openers = openers
+        self.quoted, self.opened, self.lines = False, (start, 0), 0
+
+    def __iter__(self) -> Iterator[_Piece]:
+        position, length, before = self._start, self._piece_bytes, (_NEWLINE, _NEWLINE)
+        while position < self._stop:
+            data = np.frombuffer(self._read(position, min(self._stop, position + length) - 1), dtype=np.uint8)
+            if position + data.size < self._stop and data[-1] == _QUOTE:
+                other = _last_not_quote(data)
+                if other < 0:
+                    length *= 2
+                    continue
+                data = data[: other + 1]
+            length = self._piece_bytes
+            piece = _Piece(position, data, before, self.quoted, self.lines, self._openers)
+            yield piece
+            if piece.quotes.size:
+                self.opened = piece.opened() or self.opened
+                self.quoted = piece.open_after(len(piece.toggles[0]))
+            self.lines += piece.breaks_before(data.size)
+            before = (int(data[-2]) if data.size > 1 else before[1], int(data[-1]))
+            position += data.size
+
+
+class _Piece:
+    """A piece of the object from byte ``at`` (``data``), and what was known before it: the two bytes
+    before it (line breaks before the object's start), whether a quoted field was open (``quoted``) and
+    the line breaks before it (``lines``). Its quotes, line breaks and quoted fields are found when first
+    asked for."""
+
+    def __init__(
+        self,
+        at: int,
+        data: np.ndarray[Any, Any],
+        before: tuple[int, int],
+        quoted: bool,
+        lines: int,
+        openers: np.ndarray[Any, Any],
+    ) -> None:
+        self.at, self.data, self.before, self.quoted, self.lines = at, data, before, quoted, lines
+        self.openers = openers
+        # Found when first asked for (a scan that counts line breaks need not place them).
+        self._quotes: np.ndarray[Any, Any] | None = None
+        self._breaks: np.ndarray[Any, Any] | None = None
+        self._toggles: tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]] | None = None
+
+    @property
+    def quotes(self) -> np.ndarray[Any, Any]:
+        """The places of the piece's quotes."""
+        if self._quotes is None:
+            self._quotes = np.flatnonzero(self.data == _QUOTE)
+        return self._quotes
+
+    @property
+    def breaks(self) -> np.ndarray[Any, Any]:
+        """The places of the piece's line breaks."""
+        if self._breaks is None:
+            self._breaks = np.flatnonzero(self.data == _NEWLINE)
+        return self._breaks
+
+    @property
+    def toggles(self) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """Where each run of quotes that changes anything starts, and whether a quoted field is open
+        after it (``_quoted_after``)."""
+        if self._toggles is None:
+            self._toggles = _quoted_after(self.data, self.before[1], self.quoted, self.openers, self.quotes)
+        return self._toggles
+
+    def breaks_before(self, place: int) -> int:
+        """The line breaks in the piece before ``place``."""
+        if self._breaks is not None:
+            return int(np.searchsorted(self._breaks, place))
+        return int(np.count_nonzero(self.data[:place] == _NEWLINE))
+
+    def open_after(self, toggles: int) -> bool:
+        """Whether a quoted field is open after the first ``toggles`` runs of ``toggles``."""
+        return bool(self.toggles[1][toggles - 1]) if toggles else self.quoted
+
+    def open_at(self, places: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+        """Whether a quoted field is open at each of ``places`` (ascending): as after the last run of
+        quotes before it."""
+        starts, inside = self.toggles
+        return np.concatenate(([self.quoted], inside))[np.searchsorted(starts, places)]
+
+    def opened(self, toggles: int | None = None) -> tuple[int, int] | None:
+        """The quote that opened a field last among the first ``toggles`` runs of ``toggles`` (all of
+        them by default), as ``(byte of the object, line breaks before it)``; None when none did."""
+        starts, inside = self.toggles
+        inside = inside[:toggles]
+        opening = np.flatnonzero(inside & ~np.concatenate(([self.quoted], inside[:-1])))
+        if not opening.size:
+            return None
+        quote = int(starts[opening[-1]])
+        return self.at + quote, self.lines + self.breaks_before(quote)
+
+
+def _misread_quote(piece: _Piece) -> int | None:
+    """Where in the piece the first run of quotes ``first_misread_quote`` names starts, or None."""
+    data, quotes, before, openers = piece.data, piece.quotes, piece.before, piece.openers
     first = np.ones(quotes.size, dtype=bool)
     first[1:] = quotes[1:] != quotes[:-1] + 1
     runs = np.flatnonzero(first)
@@ -222,9 +267,7 @@ def _misread_quote(
     lengths = np.diff(np.append(runs, quotes.size))
     run_ends = run_starts + lengths
     # Whether a field is open before each run: as after the last run that opened or closed one.
-    starts, inside = toggled
-    last = np.searchsorted(starts, run_starts) - 1
-    open_before = np.concatenate(([quoted], inside))[last + 1]
+    open_before = piece.open_at(run_starts)
     previous = np.where(run_starts > 0, data[np.maximum(run_starts - 1, 0)], before[1])
     second = np.where(
         run_starts > 1, data[np.maximum(run_starts - 2, 0)], np.where(run_starts == 1, before[1], before[0])
@@ -249,18 +292,22 @@ def _last_not_quote(data: np.ndarray[Any, Any]) -> int:
 
 
 def _quoted_after(
-    data: np.ndarray[Any, Any], before: int, quoted: bool, openers: np.ndarray[Any, Any] = _OPENER_BEFORE
+    data: np.ndarray[Any, Any],
+    before: int,
+    quoted: bool,
+    openers: np.ndarray[Any, Any],
+    quotes: np.ndarray[Any, Any],
 ) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
     """Where each run of quotes of ``data`` that changes anything starts, and whether a quoted field
     is open after it; ``before`` is the byte before ``data``, ``quoted`` whether a field was open,
-    ``openers`` the bytes after which a quote opens a field (a comma and the line breaks).
+    ``openers`` the bytes after which a quote opens a field (a comma and the line breaks), ``quotes``
+    the places of the quotes in ``data``.
 
     Adjacent quotes pair off (a doubled quote: close and open again, or two literal quotes), so a run
     of an even number changes nothing and one of an odd number acts as its first quote. A quote after
     a comma or line break opens a field, or closes the open one; any other quote leaves the field
     unquoted (it closes the open one, or is a literal quote in an unquoted field). So after a run the
     field is open when the runs that opened or closed since the last other one are odd in number."""
-    quotes = np.flatnonzero(data == _QUOTE)
     if not quotes.size:
         return quotes, np.zeros(0, dtype=bool)
     first = np.ones(quotes.size, dtype=bool)

@@ -116,6 +116,22 @@ def test_chunks_of_a_list_with_quotes_of_every_kind_read_as_the_whole_file(seed:
         assert [record for part in rest for record in records(header + part)[1:]] == records(data)[1:]
 
 
+@pytest.mark.parametrize(("chunk", "piece"), [(1, 2), (1, 3), (5, 2), (2, 4)])
+def test_a_run_of_quotes_longer_than_a_piece_is_read_whole_and_the_chunks_are_cut_at_records(
+    chunk: int, piece: int
+) -> None:
+    # Given a list whose quoted fields hold runs of quotes longer than the pieces it is read in (before,
+    # a piece of quotes only was read as a run of its own: the first chunk was cut inside "\nx")
+    data = b'user_id,a\r\nu1,"""""""\nx"""\r\nu2,""""""""\r\nu3,"a\n""""""""""",b\r\nu4,c\n'
+
+    # When it is cut into chunks
+    header, *rest = chunks_of(data, chunk, piece)
+
+    # Then each chunk is a whole record, read as the file's records
+    assert rest == [b'u1,"""""""\nx"""\r\n', b'u2,""""""""\r\n', b'u3,"a\n""""""""""",b\r\n', b"u4,c\n"]
+    assert [record for part in rest for record in records(header + part)[1:]] == records(data)[1:]
+
+
 class _Reads:
     """A ranged GET over ``data`` that remembers the furthest byte asked for."""
 
