@@ -608,6 +608,11 @@ class AudienceService:
             if key:
                 self.blobs.delete(key)
         self.audiences.delete(record)
+        if record.snapshot_key:
+            # Again: a sync run that closed before the record went may have written the snapshot since
+            # the first delete. It reads the audience after writing and deletes the snapshot if it is
+            # gone; a run that read it before this removal wrote before it, so this delete takes it.
+            self.blobs.delete(record.snapshot_key)
         logger.info("audience deleted", extra={"audience_id": audience_id})
 
     def snapshot_link(self, org_id: str, audience_id: str) -> SnapshotLink:

@@ -424,7 +424,7 @@ class AudienceSyncService:
         # Only once the run is recorded as the audience's result: a run superseded meanwhile, or whose
         # audience was deleted, never writes the customer list again (its close raised).
         if record.snapshot_key:
-            self.blobs.put(record.snapshot_key, snapshot_csv(users), "text/csv")
+            self._write_snapshot(record, record.snapshot_key, users)
         logger.info(
             "audience synced",
             extra={
@@ -434,6 +434,15 @@ class AudienceSyncService:
             },
         )
         return AudienceSyncProgress(status="done", **_batches(run.replace))
+
+    def _write_snapshot(self, record: AudienceRecord, key: str, users: list[AudienceUser]) -> None:
+        """Write the audience's CSV snapshot of ``users`` at ``key``, then read the audience again: a
+        delete that fell between the run's close and this write removed the snapshot before it was
+        written, so it is deleted here. (A delete whose record removal comes after this read deletes
+        the snapshot again itself: ``AudienceService.delete``.)"""
+        self.blobs.put(key, snapshot_csv(users), "text/csv")
+        if self.audiences.get(record.org_id, record.audience_id) is None:
+            self.blobs.delete(key)
 
     def _begin(self, record: AudienceRecord, run: SyncRun) -> tuple[list[AudienceUser], PreparedAudience]:
         """Score the segment with the model's current version, refusing a stale model unless allowed,

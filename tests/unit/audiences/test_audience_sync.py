@@ -7,6 +7,7 @@ the service's protocols (the end-to-end runs are in ``tests/integration/test_aud
 
 from __future__ import annotations
 
+import threading
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -44,6 +45,9 @@ from tests.unit.audiences.test_audience_service import (
     buyers,
 )
 from tests.unit.sandbox_platform import SandboxPlatform
+
+# How long a test waits for its other thread: a bound on a hang (a bug), not a speed.
+BOUND_ON_A_HANG = 60.0
 
 
 class Segment:
@@ -407,6 +411,81 @@ def test_a_run_whose_audience_is_deleted_as_it_sends_its_last_batch_writes_no_sn
         pass
 
     # Then: the deleted audience's customer list is not written again (its snapshot) nor left behind
+    assert audiences.get(ORG, world["audience_id"]) is None
+    assert audience_files(world) == []
+
+
+def test_an_audience_deleted_between_its_runs_close_and_the_snapshot_write_keeps_no_snapshot(
+    world: dict[str, Any],
+) -> None:
+    # Given: a run whose audience is deleted just after the run is recorded as its result, before the
+    # run writes the audience's CSV snapshot
+    run_id = begin_run(world)
+    audiences: MemoryAudiences = world["audiences"]
+
+    def delete_once_the_run_is_closed(record: AudienceRecord) -> None:
+        if record.sync and record.sync.last_run and record.sync.last_run.run_id == run_id:
+            audiences.after_put = lambda record: None
+            world["creator"].delete(ORG, world["audience_id"], confirm=True)
+
+    audiences.after_put = delete_once_the_run_is_closed
+
+    # When: the run steps to its end
+    while world["service"].step(ORG, world["audience_id"], run_id).status != "done":
+        pass
+
+    # Then: the snapshot the run wrote after the delete is not left behind
+    assert audiences.get(ORG, world["audience_id"]) is None
+    assert audience_files(world) == []
+
+
+def test_a_run_that_closes_and_writes_its_snapshot_while_the_audience_is_deleted_leaves_no_snapshot(
+    world: dict[str, Any],
+) -> None:
+    # Given: a run whose last step has sent its last batch when the audience is deleted, and goes on
+    # (closes the run, writes the snapshot, reads the audience) once the delete has removed the
+    # snapshot, before the delete removes the audience's record
+    run_id = begin_run(world)
+    audiences: MemoryAudiences = world["audiences"]
+    blobs: MemoryBlobs = world["service"].blobs
+    record = audiences.get(ORG, world["audience_id"])
+    assert record is not None
+    assert record.snapshot_key is not None
+    last_batch_sent, snapshot_deleted = threading.Event(), threading.Event()
+
+    def pause_after_the_last_batch(stored: AudienceRecord) -> None:
+        run = stored.sync.current if stored.sync else None
+        if run and run.replace and run.replace.batches_done == run.replace.batches_total:
+            audiences.after_put = lambda stored: None
+            last_batch_sent.set()
+            snapshot_deleted.wait(BOUND_ON_A_HANG)
+
+    audiences.after_put = pause_after_the_last_batch
+    outcome: list[tuple[str, bool]] = []
+
+    def run_to_its_end() -> None:
+        while (status := world["service"].step(ORG, world["audience_id"], run_id).status) != "done":
+            pass
+        outcome.append((status, blobs.exists(record.snapshot_key)))
+
+    steps = threading.Thread(target=run_to_its_end)
+    steps.start()
+    assert last_batch_sent.wait(BOUND_ON_A_HANG)
+    delete = blobs.delete
+
+    def then_the_run_goes_on(key: str) -> None:
+        delete(key)
+        if key == record.snapshot_key and not snapshot_deleted.is_set():
+            snapshot_deleted.set()
+            steps.join(BOUND_ON_A_HANG)
+
+    blobs.delete = then_the_run_goes_on  # type: ignore[method-assign]
+
+    # When: the audience is deleted
+    world["creator"].delete(ORG, world["audience_id"], confirm=True)
+
+    # Then: the run ended and had written the snapshot again, and no file of the audience is left
+    assert outcome == [("done", True)]
     assert audiences.get(ORG, world["audience_id"]) is None
     assert audience_files(world) == []
 
