@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal
 
 import numpy as np
 
@@ -45,6 +45,49 @@ class CopiedRecords:
 
     end: int
     lines: int
+
+
+# Why ``first_misread_quote`` names a quote: text after the quote that closes a quoted field, a quote
+# after a field's one leading space, or a quoted field still open at the end of the file.
+MisreadCause = Literal["text_after_closing_quote", "quote_after_space", "unclosed"]
+# Each cause in words, and how to fix it (the start of a remedy: each caller says what to do then).
+_MISREAD_WORDS: dict[MisreadCause, tuple[str, str]] = {
+    "text_after_closing_quote": (
+        "text follows the quote that closes a quoted field",
+        'quote the whole field and double each quote inside it ("ab""c" for ab"c)',
+    ),
+    "quote_after_space": (
+        "a field starts with a space and then a quote",
+        "remove the space before the quote (or, to keep the space, quote the whole field and double each "
+        "quote inside it)",
+    ),
+    "unclosed": (
+        "it opens a quoted field that does not close before the end of the file",
+        "close the quoted field (or, if the quote is part of the value, quote the whole field and double "
+        "each quote inside it)",
+    ),
+}
+
+
+@dataclass(frozen=True)
+class MisreadQuote:
+    """A quote the engine reads otherwise than Python's csv module (``first_misread_quote``): at byte
+    ``at`` of the object, after ``lines`` line breaks, and why (``cause``)."""
+
+    at: int
+    lines: int
+    cause: MisreadCause
+
+    @property
+    def reason(self) -> str:
+        """The cause in words, for a message ("... that CSV readers read differently: <reason>.")."""
+        return _MISREAD_WORDS[self.cause][0]
+
+    @property
+    def fix(self) -> str:
+        """How to fix the quoting, in words that begin a remedy's sentence ("Fix the quoting on that
+        line: <fix>; ...")."""
+        return _MISREAD_WORDS[self.cause][1]
 
 
 class NoRecordEnd(Exception):
@@ -121,23 +164,26 @@ def first_long_record(
 
 def first_misread_quote(
     read: RangeReader, start: int, size: int, piece_bytes: int = PIECE_BYTES, delimiter: str = ","
-) -> tuple[int, int] | None:
+) -> MisreadQuote | None:
     """The first quote from ``start`` (the start of a record) to the object's end (``size`` bytes) that
-    the engine reads otherwise than Python's csv module, as ``(byte, line breaks before it)``; None when
-    there is none. Two kinds (tests/unit/activation/test_hashing.py holds the engine to them): text after
-    the quote that closes a quoted field (``"ab"c``: Python reads ``abc``; the engine drops a character,
-    or reads on into the next line), and a quote after a field's one leading space (`` "ab"``: Python
-    reads a literal quote, the engine a quoted field, line breaks and all). A quote anywhere else in an
-    unquoted field (``ab"c``) both read as a literal character. ``delimiter`` (one ASCII character;
-    a shop's file may use ``;`` or a tab) separates fields; the quote is ``"``, doubled inside a field."""
+    the engine reads otherwise than Python's csv module (``MisreadQuote``: its byte, the line breaks
+    before it, the cause); None when there is none. Two kinds (tests/unit/activation/test_hashing.py
+    holds the engine to them): text after the quote that closes a quoted field (``"ab"c``: Python reads
+    ``abc``; the engine drops a character, or reads on into the next line), and a quote after a field's
+    one leading space (`` "ab"``: Python reads a literal quote, the engine a quoted field, line breaks
+    and all). A quote anywhere else in an unquoted field (``ab"c``) both read as a literal character.
+    A quoted field still open at the end is named too (cause ``unclosed``: its opening quote).
+    ``delimiter`` (one ASCII character; a shop's file may use ``;`` or a tab) separates fields; the
+    quote is ``"``, doubled inside a field."""
     openers = np.array([ord(delimiter), _NEWLINE, ord("\r")], dtype=np.uint8)
     scan = _Scan(read, start, size, piece_bytes, openers)
     for piece in scan:
         if piece.quotes.size:
             found = _misread_quote(piece)
             if found is not None:
-                return piece.at + found, piece.lines + piece.breaks_before(found)
-    return scan.opened if scan.quoted else None
+                at, cause = found
+                return MisreadQuote(piece.at + at, piece.lines + piece.breaks_before(at), cause)
+    return MisreadQuote(*scan.opened, "unclosed") if scan.quoted else None
 
 
 class _Scan:
@@ -257,8 +303,9 @@ class _Piece:
         return self.at + quote, self.lines + self.breaks_before(quote)
 
 
-def _misread_quote(piece: _Piece) -> int | None:
-    """Where in the piece the first run of quotes ``first_misread_quote`` names starts, or None."""
+def _misread_quote(piece: _Piece) -> tuple[int, MisreadCause] | None:
+    """Where in the piece the first run of quotes ``first_misread_quote`` names starts, and why; None
+    when there is none."""
     data, quotes, before, openers = piece.data, piece.quotes, piece.before, piece.openers
     first = np.ones(quotes.size, dtype=bool)
     first[1:] = quotes[1:] != quotes[:-1] + 1
@@ -280,7 +327,10 @@ def _misread_quote(piece: _Piece) -> int | None:
     text_after = closes & (run_ends < data.size) & ~np.isin(after, openers)
     one_space = ~open_before & (previous == _SPACE) & np.isin(second, openers)
     misread = np.flatnonzero(text_after | one_space)
-    return int(run_starts[misread[0]]) if misread.size else None
+    if not misread.size:
+        return None
+    named = misread[0]
+    return int(run_starts[named]), "text_after_closing_quote" if text_after[named] else "quote_after_space"
 
 
 def _last_not_quote(data: np.ndarray[Any, Any]) -> int:

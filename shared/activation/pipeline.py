@@ -1118,9 +1118,9 @@ def _load_list(
 
         misread = first_misread_quote(read, 0, path.stat().st_size)
     if misread is not None:
-        at, lines = misread
+        at = misread.at
         upload_at = at if at < data_start else offset + at - data_start
-        raise misread_quote(line_offset + 1 + lines, upload_at)
+        raise misread_quote(line_offset + 1 + misread.lines, upload_at, misread.reason, misread.fix)
 
 
 def _long_record(path: Path, data_start: int, offset: int, line_offset: int) -> ValidationFailed | None:

@@ -239,18 +239,16 @@ def record_without_end(line: int, at: int, unbalanced: bool, most_bytes: int) ->
     )
 
 
-def misread_quote(line: int, at: int) -> ValidationFailed:
+def misread_quote(line: int, at: int, reason: str, fix: str) -> ValidationFailed:
     """The error for an uploaded CSV with a quote at byte ``at`` (from 0; named from 1, as lines are) of
-    line ``line`` that CSV readers read differently (``list_chunks.first_misread_quote``: text after a
-    quoted field's closing quote, a quote after a space that starts a field, a quoted field that never
-    closes), so the row's values cannot be known. Names the place, never the value."""
+    line ``line`` that CSV readers read differently (``list_chunks.first_misread_quote``), so the row's
+    values cannot be known: ``reason`` says why and ``fix`` how to fix it (``MisreadQuote.reason`` and
+    ``.fix``). Names the place, never the value."""
     return ValidationFailed(
         f"The uploaded CSV has a quote at line {line} (byte {at + 1:,}) that CSV readers read differently: "
-        "text after a quoted field's closing quote, a quote after a space that starts a field, or a quoted "
-        "field that never closes.",
+        f"{reason}.",
         field="uploadId",
-        remedy="Fix the quoting on that line (quote the whole field and double each quote inside it: "
-        '"ab""c"), upload the file again and use its new uploadId.',
+        remedy=f"Fix the quoting on that line: {fix}. Then upload the file again and use its new uploadId.",
     )
 
 

@@ -454,16 +454,23 @@ def _check_quotes(file: SyncFile, dialect: Dialect) -> None:
 
         misread = first_misread_quote(read, 0, file.path.stat().st_size, delimiter=dialect.delimiter)
     if misread is not None:
-        at, breaks = misread
-        line, reason = breaks + 1, "a quote that CSV readers read differently"
+        line = misread.lines + 1
         raise ValidationFailed(
-            f"{file.name} has a quote at line {line} (byte {at + 1:,}) that CSV readers read differently: "
-            "text after a quoted field's closing quote, a quote after a space that starts a field, or a "
-            "quoted field that never closes.",
+            f"{file.name} has a quote at line {line} (byte {misread.at + 1:,}) that CSV readers read "
+            f"differently: {misread.reason}.",
             field="file",
-            remedy="Fix the quoting on that line (quote the whole field and double each quote inside it: "
-            '"ab""c"), then upload the file and sync again.',
-            details={"file": file.name, "errors": [_error(file.name, line, "file", reason)]},
+            remedy=f"Fix the quoting on that line: {misread.fix}. Then upload the file and sync again.",
+            details={
+                "file": file.name,
+                "errors": [
+                    _error(
+                        file.name,
+                        line,
+                        "file",
+                        f"a quote that CSV readers read differently: {misread.reason}",
+                    )
+                ],
+            },
         )
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from shared.activation.list_chunks import (
     RECORD_BYTES,
+    MisreadCause,
     NoRecordEnd,
     copy_records,
     first_long_record,
@@ -237,20 +238,20 @@ _QUOTED_HEAD = b'user_id,firstName\r\nu1,"O""Brien"\r\n'
 
 @pytest.mark.parametrize("piece", [1, 2, 3, 16, 1 << 20])
 @pytest.mark.parametrize(
-    ("rows", "named"),
+    ("rows", "named", "cause"),
     [
-        (b'u2,"ab"c\r\nu3,Zed\r\n', 6),  # text after the closing quote
-        (b'u2,"ab" \r\nu3,Zed\r\n', 6),  # a space after it
-        (b'u2,""x\r\nu3,Zed\r\n', 3),  # an empty quoted field, then text
-        (b'u2,"a""b"c\r\nu3,Zed\r\n', 8),  # after a doubled quote, the closing one
-        (b'u2, "Al\nx"\r\nu3,Zed\r\n', 4),  # a quote after a field's one leading space
-        (b' "u2",Al\r\n', 1),  # at a line's start too
-        (b'u2,"Jo\r\nu3,Zed\r\n', 3),  # a quoted field that never closes
-        (b'u2,ab"c,Jo "Jo" Jo\r\nu3,"x""y",  "Al\r\nu4,"ab"\ru5,"""q"""\r\nu6,"a"', None),
+        (b'u2,"ab"c\r\nu3,Zed\r\n', 6, "text_after_closing_quote"),  # text after the closing quote
+        (b'u2,"ab" \r\nu3,Zed\r\n', 6, "text_after_closing_quote"),  # a space after it
+        (b'u2,""x\r\nu3,Zed\r\n', 3, "text_after_closing_quote"),  # an empty quoted field, then text
+        (b'u2,"a""b"c\r\nu3,Zed\r\n', 8, "text_after_closing_quote"),  # after a doubled quote, the last
+        (b'u2, "Al\nx"\r\nu3,Zed\r\n', 4, "quote_after_space"),  # a quote after a field's one leading space
+        (b' "u2",Al\r\n', 1, "quote_after_space"),  # at a line's start too
+        (b'u2,"Jo\r\nu3,Zed\r\n', 3, "unclosed"),  # a quoted field that never closes
+        (b'u2,ab"c,Jo "Jo" Jo\r\nu3,"x""y",  "Al\r\nu4,"ab"\ru5,"""q"""\r\nu6,"a"', None, None),
     ],
 )
-def test_a_quote_the_engine_reads_otherwise_is_named_by_byte_and_line_whatever_the_pieces(
-    rows: bytes, named: int | None, piece: int
+def test_a_quote_the_engine_reads_otherwise_is_named_by_byte_line_and_cause_whatever_the_pieces(
+    rows: bytes, named: int | None, cause: MisreadCause | None, piece: int
 ) -> None:
     # Given lists whose line 3 holds a quote the engine reads otherwise than Python's csv module, and
     # one whose quotes both read alike (literal in an unquoted field, after two spaces, doubled, closing
@@ -260,5 +261,6 @@ def test_a_quote_the_engine_reads_otherwise_is_named_by_byte_and_line_whatever_t
     # When it is scanned a piece at a time
     found = first_misread_quote(lambda start, end: data[start : end + 1], 0, len(data), piece)
 
-    # Then the first such quote is named by its byte and the line breaks before it, or none
-    assert found == (None if named is None else (len(_QUOTED_HEAD) + named, 2))
+    # Then the first such quote is named by its byte, the line breaks before it and the cause, or none
+    expected = None if named is None else (len(_QUOTED_HEAD) + named, 2, cause)
+    assert (None if found is None else (found.at, found.lines, found.cause)) == expected

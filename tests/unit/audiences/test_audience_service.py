@@ -1466,17 +1466,25 @@ def test_an_unbalanced_quote_in_a_list_read_in_chunks_fails_naming_its_line_and_
     assert (whole.value.message, whole.value.remedy) == (failure.message, failure.remedy)
 
 
+_TEXT_AFTER = "text follows the quote that closes a quoted field"
+_AFTER_SPACE = "a field starts with a space and then a quote"
+
+
 @pytest.mark.parametrize(
-    ("row", "named"),
+    ("row", "named", "reason", "fix"),
     [
-        ('u1500,"ab"c@example.com,Ana', 1),  # the engine read abc@example.co
-        ('u1500,a@example.com," "Ben', 1),  # the engine read " Be"
-        ('u1500,a@example.com, "Al\nx"', 0),  # the engine read one record, Python two
-        ('u1500,a@example.com,"ab"c"d', 1),  # the engine read on into the next line
+        # the engine read abc@example.co
+        ('u1500,"ab"c@example.com,Ana', 1, _TEXT_AFTER, "quote the whole field and double each quote"),
+        # the engine read " Be"
+        ('u1500,a@example.com," "Ben', 1, _TEXT_AFTER, "quote the whole field and double each quote"),
+        # the engine read one record, Python two
+        ('u1500,a@example.com, "Al\nx"', 0, _AFTER_SPACE, "remove the space before the quote"),
+        # the engine read on into the next line
+        ('u1500,a@example.com,"ab"c"d', 1, _TEXT_AFTER, "quote the whole field and double each quote"),
     ],
 )
 def test_a_quote_csv_readers_read_differently_fails_naming_its_line_read_whole_or_in_chunks(
-    blobs: MemoryBlobs, platform: SandboxPlatform, row: str, named: int
+    blobs: MemoryBlobs, platform: SandboxPlatform, row: str, named: int, reason: str, fix: str
 ) -> None:
     # Given a list with literal quotes inside unquoted names (rows both readers take as they are) and,
     # on line 1,502, a quote the engine reads otherwise than Python's csv module
@@ -1494,10 +1502,12 @@ def test_a_quote_csv_readers_read_differently_fails_naming_its_line_read_whole_o
     # engine's reading of the row
     assert type(chunked).__name__ == "validation_error"
     byte = text.index(row) + [at for at, c in enumerate(row) if c == '"'][named] + 1
-    assert f"a quote at line 1502 (byte {byte:,}) that CSV readers read differently" in whole.message
+    assert (
+        f"a quote at line 1502 (byte {byte:,}) that CSV readers read differently: {reason}." in whole.message
+    )
     assert "Ben" not in whole.message
     assert whole.remedy is not None
-    assert "double each quote inside it" in whole.remedy
+    assert whole.remedy.startswith(f"Fix the quoting on that line: {fix}")
     assert (failure.message, failure.remedy) == (whole.message, whole.remedy)
 
 

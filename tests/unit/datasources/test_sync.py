@@ -492,30 +492,36 @@ def test_the_sync_opens_its_engine_with_the_services_fixed_limit(
     assert opened == [300]
 
 
+_TEXT_AFTER = "text follows the quote that closes a quoted field."
+_AFTER_SPACE = "a field starts with a space and then a quote."
+
+
 @pytest.mark.parametrize(
     ("customers", "orders", "words"),
     [
         (
             CUSTOMERS.replace(b"u3,bob@example.com", b'u3,"bob"@example.com'),
             ORDERS,
-            "customers.csv has a quote at line 4 (byte 113)",
+            "customers.csv has a quote at line 4 (byte 113) that CSV readers read differently: "
+            + _TEXT_AFTER,
         ),
         (
             CUSTOMERS,
             ORDERS.replace(b"o2,u3,p2,2,8,", b'o2,u3,p2,2,"8"0"x,'),
-            "orders.csv has a quote at line 3 (byte 103)",
+            "orders.csv has a quote at line 3 (byte 103) that CSV readers read differently: " + _TEXT_AFTER,
         ),
         (
             CUSTOMERS,
             ORDERS.replace(b"o3,u2,p2,", b'o3,u2, "p2\n",'),
-            "orders.csv has a quote at line 4 (byte 130)",
+            "orders.csv has a quote at line 4 (byte 130) that CSV readers read differently: " + _AFTER_SPACE,
         ),
         (
             CUSTOMERS.replace(b",", b";")
             .replace(b"\n", b"\r\n")
             .replace(b"u3;bob@example.com", b'u3;"bob"@example.com'),
             ORDERS.replace(b",", b";"),
-            "customers.csv has a quote at line 4 (byte 116)",
+            "customers.csv has a quote at line 4 (byte 116) that CSV readers read differently: "
+            + _TEXT_AFTER,
         ),
     ],
     ids=[
@@ -533,7 +539,8 @@ def test_a_quote_the_engine_reads_otherwise_than_csv_fails_the_sync_naming_its_l
     # ' "p2' (a quoted field opened after a space, the line break inside it: two records read as one)
     # When it is synced
     sync(world, world.put_files(customers, PRODUCTS, orders))
-    # Then the sync fails naming the file, the line and the byte, and how to quote the field
+    # Then the sync fails naming the file, the line, the byte and the cause, and how to quote the field
     error = failed_file_error(world)
     assert words in error["message"]
     assert "quote the whole field" in error["remedy"]
+    assert ("remove the space before the quote" in error["remedy"]) == words.endswith(_AFTER_SPACE)
