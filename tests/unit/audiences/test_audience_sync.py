@@ -8,6 +8,7 @@ the service's protocols (the end-to-end runs are in ``tests/integration/test_aud
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -391,50 +392,39 @@ def test_deleting_an_audience_midway_through_a_sync_deletes_the_runs_members_too
     assert audience_files(world) == []
 
 
-def test_a_run_whose_audience_is_deleted_as_it_sends_its_last_batch_writes_no_snapshot(
-    world: dict[str, Any],
+def _last_batch_sent(record: AudienceRecord, run_id: str) -> bool:
+    """The run's progress is saved with the platform's acknowledgement of its last batch."""
+    run = record.sync.current if record.sync else None
+    return bool(run and run.replace and run.replace.batches_done == run.replace.batches_total)
+
+
+def _closed(record: AudienceRecord, run_id: str) -> bool:
+    """The run is recorded as the audience's result (its snapshot is not written yet)."""
+    return bool(record.sync and record.sync.last_run and record.sync.last_run.run_id == run_id)
+
+
+@pytest.mark.parametrize("deleted_once", [_last_batch_sent, _closed], ids=["last batch sent", "run closed"])
+def test_a_run_whose_audience_is_deleted_as_it_ends_leaves_no_snapshot(
+    world: dict[str, Any], deleted_once: Callable[[AudienceRecord, str], bool]
 ) -> None:
-    # Given: a run whose audience is deleted just after the platform took its last batch
+    # Given: a run whose audience is deleted just after the platform took its last batch (before the
+    # run's close), or just after the run's close is recorded (before it writes the CSV snapshot)
     run_id = begin_run(world)
     audiences: MemoryAudiences = world["audiences"]
 
-    def delete_after_the_last_batch(record: AudienceRecord) -> None:
-        run = record.sync.current if record.sync else None
-        if run and run.replace and run.replace.batches_done == run.replace.batches_total:
+    def delete_at_that_moment(record: AudienceRecord) -> None:
+        if deleted_once(record, run_id):
             audiences.after_put = lambda record: None
             world["creator"].delete(ORG, world["audience_id"], confirm=True)
 
-    audiences.after_put = delete_after_the_last_batch
+    audiences.after_put = delete_at_that_moment
 
     # When: the run steps to its end
     while world["service"].step(ORG, world["audience_id"], run_id).status != "done":
         pass
 
-    # Then: the deleted audience's customer list is not written again (its snapshot) nor left behind
-    assert audiences.get(ORG, world["audience_id"]) is None
-    assert audience_files(world) == []
-
-
-def test_an_audience_deleted_between_its_runs_close_and_the_snapshot_write_keeps_no_snapshot(
-    world: dict[str, Any],
-) -> None:
-    # Given: a run whose audience is deleted just after the run is recorded as its result, before the
-    # run writes the audience's CSV snapshot
-    run_id = begin_run(world)
-    audiences: MemoryAudiences = world["audiences"]
-
-    def delete_once_the_run_is_closed(record: AudienceRecord) -> None:
-        if record.sync and record.sync.last_run and record.sync.last_run.run_id == run_id:
-            audiences.after_put = lambda record: None
-            world["creator"].delete(ORG, world["audience_id"], confirm=True)
-
-    audiences.after_put = delete_once_the_run_is_closed
-
-    # When: the run steps to its end
-    while world["service"].step(ORG, world["audience_id"], run_id).status != "done":
-        pass
-
-    # Then: the snapshot the run wrote after the delete is not left behind
+    # Then: the deleted audience's customer list is not left behind: not written again by a run whose
+    # close found it gone, and deleted again by a run that wrote it after the delete
     assert audiences.get(ORG, world["audience_id"]) is None
     assert audience_files(world) == []
 
