@@ -174,7 +174,8 @@ def first_misread_quote(
     and all). A quote anywhere else in an unquoted field (``ab"c``) both read as a literal character.
     A quoted field still open at the end is named too (cause ``unclosed``: its opening quote).
     ``delimiter`` (one ASCII character; a shop's file may use ``;`` or a tab) separates fields; the
-    quote is ``"``, doubled inside a field."""
+    quote is ``"``, doubled inside a field. Two shapes named here DuckDB reads as the writer meant
+    (`` "a@x.com"``, ``"a@x.com"  ,``): why a list still refuses them, docs/data-plane.md."""
     openers = np.array([ord(delimiter), _NEWLINE, ord("\r")], dtype=np.uint8)
     scan = _Scan(read, start, size, piece_bytes, openers)
     for piece in scan:
