@@ -52,7 +52,7 @@ from shared.audiences.models import (
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.schedule import SYNC_INTERVALS, next_sync_at, sync_of
 from shared.audiences.snapshot import snapshot_csv
-from shared.audiences.sync_files import members_key, run_files, values_key
+from shared.audiences.sync_files import members_key, run_files, run_keys, values_key
 from shared.audiences.views import audience_view
 from shared.clock import Clock, iso
 from shared.errors import Conflict, NotFound, PreconditionFailed, RecordGone, ServiceError
@@ -312,10 +312,16 @@ class AudienceSyncService:
         propagates for the state machine's Retry; any other failure is recorded on the run with its
         remedy and ends it."""
         record = self.audiences.get(org_id, audience_id)
-        sync = sync_of(record) if record else None
+        if record is None:
+            # Deleted. A delete that read the audience before this run stored its members did not know
+            # their key: they go here, by the run's own keys (deleting one never stored does nothing).
+            for key in run_keys(org_id, audience_id, run_id):
+                self.blobs.delete(key)
+            return AudienceSyncProgress(status="done")
+        sync = sync_of(record)
         run = sync.current if sync else None
-        if record is None or sync is None or run is None or run.run_id != run_id:
-            return AudienceSyncProgress(status="done")  # deleted, finished or superseded
+        if sync is None or run is None or run.run_id != run_id:
+            return AudienceSyncProgress(status="done")  # finished or superseded
         try:
             return self._step(record, run)
         except (_Superseded, RecordGone):
@@ -490,7 +496,7 @@ class AudienceSyncService:
         run.users_selected = chosen.provenance.users_selected
         run.users_without_customer_row = chosen.provenance.users_without_customer_row
         run.previous_size = record.user_count
-        run.source_key = members_key(record, run)
+        run.source_key = members_key(record.org_id, record.audience_id, run.run_id)
         pending = RefreshAudienceRequest(users=users)
         self.blobs.put(run.source_key, pending.model_dump_json(by_alias=True).encode(), "application/json")
         if values is not None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 from shared.records.audiences import AudienceRecord, SyncRun
 
 
-def members_key(record: AudienceRecord, run: SyncRun) -> str:
-    """Where run ``run`` of ``record`` stores its members: its own key, so that a step of an older run
-    that comes back late writes its own file, never this one's."""
-    return f"sources/{record.org_id}/{record.audience_id}.sync.{run.run_id}.json"
+def members_key(org_id: str, audience_id: str, run_id: str) -> str:
+    """Where sync run ``run_id`` of the audience stores its members: its own key, so that a step of an
+    older run that comes back late writes its own file, never this one's."""
+    return f"sources/{org_id}/{audience_id}.sync.{run_id}.json"
 
 
 def values_key(members_key: str) -> str:
@@ -27,3 +27,10 @@ def run_files(record: AudienceRecord, run: SyncRun) -> list[str]:
     if not run.source_key:
         return []
     return [run.source_key, *([values_key(run.source_key)] if record.value_seed is not None else [])]
+
+
+def run_keys(org_id: str, audience_id: str, run_id: str) -> list[str]:
+    """Every key sync run ``run_id`` of the audience may have stored (its members, their values), for
+    a step that finds the audience deleted: no record is left to say which the run stored."""
+    members = members_key(org_id, audience_id, run_id)
+    return [members, values_key(members)]

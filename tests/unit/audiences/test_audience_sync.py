@@ -22,6 +22,7 @@ from shared.audiences.sync import AudienceSyncService, SyncPolicy
 from shared.errors import NotFound
 from shared.ml.freshness import FreshnessRules
 from shared.platform.audiences import create_custom_audience
+from shared.platform.client import GraphClient
 from shared.platform.errors import TOKEN_INVALID, build_error
 from shared.records.audiences import (
     AudienceRecord,
@@ -389,6 +390,39 @@ def test_deleting_an_audience_midway_through_a_sync_deletes_the_runs_members_too
 
     # Then: no file of the audience is left, its members' list included
     assert progress.status == "done"
+    assert audience_files(world) == []
+
+
+def test_a_runs_first_step_that_falls_inside_the_delete_leaves_no_members_file(
+    world: dict[str, Any],
+) -> None:
+    # Given: a run whose first step (scoring, storing the members, sending two batches) runs whole
+    # after the delete read the audience (when the run had stored nothing) and before it removes it
+    run_id = begin_run(world)
+    creator: AudienceService = world["creator"]
+    connections: SandboxConnections = world["connections"]
+    first_steps: list[str] = []
+
+    class FirstStepMeanwhile:
+        def client_for(self, org_id: str) -> tuple[Connection, GraphClient]:
+            if not first_steps:
+                first_steps.append(world["service"].step(ORG, world["audience_id"], run_id).status)
+            return connections.client_for(org_id)
+
+        def record_usage(self, org_id: str, graph: GraphClient) -> None:
+            connections.record_usage(org_id, graph)
+
+    creator.connections = FirstStepMeanwhile()
+
+    # When: the audience is deleted, and the run's next step comes
+    creator.delete(ORG, world["audience_id"], confirm=True)
+    progress = world["service"].step(ORG, world["audience_id"], run_id)
+
+    # Then: the first step stored the members and went on; the next found the audience gone, and no
+    # file of the audience is left, the run's members included
+    assert first_steps == ["replacing"]
+    assert progress.status == "done"
+    assert world["audiences"].get(ORG, world["audience_id"]) is None
     assert audience_files(world) == []
 
 
