@@ -22,6 +22,7 @@ from numpy.typing import NDArray
 from shared.audiences.holdout import new_seed, split_holdout
 from shared.audiences.identifiers import AudienceUser
 from shared.clock import Clock
+from shared.datasources.catalog import read_catalog
 from shared.datasources.coverage import Coverage, read_coverage
 from shared.errors import NotFound, PreconditionFailed, ValidationFailed
 from shared.ml.datasets import CustomerRecord, load_records
@@ -72,14 +73,29 @@ class BlobReader(Protocol):
 
 
 class CoverageCache:
-    """Identifier coverage per dataset version, and each model's join to it, kept per container."""
+    """Identifier coverage per dataset version, each model's join to it, and the version's product
+    ids, kept per container (a version's files never change)."""
 
     def __init__(self, blobs: BlobReader, size: int = _CACHED_DATASETS) -> None:
         self._blobs = blobs
         self._size = size
         self._coverages: OrderedDict[str, Coverage] = OrderedDict()
         self._joins: OrderedDict[tuple[str, str], NDArray[np.int64]] = OrderedDict()
+        self._products: OrderedDict[str, NDArray[np.str_]] = OrderedDict()
         self._lock = Lock()
+
+    def product_ids(self, dataset: DatasetVersion) -> NDArray[np.str_] | None:
+        """The ids of the products the version synced (its ``catalog.npz``), or None for a version
+        stored before its catalog was kept."""
+        key = dataset.keys.get("catalog")
+        if key is None:
+            return None
+        with self._lock:
+            found = self._products.get(key)
+        if found is None:
+            found = read_catalog(self._blobs.get(key)).product_ids
+            self._remember(self._products, key, found)
+        return found
 
     def coverage(self, dataset: DatasetVersion) -> Coverage:
         key = dataset.keys["identifiers"]
@@ -160,8 +176,11 @@ class TargetingService:
     shards: ShardSource | None = None
 
     def preview(self, org_id: str, request: PreviewRequest) -> PreviewView:
-        """Size, score histogram and cut, identifier coverage, seed per country, and warnings."""
+        """Size, score histogram and cut, identifier coverage, seed per country, and warnings.
+        ``ValidationFailed`` (field ``productId``) for a product the shop's synced products do not
+        hold (:meth:`check_product`)."""
         model, bundle, dataset = self._sources(org_id, request)
+        self.check_product(org_id, request.product_id, field="productId")
         scores = bundle.score_all_users(request.product_id)
         cut = _cut(scores, request, _bought(bundle, request))
         rows = self.coverages.positions(model, bundle, dataset)[cut.indices]
@@ -242,10 +261,16 @@ class TargetingService:
         in force. With ``values``, each user's predicted value too (purchase models only, else
         ``ValidationFailed``). Scored from the model's serving shards one at a time where this service
         has ``shards`` and the model has them (``score_shards``: about 25 bytes a user stay, not the
-        bundle's 450), else by the whole bundle ``_CHUNK_ROWS`` users at a time."""
+        bundle's 450), else by the whole bundle ``_CHUNK_ROWS`` users at a time.
+
+        A new segment (not ``latest_identifiers``) of a product the shop's synced products do not hold
+        is refused (:meth:`check_product`); an audience's sync (``latest_identifiers``) goes on
+        scoring its product as the audience was made."""
         model, dataset = self._model_and_dataset(org_id, spec)
         if latest_identifiers:
             dataset = self.datasets.current(org_id) or dataset
+        else:
+            self.check_product(org_id, spec.product_id, field="segment.productId")
         if values and model.type != "purchase":
             raise ValidationFailed(
                 f"Model '{model.name}' ranks products for each user; it predicts no purchase probability, "
@@ -294,6 +319,25 @@ class TargetingService:
                 users_without_customer_row=0,
                 exclude_purchased=spec.exclude_purchased,
             ),
+        )
+
+    def check_product(self, org_id: str, product_id: str, *, field: str) -> None:
+        """Refuse (``ValidationFailed`` naming ``field``) a product that is not among the products of
+        the dataset in force: a mistyped id, or a product the shop no longer lists. A model scores
+        any product id (an unknown one as a new product with no sales), so without this a typo made a
+        segment, an audience and an advert for a product the shop does not sell. A product listed
+        but never sold passes (a new product's launch). A version stored before its catalog was kept
+        is not checked."""
+        current = self.datasets.current(org_id)
+        known = self.coverages.product_ids(current) if current is not None else None
+        if current is None or known is None or bool(np.any(known == product_id)):
+            return
+        raise ValidationFailed(
+            f"Product '{product_id}' is not in the shop's synced products ({known.size:,} in dataset "
+            f"{current.version}).",
+            field=field,
+            remedy="Choose a product of the products file (Targeting searches it by name or id), or "
+            "sync a products file that lists this one.",
         )
 
     def _sources(self, org_id: str, spec: SegmentSpec) -> tuple[ModelRecord, ScoringBundle, DatasetVersion]:
