@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from local.sam_env import SAM_ENV_FILE, write_sam_env
-from local.seed import as_dict, seed_demo, write_shop_files
+from local.seed import as_dict, demo_shop, seed_demo, write_shop_files
 from local.stack import LocalStack
 from local.template import ROOT, functions, load_template
 
@@ -55,8 +55,9 @@ def main() -> None:
         payments_port=args.payments_port,
         dashboard_port=args.dashboard_port,
     ) as stack:
-        credentials = seed_demo(stack)
-        write_shop_files(SHOP_FILES)
+        shop = demo_shop()
+        credentials = seed_demo(stack, shop=shop)
+        write_shop_files(SHOP_FILES, shop)
         info = {
             "dashboard_url": stack.dashboard_url,
             "api_url": stack.api_url,

@@ -5,11 +5,15 @@ from __future__ import annotations
 import secrets
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from local.stack import LocalStack
 from shared import wiring
 from shared.auth.api_keys import issue_key
 from shared.clock import utc_now
+
+if TYPE_CHECKING:
+    from tools.synthetic import SyntheticShop
 
 DEMO_ORG = "demo-shop"
 DEMO_EMAIL = "demo@example.com"
@@ -63,29 +67,47 @@ def create_user(stack: LocalStack, org_id: str, email: str) -> tuple[str, str]:
     return user_id, password
 
 
-def seed_models(org_id: str, n_users: int = 2000) -> tuple[str, str]:
-    """Train the two demo models on a synthetic shop and register them exactly as the training
-    function does. Returns a (user id, product id) the models know."""
-    from shared.ml.training import train_model
-    from shared.predictions.registry import register_trained_model
+def demo_shop(n_users: int = 1000, seed: int = 7) -> SyntheticShop:
+    """The synthetic shop ``make dev`` trains its demo models on and writes as the launch wizard's
+    files: one shop, so the user and product the banner's examples name are in the files a new user
+    uploads (and the product's hosted checkout sells it once they are synced)."""
     from tools.synthetic import SyntheticConfig, generate_shop
 
-    shop = generate_shop(SyntheticConfig(n_users=n_users, n_products=max(50, n_users // 10), seed=42))
-    for name, model_type in ((PURCHASE_MODEL, "purchase"), (RECOMMENDATION_MODEL, "recommendation")):
-        model = train_model(shop.data, name=name, model_type=model_type)  # type: ignore[arg-type]
-        register_trained_model(org_id, model, artifacts=wiring.artifact_blobs(), models=wiring.model_store())
+    return generate_shop(SyntheticConfig(n_users=n_users, n_products=max(50, n_users // 10), seed=seed))
+
+
+def sample_ids(shop: SyntheticShop) -> tuple[str, str]:
+    """A (user id, product id) of ``shop``: its first order's, so the models know both."""
     order = shop.data.orders[0]
     return order.user_id, order.product_id
 
 
+def seed_models(org_id: str, n_users: int = 2000, shop: SyntheticShop | None = None) -> tuple[str, str]:
+    """Train the two demo models on ``shop`` (by default a synthetic shop of ``n_users``) and register
+    them exactly as the training function does. Returns a (user id, product id) the models know."""
+    from shared.ml.training import train_model
+    from shared.predictions.registry import register_trained_model
+
+    shop = shop or demo_shop(n_users, seed=42)
+    for name, model_type in ((PURCHASE_MODEL, "purchase"), (RECOMMENDATION_MODEL, "recommendation")):
+        model = train_model(shop.data, name=name, model_type=model_type)  # type: ignore[arg-type]
+        register_trained_model(org_id, model, artifacts=wiring.artifact_blobs(), models=wiring.model_store())
+    return sample_ids(shop)
+
+
 def seed_demo(
-    stack: LocalStack, org_id: str = DEMO_ORG, email: str = DEMO_EMAIL, n_users: int = 2000
+    stack: LocalStack,
+    org_id: str = DEMO_ORG,
+    email: str = DEMO_EMAIL,
+    n_users: int = 2000,
+    shop: SyntheticShop | None = None,
 ) -> DemoCredentials:
-    """Seed the demo organization, user, API key and trained models; returns what a person needs."""
+    """Seed the demo organization, user, API key and trained models (on ``shop``, by default a
+    synthetic shop of ``n_users``); returns what a person needs."""
     user_id, password = create_user(stack, org_id, email)
     new_key = issue_key(org_id, "demo key", utc_now())
     wiring.api_key_store().put(new_key.stored)
-    sample_user, sample_product = seed_models(org_id, n_users)
+    sample_user, sample_product = seed_models(org_id, n_users, shop)
     return DemoCredentials(
         org_id=org_id,
         email=email,
@@ -100,13 +122,11 @@ def seed_demo(
     )
 
 
-def write_shop_files(folder: Path, n_users: int = 1000, seed: int = 7) -> list[Path]:
-    """A synthetic shop's customers, products and orders as the CSV files the launch wizard uploads,
-    so a new user can try the wizard at once. Returns their paths."""
+def write_shop_files(folder: Path, shop: SyntheticShop) -> list[Path]:
+    """``shop``'s customers, products and orders as the CSV files the launch wizard uploads, so a new
+    user can try the wizard at once. Returns their paths."""
     from shared.ml.datasets import dump_records
-    from tools.synthetic import SyntheticConfig, generate_shop
 
-    shop = generate_shop(SyntheticConfig(n_users=n_users, n_products=max(50, n_users // 10), seed=seed))
     folder.mkdir(parents=True, exist_ok=True)
     written = []
     for kind, records in (

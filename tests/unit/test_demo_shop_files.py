@@ -1,18 +1,19 @@
-"""The shop files ``make dev`` writes for the launch wizard: they sync without a rejected row and hold
-enough GB customers for a prospecting lookalike's seed with room to spare."""
+"""The shop files ``make dev`` writes for the launch wizard: they sync without a rejected row, hold
+enough GB customers for a prospecting lookalike's seed with room to spare, and hold the user and
+product the banner's examples name (the demo models are trained on the same shop)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from local.seed import write_shop_files
+from local.seed import demo_shop, sample_ids, write_shop_files
 from shared.clock import utc_now
 from shared.ml.validation import validate_shop_files
 
 
 def test_the_demo_shop_files_sync_whole_and_seed_a_gb_lookalike(tmp_path: Path) -> None:
     # When
-    paths = write_shop_files(tmp_path / "demo-shop")
+    paths = write_shop_files(tmp_path / "demo-shop", demo_shop())
 
     # Then: the three files the wizard asks for, valid row for row
     assert [p.name for p in paths] == ["customers.csv", "products.csv", "orders.csv"]
@@ -24,3 +25,18 @@ def test_the_demo_shop_files_sync_whole_and_seed_a_gb_lookalike(tmp_path: Path) 
     header, *rows = files["customers"].decode().splitlines()
     at = header.split(",").index("country")
     assert sum(row.split(",")[at] == "GB" for row in rows) >= 300
+
+
+def test_the_banners_sample_user_and_product_are_in_the_files_the_wizard_uploads(tmp_path: Path) -> None:
+    # Given the shop make dev trains its demo models on and writes for the wizard
+    shop = demo_shop()
+    user, product = sample_ids(shop)
+    # When its files are written
+    customers, products, _ = (p.read_text().splitlines() for p in write_shop_files(tmp_path, shop))
+    # Then the banner's sample user is a customer, and its sample product is listed with a price (a
+    # segment of it can be previewed once synced, and its hosted checkout sells it): before, the
+    # models came from another synthetic shop, whose sample product p00107 the files did not hold
+    assert any(row.startswith(f"{user},") for row in customers)
+    header = products[0].split(",")
+    [row] = [row.split(",") for row in products[1:] if row.startswith(f"{product},")]
+    assert float(row[header.index("price")]) > 0
