@@ -349,6 +349,15 @@ def _idempotency_response(exc: Exception, error_extra: dict[str, Any] | None) ->
     return None
 
 
+def raw_body(app: APIGatewayHttpResolver) -> bytes:
+    """The request body's bytes as the caller sent them: API Gateway base64-encodes a body that is
+    not text, and Powertools' ``decoded_body`` decodes that as UTF-8 (a ``UnicodeDecodeError``, a
+    500, for other bytes)."""
+    event = app.current_event
+    body = event.body or ""
+    return base64.b64decode(body) if event.is_base64_encoded else body.encode("utf-8")
+
+
 def service_url(app: APIGatewayHttpResolver) -> str:
     """The address the current request came to, without a path: API Gateway's own domain, or the
     custom domain mapped to the API (``https``; ``http`` for a loopback host, the local stack).

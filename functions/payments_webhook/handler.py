@@ -4,7 +4,7 @@
 from pydantic import Field
 
 from shared import wiring
-from shared.api import PAYMENTS_SIGNATURE, create_app, http_entry_point
+from shared.api import PAYMENTS_SIGNATURE, create_app, http_entry_point, raw_body
 from shared.errors import Conflict, ServiceError, Unauthorized
 from shared.observability import tracer
 from shared.wire_models import CamelModel
@@ -48,8 +48,8 @@ def webhook() -> WebhookReceived:
     Checkout Session into an order of its organization (then a Purchase to the pixel); expired and
     failed sessions and refused cards are recorded. Register this URL with the provider for
     connected accounts' events (README, "Card payments")."""
-    payload = (app.current_event.decoded_body or "").encode("utf-8")
-    answer = wiring.payments_webhook().handle(payload, app.current_event.headers.get("stripe-signature"))
+    signature = app.current_event.headers.get("stripe-signature")
+    answer = wiring.payments_webhook().handle(raw_body(app), signature)
     if answer.status != 200:
         error, message = REFUSALS[answer.status]
         raise error(message)

@@ -4,7 +4,7 @@ provider's hosted page, for shoppers (no credentials)."""
 from aws_lambda_powertools.event_handler import Response
 
 from shared import wiring
-from shared.api import create_app, http_entry_point, service_url
+from shared.api import create_app, http_entry_point, raw_body, service_url
 from shared.observability import tracer
 from shared.payments.checkout import checkout_path
 from shared.payments.pages import SECURITY_HEADERS
@@ -33,7 +33,8 @@ def start(orgId: str, productId: str) -> Response[str]:  # noqa: N803 (the route
     answer = wiring.checkout_service().start(
         orgId,
         productId,
-        app.current_event.decoded_body or "",
+        # (a body that is not UTF-8 is no form the page sent: its quantity is asked again)
+        raw_body(app).decode("utf-8", errors="replace"),
         page_url,
         user_agent=app.current_event.headers.get("user-agent"),
     )

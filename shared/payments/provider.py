@@ -272,6 +272,12 @@ def verify_delivery(
     if not secret:
         raise SignatureRefused("no webhook signing secret is configured")
     try:
+        # The SDK decodes the body as UTF-8 first, and its UnicodeDecodeError was a 500 (the fuzzer
+        # found it); the provider sends JSON, always UTF-8.
+        payload.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SignatureRefused("the body is not UTF-8 text") from None
+    try:
         stripe.WebhookSignature.verify_header(payload, header, secret, tolerance)
     except stripe.SignatureVerificationError as error:
         # The SDK's message names the problem; its other arguments hold the body, never kept.

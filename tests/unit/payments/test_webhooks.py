@@ -189,6 +189,19 @@ def test_a_forged_delivery_is_refused_and_logged_without_its_body(
         assert detail not in logged
 
 
+def test_a_body_that_is_not_utf8_is_refused_as_unsigned(world: World) -> None:
+    # Given a delivery whose bytes are not UTF-8 (the provider sends JSON; the SDK decoded the body
+    # first and its UnicodeDecodeError was a 500, found by the fuzzer), signed as the fuzzer signs
+    payload = b"\x1eO=xp\xbd"
+    header = stripe.WebhookSignature.generate_signature_header(  # type: ignore[attr-defined]
+        payload.decode("latin-1"), SECRET
+    )
+    # When it arrives, then it is refused as a delivery that does not verify, and nothing is recorded
+    answer = world.handler.handle(payload, header)
+    assert (answer.status, answer.outcome) == (401, "signature_refused")
+    assert Orders(world.store).view(ORG).orders == []
+
+
 @pytest.mark.parametrize(
     "body",
     [
