@@ -785,18 +785,23 @@ async function loadSetup() {
     ? `In the ad account's currency, ${state.currency}: for example 20.00.`
     : "In the ad account's currency: for example 20.00.";
   if (checkout) {
-    // The hosted checkout is offered once the payments account takes card payments; until then the
-    // hint says how to connect it (docs/service-contract.md §4.7).
+    // The hosted checkout is offered once the payments account takes card payments and the synced
+    // products list the product with a price; until then the hint says what to do
+    // (docs/service-contract.md §4.7).
     const hosted = checkout.routes.includes("hosted_checkout");
-    $("checkout-route").querySelector("option[value=hosted_checkout]").disabled = !hosted;
+    const option = $("checkout-route").querySelector("option[value=hosted_checkout]");
+    option.disabled = !hosted;
+    if (!hosted && $("checkout-route").value === "hosted_checkout") $("checkout-route").value = "product_page";
     $("checkout-route-hint").replaceChildren(
       ...(hosted
         ? [`The hosted quick-pay checkout takes shoppers straight to payment for this product, paid into your payments account: ${checkout.checkoutUrl ?? ""}`]
-        : [
-            `Only the product page is offered: ${checkout.reason} To offer the hosted quick-pay checkout, `,
-            el("a", { href: "payments.html" }, "connect a payments account on the Payments page"),
-            " and finish the payment provider's set-up, then come back to this step.",
-          ]),
+        : checkout.cause === "product"
+          ? [`Only the product page is offered: ${checkout.reason} ${checkout.remedy}`]
+          : [
+              `Only the product page is offered: ${checkout.reason} To offer the hosted quick-pay checkout, `,
+              el("a", { href: "payments.html" }, "connect a payments account on the Payments page"),
+              " and finish the payment provider's set-up, then come back to this step.",
+            ]),
     );
   }
   toggleObjective();

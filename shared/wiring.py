@@ -516,10 +516,11 @@ def audience_sync_starter() -> StepFunctionsStarter:
 
 def hosted_checkout() -> HostedCheckoutLinks:
     """What publishing asks of payments: whether the hosted checkout takes the organization's payments,
-    and a product's checkout address."""
+    whether it can sell a product (by the synced products' catalog), and a product's checkout address."""
+    from shared.datasources.catalog import Catalogs
     from shared.payments.checkout import HostedCheckoutLinks
 
-    return HostedCheckoutLinks(payments_store())
+    return HostedCheckoutLinks(payments_store(), listings=Catalogs(dataset_store(), data_blobs()))
 
 
 def checkout_routes() -> CheckoutRoutes:

@@ -603,7 +603,8 @@ def write_tables(workspace: Workspace) -> dict[str, Path]:
 
 def write_catalog(workspace: Workspace) -> Path:
     """``catalog.npz``: the products' ids, names and categories as text arrays by product id, which the
-    catalog search reads (``shared.datasources.catalog``)."""
+    catalog search reads, and their prices (NaN: none), which the hosted checkout's publishing reads
+    (``shared.datasources.catalog``)."""
     products = queries.run(workspace.connection, "catalog_products").fetchnumpy()
     path = workspace.path("catalog.npz")
     # Compressed: names are fixed-width UCS-4 arrays (20k products: 5.8 MB plain, 0.3 MB compressed,
@@ -614,6 +615,7 @@ def write_catalog(workspace: Workspace) -> Path:
         product_ids=_strings(products["product_id"]),
         names=_strings(products["name"]),
         categories=_strings(products["category"]),
+        prices=_floats(products["price"], np.float64),
     )
     return path
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 from urllib.parse import parse_qs, quote
 
 from shared.clock import Clock
@@ -32,6 +32,9 @@ from shared.payments.provider import (
 )
 from shared.records.connections import EncryptedSecret
 from shared.records.payments import CheckoutRecord, PaymentsConnection
+
+if TYPE_CHECKING:
+    from shared.datasources.catalog import Listing  # (numpy: imported where a listing is read)
 
 MAX_QUANTITY = 99
 # The longest path value the pages accept (an organization or product id).
@@ -259,21 +262,61 @@ class CheckoutService:
         return (connection.business_name if connection else None) or "the shop"
 
 
+class ProductListings(Protocol):
+    """``shared.datasources.catalog.Catalogs``."""
+
+    def listing(self, org_id: str, product_id: str) -> Listing: ...
+
+
+# Why a product's checkout page would not sell it, by what the synced products say, and what to do.
+PRODUCT_PAGE_INSTEAD = "or send shoppers to the store's product page."
+UNSELLABLE: dict[Listing, tuple[str, str]] = {
+    "no_products": (
+        "The hosted checkout sells from the shop's synced products file, and none is synced yet.",
+        f"Sync the shop's products file with each product's price, {PRODUCT_PAGE_INSTEAD}",
+    ),
+    "unlisted": (
+        "The hosted checkout cannot sell {product}: the shop's synced products do not list it.",
+        f"Sync a products file that lists it with its price, {PRODUCT_PAGE_INSTEAD}",
+    ),
+    "no_price": (
+        "The hosted checkout cannot sell {product}: the shop's synced products give it no price.",
+        f"Give it a price in the products file and sync again, {PRODUCT_PAGE_INSTEAD}",
+    ),
+}
+
+
 @dataclass
 class HostedCheckoutLinks:
     """What publishing asks of payments: whether the hosted checkout can take an organization's
-    payments, and a product's checkout address (under the address the service was reached at when
-    the payments account was connected)."""
+    payments, whether it can sell a product, and a product's checkout address (under the address
+    the service was reached at when the payments account was connected)."""
 
     connections: Connections
+    # What the synced products say of a product (its page sells only a listed, priced one); None:
+    # not asked (the address is given for any product).
+    listings: ProductListings | None = None
 
     def available(self, org_id: str) -> bool:
         connection = self.connections.get_connection(org_id)
         return checkout_available(connection) and bool(connection and connection.checkout_base_url)
 
+    def cannot_sell(self, org_id: str, product_id: str) -> tuple[str, str] | None:
+        """Why ``product_id``'s checkout page would answer "not sold here" by the organization's
+        synced products (reason, remedy): none synced, the product not listed, or listed without a
+        price. None when it is listed with a price, or the version cannot tell (stored before its
+        catalog's prices were kept)."""
+        listing = self.listings.listing(org_id, product_id) if self.listings is not None else "unknown"
+        if listing not in UNSELLABLE:
+            return None
+        reason, remedy = UNSELLABLE[listing]
+        return reason.format(product=repr(product_id)), remedy
+
     def url(self, org_id: str, product_id: str) -> str:
         """The hosted checkout's address for ``product_id``; ``PreconditionFailed`` (field
-        ``checkoutRoute``) when the organization's payments account does not take card payments."""
+        ``checkoutRoute``) when the organization's payments account does not take card payments, or
+        when the page would not sell the product (:meth:`cannot_sell`): an advert would send shoppers
+        to a page saying it is not sold here."""
         connection = self.connections.get_connection(org_id)
         if connection is None or not self.available(org_id) or not connection.checkout_base_url:
             raise PreconditionFailed(
@@ -282,6 +325,9 @@ class HostedCheckoutLinks:
                 field="checkoutRoute",
                 remedy=NO_CHECKOUT_REMEDY,
             )
+        if (unsellable := self.cannot_sell(org_id, product_id)) is not None:
+            reason, remedy = unsellable
+            raise PreconditionFailed(f"checkoutRoute: {reason}", field="checkoutRoute", remedy=remedy)
         return connection.checkout_base_url.rstrip("/") + checkout_path(org_id, product_id)
 
 

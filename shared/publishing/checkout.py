@@ -24,6 +24,7 @@ class HostedCheckout(Protocol):
     """``shared.payments.checkout.HostedCheckoutLinks``."""
 
     def available(self, org_id: str) -> bool: ...
+    def cannot_sell(self, org_id: str, product_id: str) -> tuple[str, str] | None: ...
     def url(self, org_id: str, product_id: str) -> str: ...
 
 
@@ -33,11 +34,21 @@ class CheckoutRoutes:
 
     def settings(self, org_id: str, product_id: str | None = None) -> CheckoutRoutesView:
         """The routes Publish advert offers, why the hosted checkout is not among them when it is
-        not, and with ``product_id`` that product's checkout address."""
+        not (``cause``: the payments account, or the product's checkout page would not sell it), and
+        with ``product_id`` that product's checkout address."""
         if not self.hosted.available(org_id):
             return CheckoutRoutesView(
-                routes=["product_page"], reason=NO_HOSTED_CHECKOUT, remedy=CONNECT_PAYMENTS, checkout_url=None
+                routes=["product_page"],
+                reason=NO_HOSTED_CHECKOUT,
+                remedy=CONNECT_PAYMENTS,
+                cause="payments",
+                checkout_url=None,
+            )
+        if product_id and (unsellable := self.hosted.cannot_sell(org_id, product_id)) is not None:
+            reason, remedy = unsellable
+            return CheckoutRoutesView(
+                routes=["product_page"], reason=reason, remedy=remedy, cause="product", checkout_url=None
             )
         routes: list[CheckoutRoute] = ["product_page", "hosted_checkout"]
         url = self.hosted.url(org_id, product_id) if product_id else None
-        return CheckoutRoutesView(routes=routes, reason=None, remedy=None, checkout_url=url)
+        return CheckoutRoutesView(routes=routes, reason=None, remedy=None, cause=None, checkout_url=url)

@@ -119,6 +119,11 @@ class CheckoutRoutesView(CamelModel):
     routes: list[CheckoutRoute]
     reason: str | None = Field(description="Why the hosted checkout is not offered, when it is not.")
     remedy: str | None = Field(description="What to do to have it offered.")
+    cause: Literal["payments", "product"] | None = Field(
+        default=None,
+        description="What keeps the hosted checkout from being offered: the payments account (none "
+        "takes card payments), or the product (with productId: not in the synced products, or no price).",
+    )
     checkout_url: str | None = Field(
         description="The product's hosted checkout page (with ?productId=, when offered): the advert's link."
     )

@@ -22,6 +22,7 @@ from platform_sandbox.scenarios import BUSINESS_ACCOUNT_ID, PAGE_ID, PIXEL_ID
 from shared import wiring
 from shared.publishing.models import PublishAdvertRequest
 from shared.targeting.models import SegmentSpec
+from tests.integration.payments_shop import sync_products
 from tests.integration.test_wizard import SEGMENT, synced_and_trained
 
 ACCOUNT = f"act_{BUSINESS_ACCOUNT_ID}"
@@ -431,23 +432,62 @@ def test_without_payments_only_the_product_page_is_offered_and_why(
 def test_the_hosted_checkout_route_links_the_creative_to_the_products_checkout_page(
     api: httpx.Client, org: ConnectedOrg, graph: httpx.Client, stack: LocalStack
 ) -> None:
-    # Given the organization's payments account takes card payments
+    # Given the organization's payments account takes card payments, and its synced products list a
+    # mug at 12.50
     connected = connect_payments(stack.api_url, org.headers["Authorization"])
     assert connected.json()["checkoutAvailable"] is True, connected.text
+    sync_products(api, org)
     routes = api.get(
-        "/platform-ads/checkout-routes", params={"productId": "sku-1"}, headers=org.headers
+        "/platform-ads/checkout-routes", params={"productId": "p-mug"}, headers=org.headers
     ).json()
-    page = f"{stack.api_url}/checkout/{org.org_id}/sku-1"
+    page = f"{stack.api_url}/checkout/{org.org_id}/p-mug"
     assert (routes["routes"], routes["checkoutUrl"]) == (["product_page", "hosted_checkout"], page)
     audience = create_audience(api, org)
-    # When the advert is published with the hosted checkout
-    response = publish(api, org, audience, checkoutRoute="hosted_checkout")
+    # When the advert is published with the hosted checkout for the mug
+    response = publish(api, org, audience, checkoutRoute="hosted_checkout", productId="p-mug")
     # Then the creative links to that product's checkout page on the service, tagged
     assert response.status_code == 201, response.text
     spec = read(graph, ids_of(response.json())["adcreative"], "object_story_spec")["object_story_spec"]
     link = urlsplit(spec["link_data"]["link"])
     assert f"{link.scheme}://{link.netloc}{link.path}" == page
     assert parse_qs(link.query)["utm_campaign"] == ["Spring sale"]
+
+
+@pytest.mark.parametrize(
+    ("product", "reason"),
+    [
+        ("p-gift", "The hosted checkout cannot sell 'p-gift': the shop's synced products give it no price."),
+        ("sku-1", "The hosted checkout cannot sell 'sku-1': the shop's synced products do not list it."),
+    ],
+    ids=["listed without a price", "not listed"],
+)
+def test_an_advert_never_links_to_a_checkout_page_that_would_not_sell_its_product(
+    api: httpx.Client, org: ConnectedOrg, stack: LocalStack, sandbox: httpx.Client, product: str, reason: str
+) -> None:
+    # Given payments that take card payments, and synced products with a gift card without a price
+    connected = connect_payments(stack.api_url, org.headers["Authorization"])
+    assert connected.json()["checkoutAvailable"] is True, connected.text
+    sync_products(api, org)
+    # When the routes are read for a product whose checkout page says "not sold here"
+    routes = api.get("/platform-ads/checkout-routes", params={"productId": product}, headers=org.headers)
+    # Then only the product page is offered, saying why and what to do, and the page does say so
+    assert routes.json() | {"remedy": None} == {
+        "routes": ["product_page"],
+        "reason": reason,
+        "remedy": None,
+        "cause": "product",
+        "checkoutUrl": None,
+    }
+    assert "or send shoppers to the store's product page" in routes.json()["remedy"]
+    assert api.get(f"/checkout/{org.org_id}/{product}").status_code == 404
+    # And publishing with the hosted checkout is refused before anything is created on the platform
+    audience = create_audience(api, org)
+    before = ad_objects(sandbox)
+    response = publish(api, org, audience, checkoutRoute="hosted_checkout", productId=product)
+    assert response.status_code == 422, response.text
+    assert response.json()["error"]["field"] == "checkoutRoute"
+    assert response.json()["message"] == f"checkoutRoute: {reason}"
+    assert ad_objects(sandbox) == before
 
 
 # --- Resumable steps (what the activation state machine runs) --------------------------------------

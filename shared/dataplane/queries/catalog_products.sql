@@ -1,5 +1,5 @@
 -- catalog.npz of a dataset version (shared.datasources.catalog): every good product's id, name and
--- category ('' for one not given), by product_id.
-SELECT product_id, coalesce(name, '') AS name, coalesce(category, '') AS category
+-- category ('' for one not given) and price (NULL: none), by product_id.
+SELECT product_id, coalesce(name, '') AS name, coalesce(category, '') AS category, price
 FROM products
 ORDER BY product_id

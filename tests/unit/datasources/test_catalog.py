@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shared.datasources.catalog import Catalog, search_catalog
+from shared.datasources.catalog import Catalog, Catalogs, search_catalog
 from shared.datasources.models import SyncRequest
 from tests.unit.datasources.conftest import ORG, DataSourceWorld
 
@@ -69,3 +69,19 @@ def test_a_synced_catalog_is_searched_through_the_data_source(world: DataSourceW
 def test_before_any_sync_no_product_is_found(world: DataSourceWorld) -> None:
     answer = world.service.search_products(ORG, "mug", limit=20)
     assert (answer.products, answer.matches, answer.dataset_version) == ([], 0, None)
+
+
+def test_the_synced_products_say_which_product_is_listed_and_priced(world: DataSourceWorld) -> None:
+    # Given a shop not synced yet
+    catalogs = Catalogs(world.datasets, world.blobs)
+    assert catalogs.listing(ORG, "p-mug") == "no_products"
+    # When it syncs a mug at 12.50, a gift card without a price and a voucher at 0
+    customers = b"user_id,email\nu1,ann@example.com\n"
+    products = b"product_id,name,price\np-mug,Mug,12.50\np-gift,Gift card,\np-free,Voucher,0\n"
+    orders = b"order_id,user_id,product_id,quantity,amount,timestamp\no1,u1,p-mug,1,12.5,2026-10-01T10:00\n"
+    request = SyncRequest.model_validate({"files": world.put_files(customers, products, orders)})
+    started = world.service.start_sync(ORG, request, world.start)
+    assert world.service.run_sync(ORG, started.sync_id).state == "synced"
+    # Then the catalog says which the hosted checkout's page could sell (a price above 0), as it reads them
+    listed = {product: catalogs.listing(ORG, product) for product in ("p-mug", "p-gift", "p-free", "p-tea")}
+    assert listed == {"p-mug": "priced", "p-gift": "no_price", "p-free": "no_price", "p-tea": "unlisted"}

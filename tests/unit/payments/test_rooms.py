@@ -40,7 +40,8 @@ def test_publishing_imports_nothing_of_the_payments_package() -> None:
 
 
 def test_publishing_asks_the_payments_package_only_whether_and_where_the_checkout_is() -> None:
-    # The collaborator publishing holds: whether the hosted checkout is available, and its address
+    # The collaborator publishing holds: whether the hosted checkout is available, whether it can
+    # sell a product (an advert never links to a page saying "not sold here"), and its address
     protocols = [
         cls
         for _, cls in inspect.getmembers(checkout, inspect.isclass)
@@ -52,4 +53,4 @@ def test_publishing_asks_the_payments_package_only_whether_and_where_the_checkou
         for name, _ in inspect.getmembers(cls, inspect.isfunction)
         if not name.startswith("_")
     }
-    assert asked == {"available", "url"}
+    assert asked == {"available", "cannot_sell", "url"}
