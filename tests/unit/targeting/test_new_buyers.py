@@ -9,11 +9,10 @@ import numpy as np
 
 from shared.ml.scoring import ScoringBundle
 from tests.unit.targeting.test_preview_holdout import preview
-from tests.unit.targeting.test_preview_warnings import bundle  # noqa: F401 (the fixture)
 
 
 def test_new_buyers_only_counts_the_users_who_never_bought_the_product(
-    bundle: ScoringBundle,  # noqa: F811
+    bundle: ScoringBundle,
 ) -> None:
     # Given a product some of the model's users bought
     never = int(np.count_nonzero(~bundle.bought_by("p00001")))
@@ -36,7 +35,7 @@ def test_new_buyers_only_counts_the_users_who_never_bought_the_product(
 
 
 def test_a_top_percentage_of_new_buyers_is_a_share_of_the_users_who_never_bought(
-    bundle: ScoringBundle,  # noqa: F811
+    bundle: ScoringBundle,
 ) -> None:
     # Given the users who never bought the product
     never = ~bundle.bought_by("p00001")

@@ -11,7 +11,7 @@ from shared.ml.scoring import ScoringBundle
 from shared.targeting.models import PreviewRequest, PreviewView
 from shared.targeting.service import CoverageCache, TargetingService
 from tests.unit.records import NOW, RULES, coverage, dataset_version, model_record
-from tests.unit.targeting.test_preview_warnings import Blobs, One, bundle  # noqa: F401 (the fixture)
+from tests.unit.targeting.test_preview_warnings import Blobs, One
 
 BIG_SEED = 2**62 + 1  # past 2^53: a JavaScript number would round it
 
@@ -33,7 +33,7 @@ def preview(scoring: ScoringBundle, usable: list[bool], **request: object) -> Pr
 
 
 def test_the_preview_counts_the_upload_after_the_holdout_the_activation_will_make(
-    bundle: ScoringBundle,  # noqa: F811
+    bundle: ScoringBundle,
 ) -> None:
     # Given: every other customer without a usable identifier, and a seed past 2^53 sent as a string
     usable = [i % 2 == 0 for i in range(bundle.user_ids.size)]
@@ -61,7 +61,7 @@ def test_the_preview_counts_the_upload_after_the_holdout_the_activation_will_mak
 
 
 def test_without_a_seed_the_preview_picks_one_and_the_same_seed_gives_the_same_counts(
-    bundle: ScoringBundle,  # noqa: F811
+    bundle: ScoringBundle,
 ) -> None:
     usable = [i % 3 != 0 for i in range(bundle.user_ids.size)]
     first = preview(bundle, usable)
@@ -70,7 +70,7 @@ def test_without_a_seed_the_preview_picks_one_and_the_same_seed_gives_the_same_c
 
 
 def test_the_preview_names_the_commonest_countries_of_the_users_to_upload(
-    bundle: ScoringBundle,  # noqa: F811
+    bundle: ScoringBundle,
 ) -> None:
     # Given: every user usable, all in GB (the fixture's coverage)
     shown = preview(bundle, [True] * bundle.user_ids.size)

@@ -4,22 +4,12 @@ measured (as predict's recommended_retrain does)."""
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
 from shared.datasources.coverage import write_coverage
-from shared.ml.scoring import ScoringBundle, load_bundle
-from shared.ml.training import TrainingConfig, train_model
+from shared.ml.scoring import ScoringBundle
 from shared.targeting.models import PreviewRequest
 from shared.targeting.service import CoverageCache, TargetingService
 from tests.unit.records import NOW, RULES, coverage, dataset_version, model_record
-from tools.synthetic import SyntheticConfig, generate_shop
-
-
-@pytest.fixture(scope="module")
-def bundle() -> ScoringBundle:
-    shop = generate_shop(SyntheticConfig(n_users=300, n_products=30, seed=3))
-    trained = train_model(shop.data, name="shop-purchase", model_type="purchase", config=TrainingConfig())
-    return load_bundle(trained.artifacts["bundle"].data)
 
 
 class Blobs:

@@ -12,22 +12,13 @@ import pytest
 
 from shared.datasources.coverage import write_coverage
 from shared.errors import ValidationFailed
-from shared.ml.scoring import ScoringBundle, load_bundle
-from shared.ml.training import TrainingConfig, train_model
-from shared.records.datasources import DatasetVersion
+from shared.ml.scoring import ScoringBundle
 from shared.targeting.models import PreviewRequest, SegmentSpec
 from shared.targeting.service import CoverageCache, TargetingService
 from tests.unit.records import NOW, RULES, coverage, dataset_version, model_record
-from tools.synthetic import SyntheticConfig, generate_shop
+from tests.unit.targeting.test_preview_warnings import Blobs, One
 
 SPEC = {"modelName": "shop-purchase", "rule": "top_percent", "value": 50}
-
-
-@pytest.fixture(scope="module")
-def bundle() -> ScoringBundle:
-    shop = generate_shop(SyntheticConfig(n_users=300, n_products=30, seed=3))
-    trained = train_model(shop.data, name="shop-purchase", model_type="purchase", config=TrainingConfig())
-    return load_bundle(trained.artifacts["bundle"].data)
 
 
 def catalog(product_ids: list[str]) -> bytes:
@@ -37,36 +28,6 @@ def catalog(product_ids: list[str]) -> bytes:
     out = io.BytesIO()
     np.savez_compressed(out, allow_pickle=False, product_ids=ids, names=blank, categories=blank)
     return out.getvalue()
-
-
-class Blobs:
-    def __init__(self, objects: dict[str, bytes]) -> None:
-        self.objects = objects
-
-    def get(self, key: str) -> bytes:
-        return self.objects[key]
-
-
-class Datasets:
-    def __init__(self, dataset: DatasetVersion) -> None:
-        self.dataset = dataset
-
-    def current(self, *_: str) -> DatasetVersion:
-        return self.dataset
-
-    def get(self, *_: str) -> DatasetVersion:
-        return self.dataset
-
-
-class One:
-    def __init__(self, value: object) -> None:
-        self.value = value
-
-    def get(self, *_: str) -> object:
-        return self.value
-
-    def bundle_for(self, *_: object) -> object:
-        return self.value
 
 
 def service(bundle: ScoringBundle, products: list[str] | None) -> TargetingService:
@@ -83,7 +44,7 @@ def service(bundle: ScoringBundle, products: list[str] | None) -> TargetingServi
     blobs = Blobs(objects)
     return TargetingService(
         models=One(model_record(training_user_count=300, dataset_version="v1")),  # type: ignore[arg-type]
-        datasets=Datasets(dataset_version("v1", keys=keys)),
+        datasets=One(dataset_version("v1", keys=keys)),  # type: ignore[arg-type]
         bundles=One(bundle),  # type: ignore[arg-type]
         coverages=CoverageCache(blobs),
         blobs=blobs,
