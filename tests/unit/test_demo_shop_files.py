@@ -4,6 +4,8 @@ product the banner's examples name (the demo models are trained on the same shop
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 from local.seed import demo_shop, sample_ids, write_shop_files
@@ -40,3 +42,18 @@ def test_the_banners_sample_user_and_product_are_in_the_files_the_wizard_uploads
     header = products[0].split(",")
     [row] = [row.split(",") for row in products[1:] if row.startswith(f"{product},")]
     assert float(row[header.index("price")]) > 0
+
+
+def test_the_readmes_prediction_example_names_a_user_and_product_of_the_demo_shop(tmp_path: Path) -> None:
+    # Given the README's quick start, which a new user runs against make dev
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    example = re.search(r"/client/predict/purchase-likelihood .*?-d '(\{.*?\})'", readme, re.DOTALL)
+    assert example is not None
+    given = json.loads(example.group(1))["input"]
+    # When make dev's shop files are written
+    customers, products, _ = (p.read_text().splitlines() for p in write_shop_files(tmp_path, demo_shop()))
+    # Then the example's user is a customer and its product is sold there: it named p00107 of the
+    # synthetic shop make dev trained on before, which the demo shop does not sell, so its score
+    # was a new product's, and the same product in targeting is refused as not in the catalog
+    assert any(row.startswith(f"{given['user_id']},") for row in customers)
+    assert any(row.startswith(f"{given['product_id']},") for row in products[1:])
