@@ -1,13 +1,12 @@
 """The synced catalog, searchable by product id and name (issue 23, item 4).
 
 A sync keeps its good products' ids, names and categories as three text arrays in ``catalog.npz``
-beside the dataset, sorted by ``product_id``, with their prices (``shared.datasources.sync.write_catalog``);
-:class:`Catalogs` says whether a product is listed and priced (what the hosted checkout's publishing
-asks before an advert links to a product's checkout page). A search
-reads that file and matches the text against every id and name at once with numpy, ranking an exact
-id first, then ids that start with it, names that start with it, names with a word that starts with
-it, and any id or name that contains it (case ignored), each group by id; only the first ``limit``
-become Python objects.
+beside the dataset, sorted by ``product_id``, with their prices (``shared.datasources.sync.write_catalog``).
+A search reads that file and matches the text against every id and name at once with numpy, ranking
+an exact id first, then ids that start with it, names that start with it, names with a word that
+starts with it, and any id or name that contains it (case ignored), each group by id; only the first
+``limit`` become Python objects. :class:`Catalogs` says whether a product is listed and priced (what
+the hosted checkout's publishing asks before an advert links to a product's checkout page).
 """
 
 from __future__ import annotations
