@@ -36,6 +36,12 @@ async function revoke(key) {
   if (!confirm(`Revoke “${key.label}” (${key.prefix})? Calls with it are refused from now on; this cannot be undone.`)) return;
   try {
     await api(`/dashboard/api-keys/${encodeURIComponent(key.keyId)}`, { method: "DELETE" });
+    // The key just created and still shown to copy: a revoked key is nothing to keep.
+    const shown = document.getElementById("new-key-value");
+    if (shown.textContent.startsWith(`${key.prefix}_`)) {
+      shown.textContent = "";
+      document.getElementById("new-key").hidden = true;
+    }
     announce(`Key “${key.label}” is revoked.`, "success");
     await load();
   } catch (exc) {
@@ -54,6 +60,14 @@ form.addEventListener("submit", async (event) => {
     return;
   }
   form.elements.label.removeAttribute("aria-invalid");
+  // The API refuses these too, but names its own field (dailyQuota), which this page never shows.
+  if (quota && !/^[1-9][0-9]*$/.test(quota.trim())) {
+    announce("The daily limit is a whole number of predictions, 1 or more; leave it empty for no limit.", "error");
+    form.elements.quota.setAttribute("aria-invalid", "true");
+    form.elements.quota.focus();
+    return;
+  }
+  form.elements.quota.removeAttribute("aria-invalid");
   try {
     const body = { label };
     if (quota) body.dailyQuota = Number(quota);

@@ -86,6 +86,9 @@ def test_a_key_is_created_shown_once_copied_and_revoked(page: Page, demo: DemoCr
     expect(page.get_by_role("status")).to_have_text("Key “browser test key” is revoked.")
     expect(row).to_contain_text("Revoked")
     assert httpx.get(f"{_api(page)}/client/models", headers={"X-Service-Api-Key": key}).status_code == 401
+    # And the revoked key is no longer offered to copy: it stayed shown under "Copy it now"
+    expect(page.locator("#new-key")).to_be_hidden()
+    expect(page.get_by_text(key)).to_have_count(0)
 
 
 def test_a_key_without_a_label_is_refused_with_what_to_do(page: Page, demo: DemoCredentials) -> None:
@@ -96,6 +99,30 @@ def test_a_key_without_a_label_is_refused_with_what_to_do(page: Page, demo: Demo
         "Error: Give the key a label (1 to 64 characters) so you can tell it apart later."
     )
     expect(page.get_by_label("What the key is for")).to_be_focused()
+
+
+@pytest.mark.parametrize("limit", ["0", "1.5", "-3"])
+def test_a_daily_limit_that_is_not_a_whole_number_from_1_is_refused_at_the_field(
+    page: Page, demo: DemoCredentials, limit: str
+) -> None:
+    # Given
+    sign_in(page, demo.email, demo.password)
+    page.goto("/api-keys.html")
+    expect(page.locator("#keys")).to_contain_text("demo key")
+    # When
+    page.get_by_label("What the key is for").fill(f"limit {limit}")
+    page.get_by_label("Daily limit (optional)").fill(limit)
+    page.get_by_role("button", name="Create key").click()
+    # Then: said in the field's words, at the field, and nothing created (the API's refusal named
+    # "dailyQuota", a name the page never shows, in a banner away from the field)
+    expect(page.get_by_role("status")).to_have_text(
+        "Error: The daily limit is a whole number of predictions, 1 or more; leave it empty for no limit."
+    )
+    limit_field = page.get_by_label("Daily limit (optional)")
+    expect(limit_field).to_be_focused()
+    expect(limit_field).to_have_attribute("aria-invalid", "true")
+    expect(page.locator("#new-key")).to_be_hidden()
+    expect(page.locator("#keys")).not_to_contain_text(f"limit {limit}")
 
 
 def test_an_expired_session_asks_to_sign_in_again_and_keeps_the_page(
