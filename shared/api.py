@@ -12,7 +12,7 @@ import json
 import math
 import re
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from http import HTTPStatus
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -77,23 +77,25 @@ def error_response(
     extra: dict[str, Any] | None = None,
     action: str | None = None,
     retry_after_seconds: float | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> Response[str]:
     """A JSON error response in the service's one error shape (``extra`` adds top-level fields), with
-    a ``Retry-After`` header (whole seconds, at least 1) when ``retry_after_seconds`` is given."""
+    a ``Retry-After`` header (whole seconds, at least 1) when ``retry_after_seconds`` is given, and
+    ``headers`` besides."""
     detail = ErrorDetail.model_validate(
         {"code": code, "message": message, "field": field, "remedy": remedy, "action": action}
     )
     body = ErrorBody(message=message, error=detail).model_dump(exclude_none=True)
     if extra:
         body = {**extra, **body}
-    headers = (
+    retry = (
         {} if retry_after_seconds is None else {"Retry-After": str(max(1, math.ceil(retry_after_seconds)))}
     )
     return Response(
         status_code=status,
         content_type=content_types.APPLICATION_JSON,
         body=json.dumps(body),
-        headers=headers,
+        headers={**(headers or {}), **retry},
     )
 
 
@@ -144,6 +146,7 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
             extra=error_extra,
             action=exc.action,
             retry_after_seconds=exc.retry_after_seconds,
+            headers=exc.headers,
         )
 
     @app.exception_handler(RequestValidationError)

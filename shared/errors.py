@@ -6,6 +6,8 @@ Each error carries a stable machine ``code``, a message a person can act on, and
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 
@@ -16,6 +18,8 @@ class ServiceError(Exception):
     code: ClassVar[str] = "internal_error"
     # When to try again, in seconds (sent as the Retry-After header); None when it is no use.
     retry_after_seconds: float | None = None
+    # Headers the error response carries besides Retry-After (a spent quota's usage header).
+    headers: Mapping[str, str] = MappingProxyType({})
 
     def __init__(
         self,

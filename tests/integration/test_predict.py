@@ -197,3 +197,6 @@ def test_a_daily_quota_adds_the_remaining_header_then_429(api: httpx.Client, dem
     assert second.headers["X-Service-Usage-Remaining"] == "0"
     assert third.status_code == 429
     assert third.json()["success"] is False
+    # And: when to retry, the seconds to the reset at midnight UTC the message names
+    assert 1 <= int(third.headers["Retry-After"]) <= 24 * 3600
+    assert third.headers["X-Service-Usage-Remaining"] == "0"

@@ -91,6 +91,11 @@ def test_a_spent_quota_raises_quota_exceeded_saying_when_it_resets_and_counts_no
     assert "2026-11-21T00:00:00Z" in error.message
     assert error.remedy
     assert usage.days_for_key(caller.org_id, caller.key_id)[0].predictions == 2
+    # And: the 429 says when to retry, as every other 429 of the service does (Retry-After): the
+    # 8 h 30 min from 15:30 to the reset at midnight UTC (there was no Retry-After)
+    assert error.retry_after_seconds == 8.5 * 3600
+    # And: the usage header every answer to a key with a quota carries (the 429 had none)
+    assert error.headers == {USAGE_REMAINING_HEADER: "0"}
 
 
 def test_the_quota_starts_again_on_the_next_utc_day() -> None:
