@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from shared.records.audiences import AudienceRecord, AudienceSync, SyncFrequency
+from shared.records.audiences import AudienceRecord, AudienceSync, SyncFrequency, SyncRun
 
 SYNC_INTERVALS: dict[SyncFrequency, timedelta] = {"daily": timedelta(days=1), "weekly": timedelta(days=7)}
+# The platform drops a replace session after 90 minutes (docs/platform-notes.md §3.6): a sync run
+# older than this has stopped for good (a lost execution).
+REPLACE_WINDOW = timedelta(minutes=85)
 
 
 def sync_of(record: AudienceRecord) -> AudienceSync | None:
@@ -25,3 +28,12 @@ def next_sync_at(record: AudienceRecord) -> datetime | None:
     if sync.next_sync_at is not None:
         return sync.next_sync_at
     return record.created_at + SYNC_INTERVALS[sync.frequency]
+
+
+def running_sync(record: AudienceRecord, now: datetime) -> SyncRun | None:
+    """The audience's sync run in progress at ``now``; None when there is none, or when the recorded
+    one started longer than a replace session ago (lost: the next sync closes it)."""
+    current = record.sync.current if record.sync is not None else None
+    if current is None or now - (current.replace_started_at or current.started_at) > REPLACE_WINDOW:
+        return None
+    return current

@@ -60,12 +60,12 @@ from shared.audiences.models import (
     SnapshotLink,
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
-from shared.audiences.schedule import sync_of
+from shared.audiences.schedule import running_sync, sync_of
 from shared.audiences.snapshot import iter_snapshot_csv, snapshot_csv
 from shared.audiences.sync_files import run_files
 from shared.audiences.uploads import UploadBlobs, check_upload
 from shared.audiences.views import activation_status, audience_created, audience_view
-from shared.clock import Clock
+from shared.clock import Clock, iso
 from shared.errors import (
     Conflict,
     IdempotencyKeyReused,
@@ -514,6 +514,17 @@ class AudienceService:
                 field="users",
                 remedy="Refresh without users to re-score a segment audience (values included), or create "
                 "a new value-based audience from an uploaded list with a value column.",
+            )
+        running = running_sync(record, self.clock())
+        if running is not None:
+            # Two replace sessions at once: the platform keeps whichever ends last, and the sync's
+            # close would record its own members over this list's.
+            started_by = "Sync now" if running.trigger == "now" else "the schedule"
+            raise Conflict(
+                f"A sync of this audience is already running (started {iso(running.started_at)} by "
+                f"{started_by}, run {running.run_id}).",
+                remedy="Wait for it to finish (the audience list shows its progress), then send the list "
+                "again.",
             )
         # A holdout stays held out: its users are never uploaded, whatever list a refresh sends.
         held_out = _held_out_ids(self.blobs.get(record.holdout.groups_key)) if record.holdout else frozenset()

@@ -50,7 +50,7 @@ from shared.audiences.models import (
     RefreshAudienceRequest,
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
-from shared.audiences.schedule import SYNC_INTERVALS, next_sync_at, sync_of
+from shared.audiences.schedule import REPLACE_WINDOW, SYNC_INTERVALS, next_sync_at, sync_of
 from shared.audiences.snapshot import snapshot_csv
 from shared.audiences.sync_files import members_key, run_files, run_keys, values_key
 from shared.audiences.views import audience_view
@@ -148,7 +148,7 @@ class SyncPolicy:
     max_batches_per_step: int = 20
     batch_size: int = platform.MAX_ROWS_PER_CALL
     # The platform drops a replace session after 90 minutes (docs/platform-notes.md §3.6).
-    replace_window: timedelta = timedelta(minutes=85)
+    replace_window: timedelta = REPLACE_WINDOW
 
 
 class DueSummary(BaseModel):

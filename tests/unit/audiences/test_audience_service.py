@@ -27,7 +27,14 @@ from shared.audiences.models import ActivationError, CreateAudienceRequest, Refr
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.service import AudienceService
 from shared.audiences.snapshot import snapshot_row
-from shared.errors import IdempotencyKeyReused, NotFound, PreconditionFailed, RecordGone, ValidationFailed
+from shared.errors import (
+    Conflict,
+    IdempotencyKeyReused,
+    NotFound,
+    PreconditionFailed,
+    RecordGone,
+    ValidationFailed,
+)
 from shared.platform import audiences as platform_audiences
 from shared.platform.client import GraphClient
 from shared.platform.errors import (
@@ -39,7 +46,7 @@ from shared.platform.errors import (
     ReconnectRequired,
     build_error,
 )
-from shared.records.audiences import AudienceRecord, HoldoutRecord, WorkerLease
+from shared.records.audiences import AudienceRecord, AudienceSync, HoldoutRecord, SyncRun, WorkerLease
 from shared.records.connections import Connection
 from shared.records.uploads import UploadForm
 from shared.repositories.audiences import WRITE_ATTEMPTS, adopt, changed
@@ -1075,6 +1082,48 @@ def test_a_refresh_keeps_the_holdout_out_of_the_upload(
     rows = list(csv.reader(io.StringIO(blobs.get(stored.snapshot_key).decode("utf-8-sig"))))
     assert rows[0][-1] == "group"
     assert {row[0] for row in rows[1:] if row[-1] == "holdout"} == {"u3", "u13"}
+
+
+def test_a_refresh_with_users_is_refused_while_a_sync_of_the_audience_runs(
+    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences
+) -> None:
+    # Given an active audience of 25 whose sync (refresh now) started a minute ago and still runs
+    created = service.create(ORG, request(25))
+    stored = audiences.get(ORG, created.audience_id)
+    assert stored is not None
+    assert created.platform_custom_audience_id is not None
+    running = SyncRun(run_id="now-1", trigger="now", started_at=START - timedelta(minutes=1))
+    stored.sync = AudienceSync(current=running)
+    audiences.put(stored)
+
+    # When a list of 3 users is sent to replace the members
+    with pytest.raises(Conflict) as refused:
+        service.refresh(ORG, created.audience_id, RefreshAudienceRequest(users=buyers(3, first=100)))
+
+    # Then it is refused naming the run, and nothing is sent: the two replace sessions ran at once,
+    # and the sync's close recorded its 710 members over the 1 the platform kept (walking make dev)
+    assert "A sync of this audience is already running" in refused.value.message
+    assert "now-1" in refused.value.message
+    assert refused.value.remedy
+    assert platform.member_count(created.platform_custom_audience_id) == 25
+
+
+def test_a_refresh_with_users_goes_ahead_past_a_sync_lost_longer_than_a_replace_session(
+    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences
+) -> None:
+    # Given an audience whose recorded sync started 3 hours ago and never finished (a lost execution)
+    created = service.create(ORG, request(25))
+    stored = audiences.get(ORG, created.audience_id)
+    assert stored is not None
+    assert created.platform_custom_audience_id is not None
+    lost = SyncRun(run_id="schedule-lost", trigger="schedule", started_at=START - timedelta(hours=3))
+    stored.sync = AudienceSync(current=lost)
+    audiences.put(stored)
+    # When
+    refreshed = service.refresh(ORG, created.audience_id, RefreshAudienceRequest(users=buyers(3, first=100)))
+    # Then
+    assert refreshed.user_count == 3
+    assert platform.member_count(created.platform_custom_audience_id) == 3
 
 
 # --- value-based seeds (issue 15, item 3) ----------------------------------------------------------
