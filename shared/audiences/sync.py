@@ -41,7 +41,7 @@ from shared.audiences.drift import (
     gone_on_platform,
     mark_deleted_on_platform,
 )
-from shared.audiences.holdout import GROUP_HOLDOUT
+from shared.audiences.holdout import GROUP_HOLDOUT, GROUP_UPLOADED
 from shared.audiences.identifiers import AudienceUser
 from shared.audiences.models import (
     AudienceSyncProgress,
@@ -51,8 +51,8 @@ from shared.audiences.models import (
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
 from shared.audiences.schedule import REPLACE_WINDOW, SYNC_INTERVALS, next_sync_at, sync_of
-from shared.audiences.snapshot import snapshot_csv
-from shared.audiences.sync_files import members_key, run_files, run_keys, values_key
+from shared.audiences.snapshot import iter_snapshot_csv, snapshot_csv
+from shared.audiences.sync_files import held_out_key, members_key, run_files, run_keys, values_key
 from shared.audiences.views import audience_view
 from shared.clock import Clock, iso
 from shared.errors import Conflict, NotFound, PreconditionFailed, RecordGone, ServiceError
@@ -411,6 +411,8 @@ class AudienceSyncService:
         if not self._send(record, run, prepared, graph):
             return AudienceSyncProgress(status="replacing", **_batches(run.replace))
         run.users_uploaded = len(prepared.rows)
+        # Read before the close deletes the run's files: the snapshot lists them too.
+        held_out = self._held_out_of(record, run)
 
         def members(target: AudienceRecord, sync: AudienceSync) -> None:
             # The run's own result: the members it sent and the versions they were scored with.
@@ -430,7 +432,7 @@ class AudienceSyncService:
         # Only once the run is recorded as the audience's result: a run superseded meanwhile, or whose
         # audience was deleted, never writes the customer list again (its close raised).
         if record.snapshot_key:
-            self._write_snapshot(record, record.snapshot_key, users)
+            self._write_snapshot(record, record.snapshot_key, users, held_out)
         logger.info(
             "audience synced",
             extra={
@@ -441,12 +443,29 @@ class AudienceSyncService:
         )
         return AudienceSyncProgress(status="done", **_batches(run.replace))
 
-    def _write_snapshot(self, record: AudienceRecord, key: str, users: list[AudienceUser]) -> None:
-        """Write the audience's CSV snapshot of ``users`` at ``key``, then read the audience again: a
-        delete that fell between the run's close and this write removed the snapshot before it was
-        written, so it is deleted here. (A delete whose record removal comes after this read deletes
-        the snapshot again itself: ``AudienceService.delete``.)"""
-        self.blobs.put(key, snapshot_csv(users), "text/csv")
+    def _held_out_of(self, record: AudienceRecord, run: SyncRun) -> list[AudienceUser] | None:
+        """The segment's held-out users this run stored (None for an audience without a holdout)."""
+        if record.holdout is None or run.source_key is None:
+            return None
+        return RefreshAudienceRequest.model_validate_json(self.blobs.get(held_out_key(run.source_key))).users
+
+    def _write_snapshot(
+        self, record: AudienceRecord, key: str, users: list[AudienceUser], held_out: list[AudienceUser] | None
+    ) -> None:
+        """Write the audience's CSV snapshot of ``users`` at ``key`` (with a holdout, the ``held_out``
+        users too, best score first, each row's ``group`` as the activation's snapshot has it), then
+        read the audience again: a delete that fell between the run's close and this write removed
+        the snapshot before it was written, so it is deleted here. (A delete whose record removal
+        comes after this read deletes the snapshot again itself: ``AudienceService.delete``.)"""
+        if held_out is None:
+            self.blobs.put(key, snapshot_csv(users), "text/csv")
+        else:
+            rows = sorted(
+                [(user, GROUP_UPLOADED) for user in users] + [(user, GROUP_HOLDOUT) for user in held_out],
+                key=lambda row: -row[0].score if row[0].score is not None else math.inf,
+            )
+            document = b"".join(iter_snapshot_csv((u for u, _ in rows), groups=(g for _, g in rows)))
+            self.blobs.put(key, document, "text/csv")
         if self.audiences.get(record.org_id, record.audience_id) is None:
             self.blobs.delete(key)
 
@@ -480,7 +499,7 @@ class AudienceSyncService:
         )
         value_based = record.value_seed is not None
         chosen = self.segments().users_for(record.org_id, spec, latest_identifiers=True, values=value_based)
-        users = self._without_holdout(record, chosen.users)
+        users, held_out = self._without_holdout(record, chosen.users)
         # A value-based seed keeps its values: every replaced member carries its new predicted value.
         values = [chosen.values.get(u.user_id) for u in users] if chosen.values is not None else None
         prepared = prepare_audience(users, values=values)
@@ -501,6 +520,9 @@ class AudienceSyncService:
         self.blobs.put(run.source_key, pending.model_dump_json(by_alias=True).encode(), "application/json")
         if values is not None:
             self.blobs.put(values_key(run.source_key), json.dumps(values).encode(), "application/json")
+        if record.holdout is not None:
+            held = RefreshAudienceRequest(users=held_out).model_dump_json(by_alias=True).encode()
+            self.blobs.put(held_out_key(run.source_key), held, "application/json")
         run.replace = _new_replace(len(prepared.rows), self.policy.batch_size)
         self._save_run(record, run)
         return users, prepared
@@ -518,14 +540,17 @@ class AudienceSyncService:
             )
         return values
 
-    def _without_holdout(self, record: AudienceRecord, users: list[AudienceUser]) -> list[AudienceUser]:
-        """The users minus the audience's holdout group (``shared.audiences.holdout``): a sync never
-        uploads a held-out user, or the lift report would compare against people who saw the ads."""
+    def _without_holdout(
+        self, record: AudienceRecord, users: list[AudienceUser]
+    ) -> tuple[list[AudienceUser], list[AudienceUser]]:
+        """The users minus the audience's holdout group (``shared.audiences.holdout``), and the held-out
+        users among them: a sync never uploads a held-out user, or the lift report would compare
+        against people who saw the ads."""
         if record.holdout is None:
-            return users
+            return users, []
         rows = csv.DictReader(io.StringIO(self.blobs.get(record.holdout.groups_key).decode()))
         held = {row["user_id"] for row in rows if row.get("group") == GROUP_HOLDOUT}
-        return [user for user in users if user.user_id not in held]
+        return [u for u in users if u.user_id not in held], [u for u in users if u.user_id in held]
 
     def _send(
         self, record: AudienceRecord, run: SyncRun, prepared: PreparedAudience, graph: GraphClient

@@ -1,5 +1,5 @@
 """The files an audience sync run stores for itself: its scored members and, for a value-based seed,
-their values, under keys named after the run (``shared.audiences.sync``).
+their values (with a holdout, its held-out users), under keys named after the run (``shared.audiences.sync``).
 
 Apart from the sync so that the audience service, which deletes a running sync's files with the
 audience, does not import the sync itself (its pydantic models and the rest are not the delete's to
@@ -21,16 +21,28 @@ def values_key(members_key: str) -> str:
     return members_key.removesuffix(".json") + ".values.json"
 
 
+def held_out_key(members_key: str) -> str:
+    """Where the sync of an audience with a holdout keeps the segment's held-out users, next to the
+    members: never uploaded, they are written to the CSV snapshot (group ``holdout``) when it ends."""
+    return members_key.removesuffix(".json") + ".holdout.json"
+
+
 def run_files(record: AudienceRecord, run: SyncRun) -> list[str]:
     """The files sync run ``run`` of ``record`` stored: its members and, for a value-based seed, their
-    values. Its own: no other run reads them, and they go when it ends or the audience is deleted."""
+    values, for an audience with a holdout its held-out users. Its own: no other run reads them, and
+    they go when it ends or the audience is deleted."""
     if not run.source_key:
         return []
-    return [run.source_key, *([values_key(run.source_key)] if record.value_seed is not None else [])]
+    return [
+        run.source_key,
+        *([values_key(run.source_key)] if record.value_seed is not None else []),
+        *([held_out_key(run.source_key)] if record.holdout is not None else []),
+    ]
 
 
 def run_keys(org_id: str, audience_id: str, run_id: str) -> list[str]:
-    """Every key sync run ``run_id`` of the audience may have stored (its members, their values), for
-    a step that finds the audience deleted: no record is left to say which the run stored."""
+    """Every key sync run ``run_id`` of the audience may have stored (its members, their values, its
+    held-out users), for a step that finds the audience deleted: no record is left to say which the
+    run stored."""
     members = members_key(org_id, audience_id, run_id)
-    return [members, values_key(members)]
+    return [members, values_key(members), held_out_key(members)]

@@ -7,6 +7,8 @@ the service's protocols (the end-to-end runs are in ``tests/integration/test_aud
 
 from __future__ import annotations
 
+import csv
+import io
 import threading
 from collections.abc import Callable
 from datetime import datetime, timedelta
@@ -222,6 +224,16 @@ def test_a_sync_never_uploads_the_audiences_holdout(world: dict[str, Any], platf
     expected = sorted(row[0] for row in prepare_audience(buyers(20, first=105)).rows)
     assert extern_ids(platform, world["platform_id"]) == expected
     assert audiences.get(ORG, world["audience_id"]).sync.last_run.users_uploaded == 20
+    # And: the CSV snapshot still holds the held-out users, marked in its group column, as the
+    # activation's did (the sync wrote the 20 uploaded users without the column: walking make dev,
+    # the download of an 800-user segment had 720 rows and no group after Refresh now)
+    blobs = world["service"].blobs
+    rows = list(csv.reader(io.StringIO(blobs.get(record.snapshot_key).decode("utf-8-sig"))))
+    assert rows[0][-1] == "group"
+    assert {row[0] for row in rows[1:] if row[-1] == "holdout"} == {f"u{i}" for i in range(100, 105)}
+    assert {row[0] for row in rows[1:] if row[-1] == "uploaded"} == {f"u{i}" for i in range(105, 125)}
+    # And the run's own files are gone with it
+    assert not [key for key in blobs.objects if ".sync." in key]
 
 
 def test_a_throttled_step_waits_and_the_next_continues_the_same_session(
