@@ -55,7 +55,7 @@ SAMPLE_ORG_NAME = "Demo Shop"
 SAMPLE_USER_ID = "0c7e5a4e-1f2d-4b8a-9e3c-5d6f7a8b9c0d"
 SAMPLE_CLOSURE_ID = "7d1e2f3a-4b5c-4d6e-8f90-a1b2c3d4e5f6"
 SAMPLE_RUN_ID = "schedule-20261123T060000"
-SAMPLE_PRODUCT_ID = "p00107"
+SAMPLE_PRODUCT_ID = "p00004"  # the demo shop's sample product (make dev's banner)
 
 
 def sample(path: Path) -> dict[str, Any]:
