@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def to_item(value: Any) -> Any:
-    """Recursively make ``value`` storable: floats become Decimal, datetimes ISO strings, None dropped."""
+    """Recursively make ``value`` storable: floats become Decimal (one nearer zero than DynamoDB
+    stores, 0), datetimes ISO strings, None dropped."""
     if isinstance(value, dict):
         return {k: to_item(v) for k, v in value.items() if v is not None}
     if isinstance(value, list | tuple):
@@ -21,7 +22,8 @@ def to_item(value: Any) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, float):
-        return Decimal(repr(value))
+        # DynamoDB stores magnitudes from 1E-130: a float nearer zero (a fuzzer's 5e-324) is stored as 0.
+        return Decimal(repr(value)) if value == 0 or abs(value) >= 1e-130 else Decimal(0)
     if isinstance(value, datetime):
         return iso(value)
     return value

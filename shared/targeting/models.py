@@ -12,6 +12,9 @@ from shared.wire_models import CamelModel, documented_rules, has, when
 
 # A top_n value past 2^53 has no exact float (the service reads numbers as 64-bit floats).
 MAX_TOP_N = 2**53
+# The largest threshold a segment takes, either sign: far past any model's score, and inside what
+# DynamoDB stores (magnitudes to 9.99E+125; -1.4E+135 was a 500 storing the audience, found by the fuzzer).
+MAX_THRESHOLD = 1e9
 
 # SegmentRule's validator, as JSON Schema: the value each rule takes.
 SEGMENT_VALUE_BY_RULE = {
@@ -23,7 +26,12 @@ SEGMENT_VALUE_BY_RULE = {
             }
         },
         {"properties": {"rule": {"const": "top_percent"}, "value": {"exclusiveMinimum": 0, "maximum": 100}}},
-        {"properties": {"rule": {"const": "threshold"}}},
+        {
+            "properties": {
+                "rule": {"const": "threshold"},
+                "value": {"minimum": -MAX_THRESHOLD, "maximum": MAX_THRESHOLD},
+            }
+        },
     ]
 }
 # A holdout's seed: a number or a string of digits up to 2^63 - 1 (what the split takes). openapi.json
@@ -61,8 +69,10 @@ class SegmentRule(CamelModel):
             raise ValueError("value: top_n needs a whole number of users, at least 1")
         if self.rule == "top_percent" and not 0 < self.value <= 100:
             raise ValueError("value: top_percent needs a percentage above 0 and at most 100")
-        if self.rule == "threshold" and not math.isfinite(self.value):
-            raise ValueError("value: threshold needs a finite score")
+        if self.rule == "threshold" and not (math.isfinite(self.value) and abs(self.value) <= MAX_THRESHOLD):
+            raise ValueError(
+                f"value: threshold needs a finite score from {-MAX_THRESHOLD:g} to {MAX_THRESHOLD:g}"
+            )
         return self
 
 

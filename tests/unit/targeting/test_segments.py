@@ -57,7 +57,16 @@ def test_probability_histograms_bin_zero_to_one() -> None:
 
 @pytest.mark.parametrize(
     ("kind", "value"),
-    [("top_n", 0), ("top_n", 2.5), ("top_percent", 0), ("top_percent", 101), ("threshold", float("nan"))],
+    [
+        ("top_n", 0),
+        ("top_n", 2.5),
+        ("top_percent", 0),
+        ("top_percent", 101),
+        ("threshold", float("nan")),
+        # past what DynamoDB stores (the fuzzer's -1.44e135 was a 500 storing the audience)
+        ("threshold", -1.4398162230593062e135),
+        ("threshold", 1e10),
+    ],
 )
 def test_a_value_that_does_not_fit_the_rule_is_refused(kind: str, value: float) -> None:
     with pytest.raises(ValidationError, match="value"):
