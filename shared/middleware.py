@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 
 from shared import wiring
 from shared.auth.api_keys import extract_key, present_key, verify_key
-from shared.errors import AccountClosed, Forbidden
+from shared.errors import AccountClosed, Forbidden, UnsupportedMediaType
 from shared.observability import logger
 from shared.records.principals import ApiKeyPrincipal, SignedInUser, UserPrincipal
 
@@ -30,13 +30,14 @@ def require_api_key(app: APIGatewayHttpResolver, next_middleware: NextMiddleware
 def require_key_presented(app: APIGatewayHttpResolver, next_middleware: NextMiddleware) -> Response[str]:
     """401 unless a well-formed API key is presented, for a route that verifies the key itself on the
     write that serves the request (predict): no AWS call on the way in. A request that then fails
-    validation has its key verified before the validation error is told, so an unknown or revoked
-    key still learns only 401 (one read, paid by invalid requests only)."""
+    validation (400) or sends a body that is not JSON (415) has its key verified before that error
+    is told, so an unknown or revoked key learns only 401 whatever it sent (one read, paid by
+    invalid requests only)."""
     presented = extract_key(dict(app.current_event.headers))
     present_key(presented)
     try:
         return next_middleware(app)
-    except RequestValidationError:
+    except (RequestValidationError, UnsupportedMediaType):
         verify_key(presented, wiring.api_key_store())
         raise
 

@@ -20,15 +20,16 @@ def http_event(
     body: Any = None,
     headers: dict[str, str] | None = None,
     path_params: dict[str, str] | None = None,
+    content_type: str = "application/json",
 ) -> dict[str, Any]:
-    """The event API Gateway would send for this request."""
+    """The event API Gateway would send for this request (the body sent as ``content_type``)."""
     data = body if isinstance(body, str | bytes) or body is None else json.dumps(body)
     builder = EnvironBuilder(
         method=method,
         path=path,
         data=data,
         headers=list((headers or {}).items()),
-        content_type="application/json",
+        content_type=content_type,
     )
     request = Request(builder.get_environ())
     return build_event(request, Route(method, route_path or path, "Test"), path_params or {}, "testapi")
