@@ -1084,46 +1084,58 @@ def test_a_refresh_keeps_the_holdout_out_of_the_upload(
     assert {row[0] for row in rows[1:] if row[-1] == "holdout"} == {"u3", "u13"}
 
 
+@pytest.fixture
+def with_sync(service: AudienceService, audiences: MemoryAudiences) -> Callable[[SyncRun], tuple[str, str]]:
+    """Makes an active audience of 25 (buyers u0..u24) whose record holds ``run`` as its current sync
+    run, as a sync in progress (or one lost before its close) leaves it; gives the audience's id and
+    its platform id."""
+
+    def make(run: SyncRun) -> tuple[str, str]:
+        created = service.create(ORG, request(25))
+        stored = audiences.get(ORG, created.audience_id)
+        assert stored is not None
+        assert stored.platform_custom_audience_id is not None
+        stored.sync = AudienceSync(current=run)
+        audiences.put(stored)
+        return stored.audience_id, stored.platform_custom_audience_id
+
+    return make
+
+
 def test_a_refresh_with_users_is_refused_while_a_sync_of_the_audience_runs(
-    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences
+    service: AudienceService, platform: SandboxPlatform, with_sync: Callable[[SyncRun], tuple[str, str]]
 ) -> None:
     # Given an active audience of 25 whose sync (refresh now) started a minute ago and still runs
-    created = service.create(ORG, request(25))
-    stored = audiences.get(ORG, created.audience_id)
-    assert stored is not None
-    assert created.platform_custom_audience_id is not None
-    running = SyncRun(run_id="now-1", trigger="now", started_at=START - timedelta(minutes=1))
-    stored.sync = AudienceSync(current=running)
-    audiences.put(stored)
+    audience_id, on_platform = with_sync(
+        SyncRun(run_id="now-1", trigger="now", started_at=START - timedelta(minutes=1))
+    )
 
     # When a list of 3 users is sent to replace the members
     with pytest.raises(Conflict) as refused:
-        service.refresh(ORG, created.audience_id, RefreshAudienceRequest(users=buyers(3, first=100)))
+        service.refresh(ORG, audience_id, RefreshAudienceRequest(users=buyers(3, first=100)))
 
     # Then it is refused naming the run, and nothing is sent: the two replace sessions ran at once,
     # and the sync's close recorded its 710 members over the 1 the platform kept (walking make dev)
     assert "A sync of this audience is already running" in refused.value.message
     assert "now-1" in refused.value.message
     assert refused.value.remedy
-    assert platform.member_count(created.platform_custom_audience_id) == 25
+    assert platform.member_count(on_platform) == 25
 
 
 def test_a_refresh_with_users_goes_ahead_past_a_sync_lost_longer_than_a_replace_session(
-    service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences
+    service: AudienceService, platform: SandboxPlatform, with_sync: Callable[[SyncRun], tuple[str, str]]
 ) -> None:
     # Given an audience whose recorded sync started 3 hours ago and never finished (a lost execution)
-    created = service.create(ORG, request(25))
-    stored = audiences.get(ORG, created.audience_id)
-    assert stored is not None
-    assert created.platform_custom_audience_id is not None
-    lost = SyncRun(run_id="schedule-lost", trigger="schedule", started_at=START - timedelta(hours=3))
-    stored.sync = AudienceSync(current=lost)
-    audiences.put(stored)
-    # When
-    refreshed = service.refresh(ORG, created.audience_id, RefreshAudienceRequest(users=buyers(3, first=100)))
-    # Then
+    audience_id, on_platform = with_sync(
+        SyncRun(run_id="schedule-lost", trigger="schedule", started_at=START - timedelta(hours=3))
+    )
+
+    # When a list of 3 users is sent to replace the members
+    refreshed = service.refresh(ORG, audience_id, RefreshAudienceRequest(users=buyers(3, first=100)))
+
+    # Then the list replaces them
     assert refreshed.user_count == 3
-    assert platform.member_count(created.platform_custom_audience_id) == 3
+    assert platform.member_count(on_platform) == 3
 
 
 # --- value-based seeds (issue 15, item 3) ----------------------------------------------------------

@@ -6,6 +6,7 @@ product the shop does not sell."""
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -19,6 +20,7 @@ from tests.unit.records import NOW, RULES, coverage, dataset_version, model_reco
 from tests.unit.targeting.test_preview_warnings import Blobs, One
 
 SPEC = {"modelName": "shop-purchase", "rule": "top_percent", "value": 50}
+THIRTY = [f"p{n:05d}" for n in range(30)]  # the shop's synced products
 
 
 def catalog(product_ids: list[str]) -> bytes:
@@ -53,29 +55,34 @@ def service(bundle: ScoringBundle, products: list[str] | None) -> TargetingServi
     )
 
 
-def test_a_preview_of_a_product_the_shop_does_not_list_is_refused_naming_it(bundle: ScoringBundle) -> None:
+def preview(targeting: TargetingService, product: str) -> object:
+    """The targeting page's live preview of the top half of the shop's users for ``product``."""
+    return targeting.preview("shop", PreviewRequest.model_validate({**SPEC, "productId": product}))
+
+
+def new_segment(targeting: TargetingService, product: str) -> object:
+    """The users an activation's new segment of ``product`` chooses (its SelectUsers step)."""
+    return targeting.segment_columns("shop", SegmentSpec.model_validate({**SPEC, "productId": product}))
+
+
+@pytest.mark.parametrize(
+    ("ask", "field"),
+    [(preview, "productId"), (new_segment, "segment.productId")],
+    ids=["a preview", "a new segment"],
+)
+def test_a_product_the_shop_does_not_list_is_refused_naming_the_field_the_product_and_what_to_do(
+    bundle: ScoringBundle, ask: Callable[[TargetingService, str], object], field: str
+) -> None:
     # Given a shop whose synced products are p00000..p00029
-    targeting = service(bundle, [f"p{n:05d}" for n in range(30)])
-    # When the preview names p00107 (a typo, or a product of another shop)
-    request = PreviewRequest.model_validate({**SPEC, "productId": "p00107"})
+    targeting = service(bundle, THIRTY)
+    # When a preview, or a new segment, names p00107 (a typo, or a product of another shop)
     with pytest.raises(ValidationFailed) as refused:
-        targeting.preview("shop", request)
-    # Then it is refused naming the field, the product and what to do
-    assert refused.value.field == "productId"
+        ask(targeting, "p00107")
+    # Then it is refused naming the request's field, the product and what to do
+    assert refused.value.field == field
     message = "Product 'p00107' is not in the shop's synced products (30 in dataset v1)."
     assert refused.value.message == message
     assert "Choose a product of the products file" in (refused.value.remedy or "")
-
-
-def test_a_new_segment_of_a_product_the_shop_does_not_list_is_refused(bundle: ScoringBundle) -> None:
-    # Given the same shop, and an activation's segment naming p00107
-    targeting = service(bundle, [f"p{n:05d}" for n in range(30)])
-    spec = SegmentSpec.model_validate({**SPEC, "productId": "p00107"})
-    # When its users are chosen (the activation's SelectUsers step)
-    with pytest.raises(ValidationFailed) as refused:
-        targeting.segment_columns("shop", spec)
-    # Then nothing is scored: the segment's product is named as the activation's field
-    assert refused.value.field == "segment.productId"
 
 
 def test_an_audience_sync_goes_on_scoring_its_product(bundle: ScoringBundle) -> None:
@@ -91,8 +98,8 @@ def test_an_audience_sync_goes_on_scoring_its_product(bundle: ScoringBundle) -> 
 @pytest.mark.parametrize(
     ("products", "product"),
     [
-        ([f"p{n:05d}" for n in range(30)], "p00007"),
-        ([*(f"p{n:05d}" for n in range(30)), "p-new"], "p-new"),
+        (THIRTY, "p00007"),
+        ([*THIRTY, "p-new"], "p-new"),
         (None, "p00107"),
     ],
     ids=["a product the shop sold", "a listed product never sold yet", "a version without a catalog"],
