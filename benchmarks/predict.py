@@ -52,7 +52,7 @@ from shared.predictions.registry import register_trained_model
 from shared.records.api_keys import StoredApiKey
 from shared.records.models import ModelRecord
 from shared.records.principals import ApiKeyPrincipal
-from shared.records.usage import DayCount
+from shared.records.usage import DayCount, DayStanding
 from tools.synthetic import SyntheticConfig, generate_shop
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -408,6 +408,15 @@ class _FakeMeter:
             return DayCount(counted=None, over_quota=True)
         self.counts[(key.key_id, day)] = count + 1
         return DayCount(counted=count + 1)
+
+    def standing(self, key: ApiKeyPrincipal, day: date) -> DayStanding:
+        seeded = (key.key_id, day) in self.counts
+        return DayStanding(
+            seeded=seeded,
+            revoked=False,
+            predictions=self.counts.get((key.key_id, day), 0),
+            daily_quota=key.daily_quota if seeded else None,
+        )
 
 
 class _FakeKeys:

@@ -1,7 +1,9 @@
 """``POST /client/predict/{modelName}`` (docs/service-contract.md §2.2, §2.3, §4.1, §7.1).
 
 Scoring runs on the numpy bundle only, so the predict function never imports scikit-learn. A call
-is metered (and checked against the key's quota) only once the model and the user are known.
+is metered (and checked against the key's quota) only once the model and the user are known; a call
+refused before that reads the key's day item, so a revoked key still gets 401 and a spent quota 429,
+not the 404 of the lookup.
 
 AWS calls: a warm container makes two per prediction, issued together so the request waits on one
 round trip (``shared.repositories.prediction_path`` describes both writes). A cold container first
@@ -33,7 +35,7 @@ from shared.predictions.usage import UsageOutcome, next_reset, quota_exceeded, u
 from shared.records.api_keys import StoredApiKey
 from shared.records.models import ModelRecord
 from shared.records.principals import ApiKeyPrincipal
-from shared.records.usage import DayCount
+from shared.records.usage import DayCount, DayStanding
 
 RECOMMENDATIONS = 10
 BUNDLE_CACHE_SIZE = 32  # shards of a few MB in memory: several models, or one big model's busiest shards
@@ -119,6 +121,8 @@ class DayMeter(Protocol):
     def count(self, key: ApiKeyPrincipal, model_name: str, day: date, now: datetime) -> DayCount: ...
 
     def seed_and_count(self, key: ApiKeyPrincipal, model_name: str, day: date, now: datetime) -> DayCount: ...
+
+    def standing(self, key: ApiKeyPrincipal, day: date) -> DayStanding: ...
 
 
 class ModelCounter(Protocol):
@@ -275,14 +279,24 @@ class Predictor:
 
         Raises ``Unauthorized`` for a missing, unknown or revoked key, ``NotFound`` for an unknown
         model or user (the user message names the user and how many users the model knows),
-        ``ValidationFailed`` for bad input, ``QuotaExceeded`` when the key's daily quota is spent. A
-        refused call is counted nowhere.
+        ``ValidationFailed`` for bad input, ``QuotaExceeded`` when the key's daily quota is spent
+        (also for an unknown model or user: a spent quota refuses whatever is asked). A refused call
+        is counted nowhere.
         """
         key_id = key_id_of(presented_key) if presented_key else None
         just_read = key_id is not None and not self.keys.is_cached(key_id)
         principal = verify_key(presented_key, self.keys)
-        record = self._record(principal.org_id, model_name)
-        predictions = self._score(record, request.input)
+        try:
+            record = self._record(principal.org_id, model_name)
+            predictions = self._score(record, request.input)
+        except (NotFound, ValidationFailed) as failed:
+            # Refused before it could be counted: a revoked key learns 401 and a spent quota 429
+            # first (a revoked key learns nothing of the models and users; a request past the
+            # quota is refused whatever it asks for); a bad feature is told before the quota.
+            barred = self._barred(principal, now, just_read=just_read)
+            if barred is not None and (isinstance(barred, Unauthorized) or isinstance(failed, NotFound)):
+                raise barred from None
+            raise
         # The model's count goes out beside the key's: the request waits on one round trip.
         model_write = self.background.submit(deadline.carry(self.models.count), record, now)
         try:
@@ -373,6 +387,24 @@ class Predictor:
             remaining=None if quota is None else max(quota - counted.counted, 0),
             resets_at=next_reset(now),
         )
+
+    def _barred(self, principal: ApiKeyPrincipal, now: datetime, *, just_read: bool) -> ServiceError | None:
+        """Why the key may not predict now, for a request that failed before it was counted: revoked
+        (401) or its day's quota spent (429); None when it may. One read of the key's day item, and
+        of the key record when the day has no item yet and the cached record was read earlier (a
+        revocation of an earlier day is on the record only). Counts nothing."""
+        day = self.meter.standing(principal, utc_day(now))
+        if day.revoked:
+            self.keys.seen_revoked(principal.key_id, now)
+            return _revoked()
+        quota = day.daily_quota if day.seeded else principal.daily_quota
+        if not day.seeded and not just_read:
+            fresh = self.keys.fresh(principal.key_id)
+            if fresh is None or fresh.revoked_at is not None:
+                return _revoked()
+        if quota is not None and day.predictions >= quota:
+            return quota_exceeded(principal.model_copy(update={"daily_quota": quota}), now)
+        return None
 
     def _model_write_result(
         self, write: Future[ModelRecord | None], org_id: str, model_name: str

@@ -29,3 +29,13 @@ class DayCount:
     revoked: bool = False  # refused: the key was revoked
     over_quota: bool = False  # refused: the day's quota is spent
     unseeded: bool = False  # refused: the day's item has not been seeded from the key record yet
+
+
+@dataclass(frozen=True)
+class DayStanding:
+    """What the key's day item says of the key now, read without counting."""
+
+    seeded: bool  # the day's item was seeded from the key record (its first prediction was counted)
+    revoked: bool  # the key was revoked (marked on the day's item)
+    predictions: int  # the key's predictions counted that day
+    daily_quota: int | None  # the quota the day was seeded with (None: unlimited, or not seeded)

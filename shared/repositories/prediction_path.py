@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from shared.clock import iso
 from shared.records.api_keys import StoredApiKey
 from shared.records.principals import ApiKeyPrincipal
-from shared.records.usage import DayCount
+from shared.records.usage import DayCount, DayStanding
 from shared.repositories.api_keys import api_key_from_item
 from shared.repositories.items import from_item
 from shared.repositories.models import model_record_from_item
@@ -55,6 +55,27 @@ class DynamoKeyDayMeter:
         """The day's first use: mark the item active with the key's quota (the caller has just read
         the key record and found it not revoked) and count, unless a revocation got there first."""
         return self._update(key, model_name, day, now, seed=True)
+
+    def standing(self, key: ApiKeyPrincipal, day: date) -> DayStanding:
+        """The key's day item as it is (strongly consistent), counting nothing: for a request
+        refused before it could be counted, whose caller must first learn that its key is revoked
+        or its quota spent."""
+        item = (
+            self._client.get_item(
+                TableName=self._table,
+                Key=_day_key(key, day),
+                ConsistentRead=True,
+                ProjectionExpression="active, revoked_at, predictions, daily_quota",
+            ).get("Item")
+            or {}
+        )
+        quota = item.get("daily_quota")
+        return DayStanding(
+            seeded="active" in item,
+            revoked="revoked_at" in item,
+            predictions=int(item["predictions"]["N"]) if "predictions" in item else 0,
+            daily_quota=int(quota["N"]) if quota else None,
+        )
 
     def mark_revoked(self, key: StoredApiKey, days: list[date], revoked_at: datetime) -> None:
         """Mark the key's items for ``days`` revoked (creating them if need be), so the next

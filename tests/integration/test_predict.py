@@ -200,3 +200,6 @@ def test_a_daily_quota_adds_the_remaining_header_then_429(api: httpx.Client, dem
     # And: when to retry, the seconds to the reset at midnight UTC the message names
     assert 1 <= int(third.headers["Retry-After"]) <= 24 * 3600
     assert third.headers["X-Service-Usage-Remaining"] == "0"
+    # And: past the quota, a user the model does not know is refused the same way, not 404
+    unknown = predict(api, created["key"], PURCHASE_MODEL, {"input": {"user_id": "nobody-at-all"}})
+    assert (unknown.status_code, unknown.json()["error"]["code"]) == (429, third.json()["error"]["code"])

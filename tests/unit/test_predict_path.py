@@ -274,6 +274,83 @@ def test_an_unknown_user_is_not_counted(stack: Stack, trained: TrainedModel) -> 
     assert stack.usage.days_for_key(ORG, key.stored.key_id) == []
 
 
+def spend_quota(stack: Stack, trained: TrainedModel, predictor: Predictor, quota: int = 2) -> NewApiKey:
+    key = new_key(stack, daily_quota=quota)
+    for _ in range(quota):
+        predictor.predict(key.key, "buyers", request(trained), NOW)
+    return key
+
+
+@pytest.mark.parametrize(
+    ("model", "user"),
+    [("buyers", "nobody"), ("no-such-model", None)],
+    ids=["unknown-user", "unknown-model"],
+)
+def test_a_key_whose_quota_is_spent_is_refused_429_before_any_lookup(
+    stack: Stack, trained: TrainedModel, model: str, user: str | None
+) -> None:
+    # Given a key allowed two predictions a day, both made, in a warm container
+    predictor = stack.predictor()
+    key = spend_quota(stack, trained, predictor)
+    asked = PredictRequest.model_validate({"input": {"user_id": user or trained.training_user_ids[0]}})
+    # When it asks for a user or a model nobody has (found walking make dev: 404, not 429)
+    with pytest.raises(QuotaExceeded, match="daily quota of 2") as refused:
+        predictor.predict(key.key, model, asked, NOW)
+    # Then it is told the quota is spent, when it resets, and that nothing is left
+    assert refused.value.headers == {"X-Service-Usage-Remaining": "0"}
+    assert refused.value.retry_after_seconds == 8.5 * 3600
+    # And the refusal is counted nowhere
+    [day] = stack.usage.days_for_key(ORG, key.stored.key_id)
+    assert (day.predictions, day.by_model) == (2, {"buyers": 2})
+    record = stack.models.get(ORG, "buyers")
+    assert record is not None
+    assert record.usageStats.total_predictions == 2
+
+
+def test_a_key_with_quota_left_is_told_the_user_is_unknown_and_not_counted(
+    stack: Stack, trained: TrainedModel
+) -> None:
+    # Given a key with one of its two predictions left
+    predictor = stack.predictor()
+    key = new_key(stack, daily_quota=2)
+    predictor.predict(key.key, "buyers", request(trained), NOW)
+    unknown = PredictRequest.model_validate({"input": {"user_id": "nobody"}})
+    # When / Then: the unknown user is what it learns, and the quota it has left is untouched
+    with pytest.raises(NotFound, match="nobody"):
+        predictor.predict(key.key, "buyers", unknown, NOW)
+    assert predictor.predict(key.key, "buyers", request(trained), NOW).headers == {
+        "X-Service-Usage-Remaining": "0"
+    }
+
+
+def test_a_revoked_key_asking_for_an_unknown_user_is_refused_401_by_a_container_that_cached_it(
+    stack: Stack, trained: TrainedModel
+) -> None:
+    # Given a warm container that has the key cached as active, and the key revoked since
+    key = new_key(stack)
+    predictor = stack.predictor()
+    predictor.predict(key.key, "buyers", request(trained), NOW)
+    revoke_api_key(ORG, key.stored.key_id, NOW, keys=stack.keys, days=stack.meter)
+    unknown = PredictRequest.model_validate({"input": {"user_id": "nobody"}})
+    # When / Then: 401, not the 404 that would tell a revoked key which users exist
+    with pytest.raises(Unauthorized, match="revoked"):
+        predictor.predict(key.key, "buyers", unknown, NOW + timedelta(seconds=1))
+
+
+def test_a_key_revoked_on_an_earlier_day_asking_for_an_unknown_user_is_refused_401(
+    stack: Stack, trained: TrainedModel
+) -> None:
+    # Given a key revoked two days ago, still cached as active by this container; today has no item
+    key = new_key(stack)
+    predictor = stack.predictor()
+    predictor.predict(key.key, "buyers", request(trained), NOW - timedelta(days=2))
+    revoke_api_key(ORG, key.stored.key_id, NOW - timedelta(days=2), keys=stack.keys, days=stack.meter)
+    unknown = PredictRequest.model_validate({"input": {"user_id": "nobody"}})
+    # When / Then
+    with pytest.raises(Unauthorized, match="revoked"):
+        predictor.predict(key.key, "buyers", unknown, NOW)
+
+
 def test_a_purchase_model_without_a_product_answers_the_users_likeliest_products(
     stack: Stack, trained: TrainedModel
 ) -> None:
