@@ -29,6 +29,8 @@ class ServiceError(Exception):
         remedy: str | None = None,
         details: dict[str, Any] | None = None,
         action: str | None = None,
+        retry_after_seconds: float | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -37,6 +39,11 @@ class ServiceError(Exception):
         self.details = details or {}
         # The remedy as an action a client can offer to do (``ErrorDetail.action`` lists them).
         self.action = action
+        # Left out, each keeps its class's default (a 503's Retry-After of 5 s, no extra headers).
+        if retry_after_seconds is not None:
+            self.retry_after_seconds = retry_after_seconds
+        if headers is not None:
+            self.headers = MappingProxyType(dict(headers))
 
 
 class ValidationFailed(ServiceError):

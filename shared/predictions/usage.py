@@ -97,7 +97,7 @@ def quota_exceeded(principal: ApiKeyPrincipal, now: datetime) -> QuotaExceeded:
     ``retry_after_seconds``, the Retry-After header), what to do, and ``X-Service-Usage-Remaining: 0``."""
     quota = principal.daily_quota
     resets_at = next_reset(now)
-    error = QuotaExceeded(
+    return QuotaExceeded(
         f"The daily quota of {quota} predictions for API key {principal.prefix} is spent; "
         f"it resets at {iso(resets_at)} (midnight UTC).",
         remedy=(
@@ -105,12 +105,11 @@ def quota_exceeded(principal: ApiKeyPrincipal, now: datetime) -> QuotaExceeded:
             "with a higher daily quota in the dashboard."
         ),
         details={"daily_quota": quota, "resets_at": iso(resets_at)},
+        # Retry-After, as the service's other 429s send it: the seconds until the reset; and the
+        # usage header every answer to a key with a quota carries (docs/service-contract.md §4.1).
+        retry_after_seconds=(resets_at - now).total_seconds(),
+        headers={USAGE_REMAINING_HEADER: "0"},
     )
-    # Retry-After, as the service's other 429s send it: the seconds until the reset; and the usage
-    # header every answer to a key with a quota carries (docs/service-contract.md §4.1).
-    error.retry_after_seconds = (resets_at - now).total_seconds()
-    error.headers = {USAGE_REMAINING_HEADER: "0"}
-    return error
 
 
 def record_model_prediction(

@@ -9,8 +9,16 @@ from typing import Any
 from pydantic import BaseModel
 
 from shared.api import create_app
-from shared.errors import NotFound, PreconditionFailed
+from shared.errors import NotFound, PreconditionFailed, QuotaExceeded, ServiceError
 from tests.http_events import http_event
+
+
+class Busy(ServiceError):
+    """A 503 whose class says when to come back, as the payments provider's does."""
+
+    status = 503
+    code = "busy"
+    retry_after_seconds = 5.0
 
 
 class Payload(BaseModel):
@@ -105,6 +113,31 @@ def test_error_extra_fields_are_added_to_every_error_body() -> None:
     # Then
     assert body["predictions"] == []
     assert body["success"] is False
+
+
+def test_an_errors_retry_after_and_headers_given_when_it_is_built_reach_the_response() -> None:
+    # Given a 429 built with its wait and a header, and a 503 that keeps its class's 5 s
+    app = create_app()
+
+    @app.get("/spent")
+    def spent() -> dict[str, str]:
+        raise QuotaExceeded("Spent.", retry_after_seconds=30.2, headers={"X-Service-Usage-Remaining": "0"})
+
+    @app.get("/busy")
+    def busy() -> dict[str, str]:
+        raise Busy("Busy.")
+
+    # When each is answered
+    quota = app.resolve(http_event("GET", "/spent"), None)
+    unavailable = app.resolve(http_event("GET", "/busy"), None)
+
+    # Then the 429 waits the whole seconds given and carries the header; the 503 its default wait
+    assert quota["statusCode"] == 429
+    assert quota["headers"]["Retry-After"] == "31"
+    assert quota["headers"]["X-Service-Usage-Remaining"] == "0"
+    assert unavailable["statusCode"] == 503
+    assert unavailable["headers"]["Retry-After"] == "5"
+    assert "X-Service-Usage-Remaining" not in unavailable["headers"]
 
 
 def test_a_body_sent_as_another_content_type_is_415_naming_the_header() -> None:
