@@ -37,11 +37,12 @@ def refresh(
     body: Annotated[RefreshAudienceRequest | None, Body()] = None,
 ) -> Response[AudienceCreated | AudienceView]:
     """With users: replace the audience's members with them through the platform's usersreplace, in
-    batches of at most 10,000 within one replace session; the CSV snapshot is replaced too. Without
-    users (or without a body), for an audience made from a segment: refresh now, i.e. re-score the
-    segment with the model's current version and replace the members in the background (202)."""
+    batches of at most 10,000 within one replace session; the CSV snapshot is replaced too (an empty
+    list is refused, 400). Without users (or without a body), for an audience made from a segment:
+    refresh now, i.e. re-score the segment with the model's current version and replace the members
+    in the background (202)."""
     org_id = user_principal(app).org_id
-    if body is not None and body.users:
+    if body is not None and body.replaces_members():
         created = wiring.audience_service().refresh(org_id, audienceId, body)
         return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=created)
     started = wiring.audience_sync_service().sync_now(org_id, audienceId)

@@ -233,9 +233,15 @@ class RefreshAudienceRequest(CamelModel):
 
     users: list[AudienceUser] = Field(
         default_factory=list,
-        description="The new members. Leave out (or send no body) to sync a segment audience now.",
+        description="The new members. Leave out (or send no body) to sync a segment audience now; an "
+        "empty list is refused (400 on users).",
     )
     country: str | None = Field(default=None, pattern="^[A-Za-z]{2}$")
+
+    def replaces_members(self) -> bool:
+        """Whether the request sends ``users`` (a replace of the members, even with an empty list,
+        which the replace refuses) rather than leaving them out (a segment audience synced now)."""
+        return "users" in self.model_fields_set
 
 
 class AudienceSyncRequest(CamelModel):

@@ -498,7 +498,18 @@ class AudienceService:
         ``usersreplace`` keeps the ad sets' learning phase, unlike removing and re-adding people. A
         replace session cannot be resumed half-way (the platform restarts it only from batch 1), so a
         failed refresh is reported and can be repeated once the platform's session has ended.
+
+        ``ValidationFailed`` on ``users`` for an empty list: replacing the members with nobody is
+        never what was meant (a refresh from the segment sends no users at all).
         """
+        if not request.users:
+            raise ValidationFailed(
+                "users is empty: a refresh with users replaces the audience's members with that list, "
+                "and an empty list would leave it with nobody.",
+                field="users",
+                remedy="Send the users to replace the members with; or, to score an audience made from a "
+                "segment again now (Refresh now), send no body.",
+            )
         record = self._require(org_id, audience_id)
         if record.status == DELETED_ON_PLATFORM:
             raise deleted_on_platform(record)

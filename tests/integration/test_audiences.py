@@ -307,6 +307,28 @@ def test_creating_without_a_connection_says_to_connect(api: httpx.Client, stack:
     assert "Connect your ad account" in response.json()["error"]["remedy"]
 
 
+def test_a_refresh_with_an_empty_list_of_users_is_refused_naming_users(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given: an audience of users 0-19
+    created = api.post("/platform-ads/audiences", json=body(20), headers=org.headers).json()
+    sandbox.delete("/requests")
+    # When: a refresh sends an empty list (found walking make dev: it ran "Refresh now" instead)
+    response = api.post(
+        f"/platform-ads/audiences/{created['audienceId']}/refresh", json={"users": []}, headers=org.headers
+    )
+    # Then: 400 on users, saying the list is empty and what to send instead
+    assert response.status_code == 400, response.text
+    error = response.json()["error"]
+    assert (error["code"], error["field"]) == ("validation_error", "users")
+    assert "empty" in error["message"]
+    assert "Send the users" in error["remedy"]
+    assert "no body" in error["remedy"]
+    # And: nothing was sent to the platform, and the audience is as it was
+    assert sandbox.get("/requests", params={"method": "POST"}).json()["requests"] == []
+    assert len(members(sandbox, created["platformCustomAudienceId"])) == 20
+
+
 def test_a_refresh_replaces_the_members_through_usersreplace(
     api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
 ) -> None:

@@ -905,6 +905,24 @@ def test_refreshing_replaces_the_members_in_one_replace_session(
     assert blobs.get(stored.snapshot_key).decode().count("\n") == 1 + 12
 
 
+def test_a_refresh_with_an_empty_list_is_refused_on_users_and_sends_nothing(
+    service: AudienceService, platform: SandboxPlatform
+) -> None:
+    # Given an active audience of 25
+    created = service.create(ORG, request(25))
+    assert created.platform_custom_audience_id is not None
+
+    # When its members would be replaced by nobody
+    with pytest.raises(ValidationFailed, match="users is empty") as refused:
+        service.refresh(ORG, created.audience_id, RefreshAudienceRequest(users=[]))
+
+    # Then the refusal names users and says what to send, and the platform keeps the 25
+    assert refused.value.field == "users"
+    assert "send no body" in (refused.value.remedy or "")
+    assert platform.upload_sessions(r"/usersreplace$") == []
+    assert platform.member_count(created.platform_custom_audience_id) == 25
+
+
 def test_only_an_active_audience_can_be_refreshed(
     service: AudienceService, platform: SandboxPlatform, audiences: MemoryAudiences
 ) -> None:
