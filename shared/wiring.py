@@ -530,6 +530,18 @@ def checkout_routes() -> CheckoutRoutes:
 
 
 def publishing_service() -> PublishingService:
+    """Publishing for Publish advert, whose hosted-checkout link is checked against the synced
+    catalog (read with numpy)."""
+    return _publishing(hosted_checkout())
+
+
+def publishing_without_checkout() -> PublishingService:
+    """Publishing for the functions that never link an advert to a checkout (the Ads Manager link,
+    Delete advert): without the hosted checkout, they neither read the catalog nor import numpy."""
+    return _publishing(None)
+
+
+def _publishing(checkout: HostedCheckoutLinks | None) -> PublishingService:
     from shared.clock import utc_now
     from shared.publishing.service import PublishingPolicy, PublishingService
 
@@ -538,7 +550,7 @@ def publishing_service() -> PublishingService:
         audiences=audience_store(),
         blobs=data_blobs(),
         connections=connection_service(),
-        checkout=hosted_checkout(),
+        checkout=checkout,
         policy=policy,
         clock=utc_now,
     )

@@ -26,7 +26,7 @@ def ads_manager_link(
     """The platform's ads manager on the connected ad account with the audience (and its lookalike)
     selected, to build the ad there. Creates nothing, so it works while the service's application is
     in development mode, when Publish advert cannot."""
-    return wiring.publishing_service().ads_manager_link(user_principal(app).org_id, audienceId)
+    return wiring.publishing_without_checkout().ads_manager_link(user_principal(app).org_id, audienceId)
 
 
 lambda_handler = http_entry_point(app)

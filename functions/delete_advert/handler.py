@@ -27,7 +27,9 @@ def delete_advert(
 ) -> Response[None]:
     """Delete the audience's ad, creative, ad set and campaign on the platform (whatever state the
     advert is in), then forget them. Irreversible. What cannot be deleted stays listed."""
-    wiring.publishing_service().delete_advert(user_principal(app).org_id, audienceId, confirm=confirm)
+    wiring.publishing_without_checkout().delete_advert(
+        user_principal(app).org_id, audienceId, confirm=confirm
+    )
     return Response(status_code=204)
 
 

@@ -128,7 +128,9 @@ class PublishingService:
     audiences: AudienceStore
     blobs: SourceBlobs
     connections: ConnectionService
-    checkout: HostedCheckout
+    # The hosted checkout's links; None where the function never publishes (the Ads Manager link,
+    # Delete advert), which then need not read the synced catalog.
+    checkout: HostedCheckout | None
     policy: PublishingPolicy
     clock: Clock
 
@@ -520,6 +522,7 @@ class PublishingService:
                 field="productId",
                 remedy="Send productId with the request.",
             )
+        assert self.checkout is not None, "this function's wiring gives no hosted checkout"
         return self.checkout.url(record.org_id, product_id)
 
     def _targeting(self, record: AudienceRecord, request: PublishAdvertRequest) -> tuple[str, list[str]]:

@@ -130,6 +130,24 @@ def test_the_data_source_functions_reach_the_coverage() -> None:
     assert "shared.datasources.service" in per_function["SyncDataSourceFunction"][0]
 
 
+# The functions that publish nothing build publishing without the hosted checkout, whose catalog reader
+# imports numpy (shared.wiring.publishing_without_checkout): their first request stays without numpy.
+WITHOUT_NUMPY = {"AdsManagerLinkFunction", "DeleteAdvertFunction"}
+
+
+def test_the_functions_that_never_link_a_checkout_neither_import_numpy_nor_carry_its_layer() -> None:
+    # Given each function's imports and layers
+    per_function = _function_modules()
+    needing = _modules_needing_numpy(set().union(*(per_function[name][0] for name in WITHOUT_NUMPY)))
+
+    # When the Ads Manager link's and Delete advert's are looked at
+    reaching = {name for name in WITHOUT_NUMPY if per_function[name][0] & needing}
+    carrying = {name for name in WITHOUT_NUMPY if per_function[name][1] & NUMPY_LAYERS}
+
+    # Then neither reaches numpy, and neither ships a numpy layer it does not use
+    assert (reaching, carrying) == (set(), set())
+
+
 # The functions that run the columnar engine (shared/dataplane/; it is imported where it is used, so
 # the import probe above does not see it).
 ENGINE_FUNCTIONS = {"DataSourceSyncJobFunction", "CheckoutPageFunction", "StartCheckoutFunction"}
