@@ -25,6 +25,7 @@ CONTENT_TYPES = {
     ".css": "text/css",
     ".html": "text/html",
     ".json": "application/json",
+    ".svg": "image/svg+xml",  # the pages' icon (favicon.svg), whatever the machine's MIME table says
 }
 
 

@@ -40,5 +40,7 @@ def test_publishing_uploads_every_page_with_its_type_and_the_config() -> None:
     script = s3.get_object(Bucket="dash", Key="app.js")
     assert script["ContentType"] == "text/javascript"
     assert script["CacheControl"] == "no-cache"
+    # And the pages' icon is served as an image (a page without one showed a 404 in the console)
+    assert s3.get_object(Bucket="dash", Key="favicon.svg")["ContentType"] == "image/svg+xml"
     config = json.loads(s3.get_object(Bucket="dash", Key="config.json")["Body"].read())
     assert config["userPoolClientId"] == "client123"
