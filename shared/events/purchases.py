@@ -225,6 +225,16 @@ class PurchaseEvents:
                 found.too_old,
                 found.refused,
             )
+            if self.counted and not record.outside_window_counted:
+                # The Events page's "skipped": the version's orders already older than the window. Counted
+                # with the flag that says so, in one write, so a retried step never counts them twice.
+                record.outside_window_counted = True
+                record.updated_at = self.clock()
+                self.events.put_purchases_counted(
+                    record,
+                    self.clock().date().isoformat(),
+                    {("sync", "Purchase", "skipped"): record.outside_window},
+                )
             for chunk in order_chunks(workspace, record.position, found.in_window, self.batch_size):
                 if seconds_left() < STEP_RESERVE_SECONDS:
                     self._save(record)
@@ -259,6 +269,7 @@ class PurchaseEvents:
                         {
                             ("sync", "Purchase", "sent"): counted,
                             ("sync", "Purchase", "rejected"): report.rejected,
+                            ("sync", "Purchase", "skipped"): report.skipped_too_old,
                         },
                     )
                 else:
@@ -268,7 +279,11 @@ class PurchaseEvents:
         self.events.finish_purchases(record)
         logger.info(
             "Purchases sent",
-            extra={"sent": record.sent, "skipped": record.skipped_too_old, "rejected": record.rejected},
+            extra={
+                "sent": record.sent,
+                "skipped": record.outside_window + record.skipped_too_old,
+                "rejected": record.rejected,
+            },
         )
         return PurchaseProgress(status="done", position=record.position, in_window=record.in_window)
 

@@ -51,6 +51,9 @@ class PurchaseSend(BaseModel):
         description="New orders of customers who refused marketing: never sent, whatever their time.",
     )
     skipped_too_old: int = Field(default=0, description="Orders that left the window before their batch did.")
+    outside_window_counted: bool = Field(
+        default=False, description="outside_window was added to the Events page's day (once per version)."
+    )
     rejected: int = 0
     calls: int = 0
     with_predicted_value: int = Field(default=0, description="Purchases that carried predicted_ltv.")

@@ -52,8 +52,10 @@ def test_a_merchant_reads_what_was_sent_copies_the_snippet_and_rotates_and_revok
     # pages sent two add-to-carts and a purchase without its value (rejected by the service's check)
     shop_user = merchant(stack, api, connected=True)
     shop = ShopFiles()
-    sent = purchases_of(shop_user.org, sync(api, shop_user.org, shop)).sent
+    purchases = purchases_of(shop_user.org, sync(api, shop_user.org, shop))
+    sent, skipped = purchases.sent, purchases.outside_window + purchases.skipped_too_old
     assert sent == len(shop.in_window())
+    assert skipped == len(shop.orders) - sent
     first_key = site_key(api, shop_user.org)["siteKey"]
     answer = post_events(
         api, first_key, [page_event(), page_event(), page_event("Purchase", "order-1001", content_ids=["p1"])]
@@ -65,12 +67,12 @@ def test_a_merchant_reads_what_was_sent_copies_the_snippet_and_rotates_and_revok
     page.wait_for_url("**/events.html")
     # Then the period's total, every one of the 14 days, and the counts by source and type are shown
     expect(page.locator("#events-total")).to_have_text(
-        re.compile(rf"^{sent + 2} events sent from \S+ to \S+ \(UTC\); 1 rejected\.")
+        re.compile(rf"^{sent + 2} events sent from \S+ to \S+ \(UTC\); 1 rejected, {skipped} skipped\.")
     )
     expect(page.locator("#events-chart li")).to_have_count(14)
     rows = page.locator("#by-source tr")
     expect(rows).to_have_count(3)
-    expect(rows.nth(0)).to_contain_text(re.compile(rf"Synced orders\s*Purchase\s*{sent}\s*0\s*0"))
+    expect(rows.nth(0)).to_contain_text(re.compile(rf"Synced orders\s*Purchase\s*{sent}\s*0\s*{skipped}"))
     expect(rows.nth(1)).to_contain_text(re.compile(r"The shop's pages\s*AddToCart\s*2\s*0\s*0"))
     expect(rows.nth(2)).to_contain_text(re.compile(r"The shop's pages\s*Purchase\s*0\s*1\s*0"))
     # And the rejected purchase says what happened and what to do, in plain words, with the failed check

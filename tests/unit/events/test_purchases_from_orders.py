@@ -468,3 +468,31 @@ def test_the_purchases_sent_are_counted_on_the_day_they_were_sent(shop: Shop) ->
     shop.step("v1", batch_size=2)
     # Then the day's counts say three purchases were sent (for the Events page and the readiness check)
     assert shop.counted[("org-1", NOW.date().isoformat())][("sync", "Purchase", "sent")] == 3
+
+
+def test_the_orders_older_than_the_window_are_counted_skipped_once_for_the_events_page(shop: Shop) -> None:
+    # Given a first sync whose only orders are older than the platform's window (a shop's history:
+    # walking make dev, the Events page said "0 events sent ... Nothing yet: sync your shop's data"
+    # after a sync of 11,086 such orders)
+    shop.sync(
+        "v1", [("o-a", "c-1", "sku-1", 1, 10.0, ago(days=10)), ("o-b", "c-2", "sku-2", 1, 5.0, ago(days=30))]
+    )
+    # When its purchases step runs, and runs again (a retry)
+    shop.step("v1")
+    shop.step("v1")
+    # Then the day's counts say both were skipped, once, and nothing was sent
+    day = shop.counted[("org-1", NOW.date().isoformat())]
+    assert day[("sync", "Purchase", "skipped")] == 2
+    assert day[("sync", "Purchase", "sent")] == 0
+    assert shop.sent_ids() == []
+
+
+def test_a_sync_counts_its_old_orders_skipped_beside_the_ones_it_sent(shop: Shop) -> None:
+    # Given a sync with three orders in the window and one ten days old, sent in batches of two
+    shop.sync("v1", FIRST)
+    # When a step runs out of time after the first batch and the next one finishes the version
+    shop.step("v1", batch_size=2, seconds_left=iter([600.0, 600.0, 10.0]).__next__)
+    shop.step("v1", batch_size=2)
+    # Then the old order is counted skipped once and the three others sent
+    day = shop.counted[("org-1", NOW.date().isoformat())]
+    assert (day[("sync", "Purchase", "sent")], day[("sync", "Purchase", "skipped")]) == (3, 1)
