@@ -34,9 +34,7 @@ function row(audience) {
         ? el("span", { class: "remedy" }, ` ${audience.failure.message}${audience.failure.remedy ? ` What to do: ${audience.failure.remedy}` : ""}`)
         : null),
       changedOnPlatform(audience)),
-    cell("Size", audience.holdout
-      ? `${audience.userCount.toLocaleString()} users · ${audience.holdout.holdoutUsers.toLocaleString()} held out to measure lift`
-      : `${audience.userCount.toLocaleString()} users`),
+    cell("Size", size(audience)),
     cell("Objective", audience.objective),
     cell("Lookalike", lookalike),
     cell("Campaign", campaign(audience)),
@@ -252,6 +250,19 @@ const GROUP_NAMES = { uploaded: "Uploaded", holdout: "Held out" };
 const liftSection = document.getElementById("lift");
 const liftReport = document.getElementById("lift-report");
 
+/** The audience's size in words: the users sent to the platform, those chosen but not sent (no
+ * usable e-mail or phone: the lift's uploaded group still counts them) and the holdout. */
+function size(audience) {
+  const parts = [`${audience.userCount.toLocaleString()} users`];
+  if (audience.usersNotSent) {
+    parts.push(`${audience.usersNotSent.toLocaleString()} not sent: no usable e-mail or phone`);
+  }
+  if (audience.holdout) {
+    parts.push(`${audience.holdout.holdoutUsers.toLocaleString()} held out to measure lift`);
+  }
+  return parts.join(" · ");
+}
+
 async function showLift(audience) {
   document.getElementById("lift-title").textContent = `Lift of “${audience.name}”`;
   liftReport.replaceChildren(el("p", {}, "Measuring…"));
@@ -264,7 +275,7 @@ async function showLift(audience) {
     document.getElementById("lift-title").focus();
     return;
   }
-  liftReport.replaceChildren(...liftContent(report));
+  liftReport.replaceChildren(...liftContent(report, audience));
   document.getElementById("lift-title").focus();
 }
 
@@ -284,12 +295,17 @@ function estimate(e, format) {
   return `${format(e.value)} (95 % interval ${format(e.low)} to ${format(e.high)}; ${count(e.users)} users)`;
 }
 
-function liftContent(report) {
+function liftContent(report, audience) {
   const [kind, verdict] = VERDICTS[report.verdict] ?? ["info", report.verdict.replaceAll("_", " ")];
   const groups = [report.uploaded, report.holdout];
+  // The uploaded group is everyone chosen for it, also users who could not be sent (no usable e-mail
+  // or phone): it can be larger than the audience's size, which counts the users sent.
+  const notSent = audience.usersNotSent
+    ? ". The uploaded group counts everyone chosen for it, also users who could not be sent for want of a usable e-mail or phone, so it can be larger than the audience's size"
+    : "";
   const facts = [
     ["Window", `${formatDate(report.windowStart)} to ${formatDate(report.windowEnd)} (${report.days.toFixed(1)} days)`],
-    ["Users", `${count(report.uploaded.users)} uploaded, ${count(report.holdout.users)} held out (${report.holdoutPercent} % holdout, seed ${report.holdoutSeed})`],
+    ["Users", `${count(report.uploaded.users)} in the uploaded group, ${count(report.holdout.users)} held out (${report.holdoutPercent} % holdout, seed ${report.holdoutSeed})${notSent}`],
     ["Orders", `${count(report.ordersInWindow)} of product ${report.productId} in the window`],
     ["Purchase rate difference", estimate(report.difference.purchaseRate, points)],
     ["Revenue per user difference", estimate(report.difference.revenuePerUser, signedMoney)],

@@ -441,7 +441,12 @@ class AudienceView(CamelModel):
     audience_id: str
     name: str
     status: str
-    user_count: int
+    user_count: int = Field(description="The users sent to the platform by the audience's last upload.")
+    users_not_sent: int = Field(
+        default=0,
+        description="Users chosen for the audience that its last upload could not send: no usable e-mail "
+        "address or phone number (not in userCount; a holdout's uploaded group still counts them).",
+    )
     objective: str
     product_id: str | None
     model_id: str | None

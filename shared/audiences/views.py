@@ -41,6 +41,7 @@ def audience_view(record: AudienceRecord) -> AudienceView:
         name=record.name,
         status=record.status,
         user_count=record.user_count,
+        users_not_sent=int(record.quality.get("dropped_no_identifier", 0)),
         objective=record.objective,
         product_id=record.product_id,
         model_id=record.model_id,

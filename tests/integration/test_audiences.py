@@ -307,6 +307,25 @@ def test_creating_without_a_connection_says_to_connect(api: httpx.Client, stack:
     assert "Connect your ad account" in response.json()["error"]["remedy"]
 
 
+def test_the_list_says_how_many_users_were_not_sent_for_want_of_an_identifier(
+    api: httpx.Client, org: ConnectedOrg
+) -> None:
+    # Given: 20 users, of whom u17 has neither e-mail nor phone, u18 and u19 only unusable ones
+    chosen = users(20)
+    chosen[17] = {"user_id": "u17", "firstName": "Ana"}
+    chosen[18] = {"user_id": "u18", "email": "not an address", "country": "GB"}
+    chosen[19] = {"user_id": "u19", "phone": "12", "country": "GB"}
+    created = created_in_full(
+        api, org, api.post("/platform-ads/audiences", json=body(20, users=chosen), headers=org.headers)
+    )
+    # When
+    listed = api.get("/platform-ads/audiences", headers=org.headers).json()["audiences"]
+    [audience] = [a for a in listed if a["audienceId"] == created["audienceId"]]
+    # Then: 17 sent, and the 3 that could not be are counted (the page said 17 of a list of 20 with no
+    # word of the 3; a holdout's lift counts them in the uploaded group: found walking make dev)
+    assert (audience["userCount"], audience["usersNotSent"]) == (17, 3)
+
+
 def test_a_refresh_with_an_empty_list_of_users_is_refused_naming_users(
     api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
 ) -> None:

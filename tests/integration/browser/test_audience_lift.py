@@ -47,8 +47,11 @@ def test_the_lift_report_shows_the_verdict_and_the_apis_figures_and_says_when_it
     listed = audience_of(stack, user, str(held["audienceId"]))
     holdout = listed["holdout"]
     assert isinstance(holdout, dict)
+    not_sent = (
+        f" · {listed['usersNotSent']} not sent: no usable e-mail or phone" if listed["usersNotSent"] else ""
+    )
     expect(page.get_by_role("row").filter(has_text="Lift buyers").get_by_role("cell").nth(2)).to_have_text(
-        f"{listed['userCount']} users · {holdout['holdoutUsers']} held out to measure lift"
+        f"{listed['userCount']} users{not_sent} · {holdout['holdoutUsers']} held out to measure lift"
     )
 
     # When: the lift of the audience without a holdout is asked for
@@ -127,8 +130,11 @@ def test_the_lift_report_shows_the_verdict_and_the_apis_figures_and_says_when_it
     )
     assert rate["users"] == len(groups)
     assert facts["Users"].startswith(
-        f"{lift['uploaded']['users']} uploaded, {lift['holdout']['users']} held out"
+        f"{lift['uploaded']['users']} in the uploaded group, {lift['holdout']['users']} held out"
     )
+    # And: an uploaded group larger than the audience's size says why (users who could not be sent)
+    if listed["usersNotSent"]:
+        assert "counts everyone chosen for it, also users who could not be sent" in facts["Users"]
     assert facts["Window"].endswith(f"({lift['days']:.1f} days)")
     assert re.match(r"^\+\d", facts["Revenue per user difference"])
     # And: the model's calibration by decile, predicted against actual, drawn and in a table
