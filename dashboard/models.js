@@ -94,7 +94,7 @@ function card(model) {
     model.training
       ? el("p", { class: "training" }, el("strong", {}, "On the current data: "), el("span", { class: `badge ${trainingKind}` }, trainingWord),
         model.training.state === "running" && model.training.stage ? ` · ${model.training.stage.replaceAll("_", " ")}` : "",
-        model.training.error ? ` · ${model.training.error} What to do: retrain; if it fails again, sync corrected files.` : "")
+        model.training.error ? ` · ${model.training.error} What to do: ${model.training.remedy ?? "retrain; if it fails again, sync corrected files."}` : "")
       : null,
   );
 }

@@ -540,7 +540,7 @@ function renderTraining(version) {
       " ",
       el("strong", {}, t.modelName),
       t.stage && t.state === "running" ? ` · ${t.stage.replaceAll("_", " ")}` : "",
-      t.error ? el("p", { class: "remedy" }, `${t.error} What to do: upload the files again; if it fails twice, contact support.`) : null,
+      t.error ? el("p", { class: "remedy" }, `${t.error} What to do: ${t.remedy ?? "upload the files again; if it fails twice, contact support."}`) : null,
     )),
   );
   const done = trainings.length > 0 && trainings.every((t) => t.state === "succeeded" || t.state === "failed");

@@ -140,6 +140,7 @@ class ModelTrainingView(CamelModel):
     stage: str | None
     model_version: str | None
     error: str | None
+    remedy: str | None = Field(default=None, description="What to do about the failure, when its cause says.")
     updated_at: datetime
 
     @classmethod

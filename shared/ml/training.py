@@ -434,7 +434,9 @@ def _encode(data: ShopData | EncodedShop, requested: int | None) -> _Shop:
         raise ValidationFailed(
             f"Training needs at least {_MIN_ORDERS} order lines; got {encoded.history.size}.",
             field="orders",
-            remedy="Upload more order history.",
+            remedy=(
+                f"Sync an orders file with at least {_MIN_ORDERS} order lines (more of your shop's history)."
+            ),
         )
     history = encoded.history
     span = float(encoded.end_day - history.day.min())

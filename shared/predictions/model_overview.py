@@ -51,6 +51,7 @@ class ModelTrainingStateView(CamelModel):
     stage: str | None
     model_version: str | None
     error: str | None
+    remedy: str | None = Field(default=None, description="What to do about the failure, when its cause says.")
     updated_at: datetime
 
 
@@ -173,6 +174,7 @@ def _model(
             stage=training.stage,
             model_version=training.model_version,
             error=training.error,
+            remedy=training.remedy,
             updated_at=training.updated_at,
         )
         if current is not None and training is not None

@@ -242,9 +242,10 @@ def run_training(
             request.org_id, model, artifacts=artifacts, models=models, dataset_version=request.dataset_version
         )
     except Exception as exc:
-        report(
-            "failed", error=exc.message if isinstance(exc, ServiceError) else "training failed unexpectedly"
-        )
+        if isinstance(exc, ServiceError):
+            report("failed", error=exc.message, remedy=exc.remedy or None)
+        else:
+            report("failed", error="training failed unexpectedly")
         raise
     report("succeeded", model_version=record.version)
     logger.info(

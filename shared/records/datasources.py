@@ -20,6 +20,7 @@ class ModelTraining(BaseModel):
     stage: str | None = Field(default=None, description="The training step under way (running only).")
     model_version: str | None = None
     error: str | None = None
+    remedy: str | None = Field(default=None, description="What to do about a failure, when its cause says.")
     updated_at: datetime
 
 
