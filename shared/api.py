@@ -107,6 +107,73 @@ def _field_of(loc: Sequence[Any]) -> str:
     return ".".join(parts)
 
 
+# What a value of each pydantic type error should be instead, in words (JSON's names in brackets).
+_EXPECTED_KINDS = {
+    "string_type": "text (a JSON string)",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "decimal_type": "a number",
+    "decimal_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "list_type": "a list (a JSON array)",
+    "dict_type": "an object (a JSON object)",
+    "model_type": "an object (a JSON object)",
+    "model_attributes_type": "an object (a JSON object)",
+    "date_type": "a date (2026-11-29)",
+    "date_parsing": "a date (2026-11-29)",
+    "date_from_datetime_parsing": "a date (2026-11-29)",
+    "datetime_type": "a date and time (2026-11-29T12:00:00Z)",
+    "datetime_parsing": "a date and time (2026-11-29T12:00:00Z)",
+    "datetime_from_date_parsing": "a date and time (2026-11-29T12:00:00Z)",
+}
+
+
+def validation_remedy(error: Mapping[str, Any], field: str) -> str:
+    """What to send instead, naming ``field``, for one pydantic error (its ``type`` and ``ctx``):
+    a missing field, a wrong type, a number out of range, a text or list too long or too short, a
+    value not among the allowed ones, a pattern, an unknown field; any other kind asks to correct
+    the field by name."""
+    kind = str(error.get("type", ""))
+    ctx: Mapping[str, Any] = error.get("ctx") or {}
+    name = "the body" if field in {"", "body"} else field
+    if kind == "missing":
+        return "Send a JSON body." if name == "the body" else f"Add {name} to the request and send it again."
+    if kind in _EXPECTED_KINDS:
+        return f"Send {name} as {_EXPECTED_KINDS[kind]}."
+    bounds = {
+        "greater_than_equal": ("ge", "of {} or more"),
+        "less_than_equal": ("le", "of {} or less"),
+        "greater_than": ("gt", "greater than {}"),
+        "less_than": ("lt", "less than {}"),
+        "string_too_short": ("min_length", "of at least {} character{}"),
+        "string_too_long": ("max_length", "of at most {} character{}"),
+    }
+    if kind in bounds and bounds[kind][0] in ctx:
+        key, words = bounds[kind]
+        value = ctx[key]
+        # A float bound that is whole reads as a whole number (gt=0 on a float field is 0.0).
+        shown = int(value) if isinstance(value, float) and value.is_integer() else value
+        return f"Send {name} {words.format(shown, '' if value == 1 else 's')}."
+    if kind in {"too_short", "too_long"}:
+        key, least = ("min_length", "at least") if kind == "too_short" else ("max_length", "at most")
+        if key in ctx:
+            count = ctx[key]
+            return f"Send {least} {count} item{'' if count == 1 else 's'} in {name}."
+    if kind in {"literal_error", "enum"} and "expected" in ctx:
+        return f"Send {name} as {ctx['expected']}."
+    if kind == "string_pattern_mismatch" and "pattern" in ctx:
+        return f"Send {name} matching the pattern {ctx['pattern']}."
+    if kind == "extra_forbidden":
+        return f"Leave {name} out: the request has no such field."
+    if kind == "json_invalid":
+        return "Send the body as valid JSON."
+    return f"Correct {name} and send the request again."
+
+
 class HttpApiResolver(APIGatewayHttpResolver):
     """Powertools' HTTP API resolver whose path parameters take what API Gateway routes to them.
 
@@ -164,7 +231,7 @@ def create_app(*, error_extra: dict[str, Any] | None = None) -> APIGatewayHttpRe
             "validation_error",
             message + more,
             field=field or None,
-            remedy="Correct the field and send the request again.",
+            remedy=validation_remedy(first, field),
             extra=error_extra,
         )
 

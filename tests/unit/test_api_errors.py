@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any
+from typing import Any, Literal
 
-from pydantic import BaseModel
+import pytest
+from pydantic import BaseModel, ConfigDict, Field
 
 from shared.api import create_app
 from shared.errors import NotFound, PreconditionFailed, QuotaExceeded, ServiceError
@@ -26,6 +27,22 @@ class Payload(BaseModel):
     count: int
 
 
+class Settings(BaseModel):
+    """A body with the constraints the API's bodies use."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(default="x", min_length=1, max_length=5)
+    quota: int = Field(default=1, ge=1, le=1000)
+    share: float = Field(default=0.5, gt=0, lt=1)
+    frequency: Literal["daily", "weekly", "off"] = "daily"
+    active: bool = True
+    tags: list[str] = Field(default_factory=list, max_length=2)
+    options: dict[str, int] = Field(default_factory=dict)
+    country: str = Field(default="GB", pattern="^[A-Z]{2}$")
+    required_name: str
+
+
 def make_app() -> Any:
     app = create_app()
 
@@ -42,6 +59,10 @@ def make_app() -> Any:
     @app.post("/things")
     def create_thing(payload: Payload) -> dict[str, str]:
         return {"name": payload.name}
+
+    @app.post("/settings")
+    def change_settings(settings: Settings) -> dict[str, str]:
+        return {"label": settings.label}
 
     return app
 
@@ -79,6 +100,71 @@ def test_a_body_validation_error_is_400_naming_the_field_and_reason() -> None:
     assert body["error"]["field"] == "count"
     assert "count" in body["message"]
     assert body["error"]["remedy"]
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "remedy"),
+    [
+        ({"required_name": None}, "required_name", "Add required_name to the request and send it again."),
+        ({"label": 7}, "label", "Send label as text (a JSON string)."),
+        ({"quota": "many"}, "quota", "Send quota as a whole number."),
+        ({"quota": 2.5}, "quota", "Send quota as a whole number."),
+        ({"share": "half"}, "share", "Send share as a number."),
+        ({"active": "maybe"}, "active", "Send active as true or false."),
+        ({"tags": "a,b"}, "tags", "Send tags as a list (a JSON array)."),
+        ({"options": [1]}, "options", "Send options as an object (a JSON object)."),
+        ({"quota": 0}, "quota", "Send quota of 1 or more."),
+        ({"quota": 1001}, "quota", "Send quota of 1000 or less."),
+        ({"share": 0}, "share", "Send share greater than 0."),
+        ({"share": 1}, "share", "Send share less than 1."),
+        ({"label": ""}, "label", "Send label of at least 1 character."),
+        ({"label": "toolong"}, "label", "Send label of at most 5 characters."),
+        ({"tags": ["a", "b", "c"]}, "tags", "Send at most 2 items in tags."),
+        ({"frequency": "hourly"}, "frequency", "Send frequency as 'daily', 'weekly' or 'off'."),
+        ({"country": "gb"}, "country", "Send country matching the pattern ^[A-Z]{2}$."),
+        ({"colour": "red"}, "colour", "Leave colour out: the request has no such field."),
+    ],
+    ids=[
+        "missing",
+        "string_type",
+        "int_parsing",
+        "int_from_float",
+        "float_parsing",
+        "bool_parsing",
+        "list_type",
+        "dict_type",
+        "greater_than_equal",
+        "less_than_equal",
+        "greater_than",
+        "less_than",
+        "string_too_short",
+        "string_too_long",
+        "too_long",
+        "literal_error",
+        "string_pattern_mismatch",
+        "extra_forbidden",
+    ],
+)
+def test_a_validation_errors_remedy_says_what_to_send_naming_the_field(
+    change: dict[str, Any], field: str, remedy: str
+) -> None:
+    # Given a body with one problem (None: the field left out)
+    sent = {"required_name": "n", **change}
+    sent = {name: value for name, value in sent.items() if value is not None}
+    # When
+    status, body = call(make_app(), http_event("POST", "/settings", body=sent))
+    # Then: the one error shape, and a remedy that says what to send (it was always "Correct the
+    # field and send the request again.")
+    assert status == 400
+    assert set(body["error"]) == {"code", "message", "field", "remedy"}
+    assert (body["error"]["code"], body["error"]["field"]) == ("validation_error", field)
+    assert body["error"]["remedy"] == remedy
+
+
+def test_a_body_that_is_not_an_object_is_told_to_send_one() -> None:
+    status, body = call(make_app(), http_event("POST", "/things", body=[1]))
+    assert status == 400
+    assert body["error"]["remedy"] == "Send the body as an object (a JSON object)."
 
 
 def test_malformed_json_is_400_saying_so() -> None:
