@@ -163,7 +163,13 @@ def first_long_record(
 
 
 def first_misread_quote(
-    read: RangeReader, start: int, size: int, piece_bytes: int = PIECE_BYTES, delimiter: str = ","
+    read: RangeReader,
+    start: int,
+    size: int,
+    piece_bytes: int = PIECE_BYTES,
+    delimiter: str = ",",
+    *,
+    spaced_as_meant: bool = False,
 ) -> MisreadQuote | None:
     """The first quote from ``start`` (the start of a record) to the object's end (``size`` bytes) that
     the engine reads otherwise than Python's csv module (``MisreadQuote``: its byte, the line breaks
@@ -174,13 +180,22 @@ def first_misread_quote(
     and all). A quote anywhere else in an unquoted field (``ab"c``) both read as a literal character.
     A quoted field still open at the end is named too (cause ``unclosed``: its opening quote).
     ``delimiter`` (one ASCII character; a shop's file may use ``;`` or a tab) separates fields; the
-    quote is ``"``, doubled inside a field. Two shapes named here DuckDB reads as the writer meant
-    (`` "a@x.com"``, ``"a@x.com"  ,``): why a list still refuses them, docs/data-plane.md."""
+    quote is ``"``, doubled inside a field.
+
+    ``spaced_as_meant`` (the shop sync, which reads values from the engine only) passes the two shapes
+    of those DuckDB reads as the writer meant (docs/data-plane.md): one space before a quoted field
+    that holds no quote, delimiter or line break (``, "a@x.com"``: DuckDB ``a@x.com``), and spaces
+    only (no tab) between a quote that closes a field and the delimiter, the line's end or the file's
+    (``"a@x.com"  ,``: DuckDB ``a@x.com``); both together too. Python's csv module keeps the space
+    and the quotes, or the spaces, of such a cell, but ends its record where DuckDB does. A list keeps
+    refusing them: its snapshot is the csv module's reading. The pieces then end at a line break, so
+    a field is judged whole; in a line longer than a piece, a field cut by the piece's end is named."""
     openers = np.array([ord(delimiter), _NEWLINE, ord("\r")], dtype=np.uint8)
-    scan = _Scan(read, start, size, piece_bytes, openers)
+    spaced = spaced_as_meant and delimiter != " "
+    scan = _Scan(read, start, size, piece_bytes, openers, whole_lines=spaced)
     for piece in scan:
         if piece.quotes.size:
-            found = _misread_quote(piece)
+            found = _misread_quote(piece, spaced=spaced)
             if found is not None:
                 at, cause = found
                 return MisreadQuote(piece.at + at, piece.lines + piece.breaks_before(at), cause)
@@ -206,15 +221,22 @@ class _Scan:
         stop: int,
         piece_bytes: int,
         openers: np.ndarray[Any, Any] = _OPENER_BEFORE,
+        whole_lines: bool = False,
     ) -> None:
         self._read, self._start, self._stop, self._piece_bytes = read, start, stop, piece_bytes
-        self._openers = openers
+        self._openers, self._whole_lines = openers, whole_lines
         self.quoted, self.opened, self.lines = False, (start, 0), 0
 
     def __iter__(self) -> Iterator[_Piece]:
         position, length, before = self._start, self._piece_bytes, (_NEWLINE, _NEWLINE)
         while position < self._stop:
-            data = np.frombuffer(self._read(position, min(self._stop, position + length) - 1), dtype=np.uint8)
+            raw = self._read(position, min(self._stop, position + length) - 1)
+            data = np.frombuffer(raw, dtype=np.uint8)
+            if self._whole_lines and position + data.size < self._stop:
+                # End at the last line break, so that a field and what follows it on its line are
+                # judged in one piece (a line longer than a piece goes on as below).
+                line_end = raw.rfind(b"\n")
+                data = data[: line_end + 1] if line_end >= 0 else data
             if position + data.size < self._stop and data[-1] == _QUOTE:
                 other = _last_not_quote(data)
                 if other < 0:
@@ -223,6 +245,7 @@ class _Scan:
                 data = data[: other + 1]
             length = self._piece_bytes
             piece = _Piece(position, data, before, self.quoted, self.lines, self._openers)
+            piece.last = position + data.size >= self._stop
             yield piece
             if piece.quotes.size:
                 self.opened = piece.opened() or self.opened
@@ -249,6 +272,7 @@ class _Piece:
     ) -> None:
         self.at, self.data, self.before, self.quoted, self.lines = at, data, before, quoted, lines
         self.openers = openers
+        self.last = True  # whether the piece ends where the scan stops (the scan says)
         # Found when first asked for (a scan that counts line breaks need not place them).
         self._quotes: np.ndarray[Any, Any] | None = None
         self._breaks: np.ndarray[Any, Any] | None = None
@@ -304,9 +328,9 @@ class _Piece:
         return self.at + quote, self.lines + self.breaks_before(quote)
 
 
-def _misread_quote(piece: _Piece) -> tuple[int, MisreadCause] | None:
+def _misread_quote(piece: _Piece, *, spaced: bool = False) -> tuple[int, MisreadCause] | None:
     """Where in the piece the first run of quotes ``first_misread_quote`` names starts, and why; None
-    when there is none."""
+    when there is none. ``spaced``: but for the spaced shapes DuckDB reads as meant (``_as_meant``)."""
     data, quotes, before, openers = piece.data, piece.quotes, piece.before, piece.openers
     first = np.ones(quotes.size, dtype=bool)
     first[1:] = quotes[1:] != quotes[:-1] + 1
@@ -327,11 +351,84 @@ def _misread_quote(piece: _Piece) -> tuple[int, MisreadCause] | None:
     after = data[np.minimum(run_ends, data.size - 1)]
     text_after = closes & (run_ends < data.size) & ~np.isin(after, openers)
     one_space = ~open_before & (previous == _SPACE) & np.isin(second, openers)
-    misread = np.flatnonzero(text_after | one_space)
+    flagged = text_after | one_space
+    if spaced and flagged.any():
+        flagged &= ~_as_meant(piece, run_starts, lengths, text_after, one_space)
+    misread = np.flatnonzero(flagged)
     if not misread.size:
         return None
     named = misread[0]
     return int(run_starts[named]), "text_after_closing_quote" if text_after[named] else "quote_after_space"
+
+
+def _as_meant(
+    piece: _Piece,
+    run_starts: np.ndarray[Any, Any],
+    lengths: np.ndarray[Any, Any],
+    text_after: np.ndarray[Any, Any],
+    one_space: np.ndarray[Any, Any],
+) -> np.ndarray[Any, Any]:
+    """Which runs of quotes flagged ``text_after`` or ``one_space`` DuckDB reads as the writer meant:
+    after the quote that closes the field come spaces only, then a delimiter, a line break or the
+    file's end; and for a field opened after one space (``one_space``), that field is ``""`` or one
+    quote, text without a quote, delimiter or line break, and one quote."""
+    data = piece.data
+    closed_at = np.full(run_starts.size, -1, dtype=np.int64)  # the byte after the closing quote
+    after_text = np.flatnonzero(text_after)
+    closed_at[after_text] = run_starts[after_text] + lengths[after_text]
+    empty = np.flatnonzero(one_space & (lengths == 2))
+    closed_at[empty] = run_starts[empty] + 2
+    # A quote, then the next run of quotes a single quote with no delimiter or line break between.
+    opened = np.flatnonzero(one_space[:-1] & (lengths[:-1] == 1) & (lengths[1:] == 1))
+    if opened.size:
+        ends = run_starts[opened + 1]
+        bounds = np.column_stack([run_starts[opened] + 1, ends]).ravel()
+        # (Comparisons, not np.isin: that widens a piece's bytes to 8 bytes each.)
+        is_opener = data == piece.openers[0]
+        for opener in piece.openers[1:]:
+            is_opener |= data == opener
+        crossed = np.logical_or.reduceat(is_opener, bounds)[::2]
+        whole = opened[~crossed]
+        closed_at[whole] = run_starts[whole + 1] + 1
+    candidates = np.flatnonzero(closed_at >= 0)
+    meant = np.zeros(run_starts.size, dtype=bool)
+    meant[candidates] = _spaces_then_field_end(data, closed_at[candidates], piece.openers, piece.last)
+    return meant
+
+
+def _spaces_then_field_end(
+    data: np.ndarray[Any, Any], places: np.ndarray[Any, Any], openers: np.ndarray[Any, Any], last: bool
+) -> np.ndarray[Any, Any]:
+    """Whether the bytes of ``data`` from each of ``places`` are spaces (or none), then a byte of
+    ``openers``, or the end of ``data`` when it is the end of the file (``last``). A step a byte for
+    all places at once, then a place at a time for the few with 8 spaces or more."""
+    found = np.zeros(places.size, dtype=bool)
+    todo, at = np.arange(places.size), places.astype(np.int64)
+    for _ in range(8):
+        past = at >= data.size
+        found[todo[past]] = last
+        todo, at = todo[~past], at[~past]
+        byte = data[at]
+        found[todo[np.isin(byte, openers)]] = True
+        spaces = byte == _SPACE
+        todo, at = todo[spaces], at[spaces] + 1
+    for index, place in zip(todo.tolist(), at.tolist(), strict=True):
+        end = _first_not_space(data, place)
+        found[index] = bool(np.isin(data[end], openers)) if end < data.size else last
+    return found
+
+
+def _first_not_space(data: np.ndarray[Any, Any], at: int) -> int:
+    """The place of the first byte from ``at`` that is not a space; ``data.size`` when none is (read
+    in growing windows, so a long run of spaces costs its length)."""
+    width = 64
+    while at < data.size:
+        other = data[at : at + width] != _SPACE
+        first = int(np.argmax(other))
+        if other[first]:
+            return at + first
+        at, width = at + other.size, width * 2
+    return data.size
 
 
 def _last_not_quote(data: np.ndarray[Any, Any]) -> int:

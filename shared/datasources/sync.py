@@ -441,9 +441,12 @@ def _check_quotes(file: SyncFile, dialect: Dialect) -> None:
     spreadsheet (``list_chunks.first_misread_quote``: ``"ab"c@x.com`` loaded as ``abc@x.co``, ``"ab"c"d``
     running on into the next record, `` "ab`` opening a quoted field after a space): that row's cells,
     or the next record, would be loaded wrong without a word. The engine cannot tell which record it
-    misread, so the whole file fails naming the line and byte of the first such quote. Read 8 MiB at a
-    time. A file quoting otherwise than with doubled ``"`` (or a delimiter of more than one byte) is
-    not scanned."""
+    misread, so the whole file fails naming the line and byte of the first such quote. Two spaced
+    shapes DuckDB reads as the writer meant pass (`` "a@x.com"`` with no quote, delimiter or line
+    break inside, and spaces between a closing quote and the delimiter or the line's end): the sync
+    reads values from the engine only, and the csv module, which numbers the lines, ends those records
+    where the engine does. Read 8 MiB at a time. A file quoting otherwise than with doubled ``"`` (or a
+    delimiter of more than one byte) is not scanned."""
     if dialect.quote != '"' or dialect.escape != '"' or len(dialect.delimiter.encode()) != 1:
         return
     with file.path.open("rb") as opened:
@@ -452,7 +455,9 @@ def _check_quotes(file: SyncFile, dialect: Dialect) -> None:
             opened.seek(start)
             return opened.read(end - start + 1)
 
-        misread = first_misread_quote(read, 0, file.path.stat().st_size, delimiter=dialect.delimiter)
+        misread = first_misread_quote(
+            read, 0, file.path.stat().st_size, delimiter=dialect.delimiter, spaced_as_meant=True
+        )
     if misread is not None:
         line = misread.lines + 1
         raise ValidationFailed(

@@ -5,7 +5,8 @@
 -- serial reader when a quoted cell holds a line break) and cells past the header's are ignored
 -- (strict_mode off). A line the parser cannot read at all goes to the rejects table. Text after a
 -- closing quote and a quote after a field's one leading space it reads otherwise than the csv module:
--- the sync refuses a file holding one (sync._check_quotes, list_chunks.first_misread_quote).
+-- the sync refuses a file holding one, but for two spaced shapes it reads as the writer meant
+-- (sync._check_quotes, list_chunks.first_misread_quote).
 CREATE OR REPLACE TABLE raw AS
 SELECT * FROM (
     SELECT

@@ -492,6 +492,23 @@ def test_the_sync_opens_its_engine_with_the_services_fixed_limit(
     assert opened == [300]
 
 
+def test_a_field_quoted_after_a_space_or_followed_by_spaces_is_synced_as_meant(
+    world: DataSourceWorld,
+) -> None:
+    # Given a customers file with an email quoted after a space (, "bob@example.com") and an orders
+    # file with spaces after a closing quote ("p2"  ,): DuckDB reads both as the writer meant
+    customers = CUSTOMERS.replace(b"u3,bob@example.com", b'u3, "bob@example.com"')
+    orders = ORDERS.replace(b"o2,u3,p2,", b'o2,u3,"p2"  ,')
+    # When they are synced
+    sync(world, world.put_files(customers, PRODUCTS, orders))
+    # Then every row is good: the email is an email, the order's product p2 (they were refused)
+    view = world.service.view(ORG)
+    assert view.syncs[0].state == "synced"
+    assert view.current is not None
+    assert view.current.row_counts == {"customers": 3, "products": 2, "orders": 3}
+    assert view.current.rejected_count == 0
+
+
 _TEXT_AFTER = "text follows the quote that closes a quoted field."
 _AFTER_SPACE = "a field starts with a space and then a quote."
 
