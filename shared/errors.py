@@ -125,8 +125,7 @@ class OutOfTime(ServiceError):
         retry_after_seconds: float = 5.0,
         details: dict[str, Any] | None = None,
     ) -> None:
-        super().__init__(message, remedy=remedy, details=details)
-        self.retry_after_seconds = retry_after_seconds
+        super().__init__(message, remedy=remedy, details=details, retry_after_seconds=retry_after_seconds)
 
 
 class UnsupportedMediaType(ServiceError):

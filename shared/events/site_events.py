@@ -168,8 +168,7 @@ class SiteThrottled(QuotaExceeded):
     code = "site_events_throttled"
 
     def __init__(self, message: str, *, remedy: str, retry_after_seconds: float) -> None:
-        super().__init__(message, remedy=remedy)
-        self.retry_after_seconds = retry_after_seconds
+        super().__init__(message, remedy=remedy, retry_after_seconds=retry_after_seconds)
 
 
 class EventsNotRelayed(ServiceError):
@@ -180,8 +179,7 @@ class EventsNotRelayed(ServiceError):
     code = "events_not_relayed"
 
     def __init__(self, message: str, *, remedy: str, retry_after_seconds: float) -> None:
-        super().__init__(message, remedy=remedy)
-        self.retry_after_seconds = retry_after_seconds
+        super().__init__(message, remedy=remedy, retry_after_seconds=retry_after_seconds)
 
 
 @dataclass

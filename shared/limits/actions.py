@@ -58,8 +58,7 @@ class ActionLimited(QuotaExceeded):
     code = "action_limited"
 
     def __init__(self, message: str, *, remedy: str, retry_after_seconds: float, details: dict[str, object]):
-        super().__init__(message, remedy=remedy, details=details)
-        self.retry_after_seconds = retry_after_seconds
+        super().__init__(message, remedy=remedy, details=details, retry_after_seconds=retry_after_seconds)
 
 
 def _duration(seconds: int) -> str:

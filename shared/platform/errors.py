@@ -140,6 +140,7 @@ class PlatformError(ServiceError):
         remedy: str | None = None,
         detail: GraphErrorDetail | None = None,
         details: dict[str, Any] | None = None,
+        retry_after_seconds: float | None = None,
     ) -> None:
         support: dict[str, Any] = {}
         if detail is not None:
@@ -148,7 +149,12 @@ class PlatformError(ServiceError):
             support = {"platform_code": detail.code, "platform_subcode": detail.subcode}
             if detail.fbtrace_id:
                 support["fbtrace_id"] = detail.fbtrace_id
-        super().__init__(message, remedy=remedy, details={**support, **(details or {})})
+        super().__init__(
+            message,
+            remedy=remedy,
+            details={**support, **(details or {})},
+            retry_after_seconds=retry_after_seconds,
+        )
         self.detail = detail
 
     @property
@@ -229,8 +235,9 @@ class PlatformThrottled(PlatformError, QuotaExceeded):
         retry_after_seconds: float | None = None,
     ) -> None:
         extra = {"retry_after_seconds": retry_after_seconds} if retry_after_seconds is not None else {}
-        super().__init__(message, remedy=remedy, detail=detail, details=extra)
-        self.retry_after_seconds = retry_after_seconds
+        super().__init__(
+            message, remedy=remedy, detail=detail, details=extra, retry_after_seconds=retry_after_seconds
+        )
 
 
 class AudienceUnavailable(PlatformError, NotFound):
@@ -281,8 +288,7 @@ class PlatformOutOfTime(PlatformUnavailable, OutOfTime):
         detail: GraphErrorDetail | None = None,
         retry_after_seconds: float = 5.0,
     ) -> None:
-        super().__init__(message, remedy=remedy, detail=detail)
-        self.retry_after_seconds = retry_after_seconds
+        super().__init__(message, remedy=remedy, detail=detail, retry_after_seconds=retry_after_seconds)
 
 
 class PlatformRequestFailed(PlatformError, UpstreamError):
