@@ -37,3 +37,12 @@ def running_sync(record: AudienceRecord, now: datetime) -> SyncRun | None:
     if current is None or now - (current.replace_started_at or current.started_at) > REPLACE_WINDOW:
         return None
     return current
+
+
+def running_refresh(record: AudienceRecord, now: datetime) -> datetime | None:
+    """When the refresh with a list of users replacing the audience's members at ``now`` started;
+    None when there is none, or when it started longer than a replace session ago (lost)."""
+    started = record.refresh_started_at
+    if started is None or now - started > REPLACE_WINDOW:
+        return None
+    return started

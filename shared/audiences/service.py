@@ -17,7 +17,7 @@ import math
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Protocol
 
@@ -60,7 +60,7 @@ from shared.audiences.models import (
     SnapshotLink,
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
-from shared.audiences.schedule import running_sync, sync_of
+from shared.audiences.schedule import running_refresh, running_sync, sync_of
 from shared.audiences.snapshot import iter_snapshot_csv, snapshot_csv
 from shared.audiences.sync_files import run_files
 from shared.audiences.uploads import UploadBlobs, check_upload
@@ -526,17 +526,7 @@ class AudienceService:
                 remedy="Refresh without users to re-score a segment audience (values included), or create "
                 "a new value-based audience from an uploaded list with a value column.",
             )
-        running = running_sync(record, self.clock())
-        if running is not None:
-            # Two replace sessions at once: the platform keeps whichever ends last, and the sync's
-            # close would record its own members over this list's.
-            started_by = "Sync now" if running.trigger == "now" else "the schedule"
-            raise Conflict(
-                f"A sync of this audience is already running (started {iso(running.started_at)} by "
-                f"{started_by}, run {running.run_id}).",
-                remedy="Wait for it to finish (the audience list shows its progress), then send the list "
-                "again.",
-            )
+        _refuse_while_replacing(record, self.clock())
         # A holdout stays held out: its users are never uploaded, whatever list a refresh sends.
         held_out = _held_out_ids(self.blobs.get(record.holdout.groups_key)) if record.holdout else frozenset()
         uploaded = [u for u in request.users if u.user_id not in held_out]
@@ -547,7 +537,12 @@ class AudienceService:
                 field="users",
                 remedy="Send users with a valid email or phone.",
             )
-        _, graph = self.connections.client_for(org_id)
+        self._claim_replace(record)
+        try:
+            _, graph = self.connections.client_for(org_id)
+        except BaseException:
+            self._release_replace(record)
+            raise
         progress = _new_progress(len(prepared.rows), self.batch_size)
         try:
             # What the marketer changed on the platform (a new name) is recorded and shown, never
@@ -559,10 +554,15 @@ class AudienceService:
                 pass
         except ServiceError as exc:
             if not gone_on_platform(exc):
+                self._release_replace(record)
                 raise
             mark_deleted_on_platform(record)
-            self._save(record, "status", "failure", "platform_changes")
+            record.refresh_started_at = None
+            self._save(record, "status", "failure", "platform_changes", "refresh_started_at")
             raise deleted_on_platform(record) from exc
+        except BaseException:
+            self._release_replace(record)
+            raise
         finally:
             self.connections.record_usage(org_id, graph)
         if record.snapshot_key and record.holdout is not None:
@@ -575,8 +575,33 @@ class AudienceService:
         record.upload = progress
         record.user_count = progress.total_rows
         record.quality = prepared.report.model_dump(mode="json")
-        self._save(record, "upload", "user_count", "quality", "platform_changes")
+        record.refresh_started_at = None
+        self._save(record, "upload", "user_count", "quality", "platform_changes", "refresh_started_at")
         return audience_created(record, "Audience members replaced.")
+
+    def _claim_replace(self, record: AudienceRecord) -> None:
+        """Record that this refresh replaces the members, on the audience's revision as read: when a
+        sync (or another refresh) started meanwhile, the claim is checked again on the audience as
+        stored and refused (409), so two replace sessions never run at once. A sync checks the claim
+        before it starts (``shared.audiences.sync``)."""
+        now = self.clock()
+
+        def claim(target: AudienceRecord) -> None:
+            _refuse_while_replacing(target, now)
+            target.refresh_started_at = now
+
+        claim(record)
+        record.updated_at = now
+        self.audiences.put(record, claim)
+
+    def _release_replace(self, record: AudienceRecord) -> None:
+        """Take back the claim of a refresh that failed; left in place, it lapses after a replace
+        session (the audience deleted meanwhile, or the write refused)."""
+        record.refresh_started_at = None
+        try:
+            self._save(record, "refresh_started_at")
+        except ServiceError:
+            logger.warning("refresh claim not released", extra={"audience_id": record.audience_id})
 
     def _save(self, record: AudienceRecord, *own: str) -> None:
         """Write ``record`` over the revision it was read at. When another writer (a sync, a schedule
@@ -656,6 +681,27 @@ class AudienceService:
                 f"Audience {audience_id} was not found.", remedy="List audiences to see their ids."
             )
         return record
+
+
+def _refuse_while_replacing(record: AudienceRecord, now: datetime) -> None:
+    """409 while a sync of the audience or another refresh with users replaces its members: two
+    replace sessions at once leave the platform with whichever ends last, and the sync's close would
+    record its own members over this list's."""
+    running = running_sync(record, now)
+    if running is not None:
+        started_by = "Sync now" if running.trigger == "now" else "the schedule"
+        raise Conflict(
+            f"A sync of this audience is already running (started {iso(running.started_at)} by "
+            f"{started_by}, run {running.run_id}).",
+            remedy="Wait for it to finish (the audience list shows its progress), then send the list again.",
+        )
+    refreshing = running_refresh(record, now)
+    if refreshing is not None:
+        raise Conflict(
+            f"A refresh of this audience with a list of users is already replacing its members (started "
+            f"{iso(refreshing)}).",
+            remedy="Wait for it to finish (a few minutes), then send the list again.",
+        )
 
 
 def _held_out_ids(groups_file: bytes) -> frozenset[str]:

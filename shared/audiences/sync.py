@@ -50,7 +50,7 @@ from shared.audiences.models import (
     RefreshAudienceRequest,
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
-from shared.audiences.schedule import REPLACE_WINDOW, SYNC_INTERVALS, next_sync_at, sync_of
+from shared.audiences.schedule import REPLACE_WINDOW, SYNC_INTERVALS, next_sync_at, running_refresh, sync_of
 from shared.audiences.snapshot import iter_snapshot_csv, snapshot_csv
 from shared.audiences.sync_files import held_out_key, members_key, run_files, run_keys, values_key
 from shared.audiences.views import audience_view
@@ -223,6 +223,14 @@ class AudienceSyncService:
                     f"{started_by}, run {current.run_id}).",
                     remedy="Wait for it to finish; the audience list shows its progress.",
                 )
+            refreshing = running_refresh(target, now)
+            if refreshing is not None:
+                # Its replace session would run beside the refresh's (AudienceService.refresh).
+                raise Conflict(
+                    "A refresh of this audience with a list of users is replacing its members (started "
+                    f"{iso(refreshing)}).",
+                    remedy="Wait for it to finish (a few minutes), then refresh now again.",
+                )
             if sync is None or target.status != "active":
                 raise PreconditionFailed(
                     f"Audience {audience_id} is {target.status}; only an active audience can be synced.",
@@ -273,6 +281,8 @@ class AudienceSyncService:
                 raise _Superseded
             if sync.current is not None and not self._abandoned(sync.current, now):
                 raise _AlreadyRunning
+            if running_refresh(target, now) is not None:
+                raise _AlreadyRunning  # a refresh with users replaces the members: due again next tick
 
         return check
 

@@ -349,6 +349,9 @@ class AudienceRecord(BaseModel):
     recovery: RecoveryRecord | None = None
     # Segment audiences only; None means the defaults (daily, stale models refused, never synced).
     sync: AudienceSync | None = None
+    # When a refresh with a list of users claimed the members' replace (cleared when it ends; one
+    # older than a replace session is lost): no sync starts meanwhile, nor another such refresh.
+    refresh_started_at: datetime | None = None
     # What the platform has now that differs from what the service made (the last drift check's or
     # refresh's finding; empty: nothing differs, or never checked).
     platform_changes: list[PlatformChange] = Field(default_factory=list)

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from shared.audiences.identifiers import AudienceUser
-from shared.audiences.models import CreateAudienceRequest
+from shared.audiences.models import CreateAudienceRequest, RefreshAudienceRequest
 from shared.audiences.preparation import prepare_audience
 from shared.audiences.service import AudienceService
 from shared.audiences.sync import AudienceSyncService, SyncPolicy
-from shared.errors import NotFound
+from shared.errors import Conflict, NotFound
 from shared.ml.freshness import FreshnessRules
 from shared.platform.audiences import create_custom_audience
 from shared.platform.client import GraphClient
@@ -595,3 +595,102 @@ def test_a_value_based_seed_is_synced_with_every_members_new_predicted_value(
         for row, value in zip(group["rows"], group["values"], strict=True)
     }
     assert values == {user.user_id: round(10 * (user.score or 0.0), 4) for user in scored}
+
+
+# --- a refresh with users and a sync never replace the members at once ------------------------------
+
+
+class DuringRefresh(SandboxConnections):
+    """The organization's connection, which runs ``meanwhile`` once when the refresh asks for its
+    client: after the refresh's own check for a running sync, before its replace session."""
+
+    def __init__(self, platform: SandboxPlatform, meanwhile: Callable[[], None]) -> None:
+        super().__init__(platform)
+        self.meanwhile: Callable[[], None] | None = meanwhile
+
+    def client_for(self, org_id: str) -> tuple[Connection, GraphClient]:
+        meanwhile, self.meanwhile = self.meanwhile, None
+        if meanwhile is not None:
+            meanwhile()
+        return super().client_for(org_id)
+
+
+def test_no_sync_starts_while_a_refresh_with_users_replaces_the_members(
+    world: dict[str, Any], platform: SandboxPlatform
+) -> None:
+    # Given: a due segment audience of 25
+    audiences: MemoryAudiences = world["audiences"]
+    record = audiences.get(ORG, world["audience_id"])
+    record.sync = AudienceSync(next_sync_at=START)
+    audiences.put(record)
+    service: AudienceSyncService = world["service"]
+    refused: list[Exception] = []
+    started: list[int] = []
+
+    def sync_meanwhile() -> None:
+        # Refresh now, and a tick of the schedule, during the refresh (both started before the change)
+        try:
+            service.sync_now(ORG, world["audience_id"])
+        except Conflict as conflict:
+            refused.append(conflict)
+        started.append(service.start_due().started)
+
+    creator: AudienceService = world["creator"]
+    creator.connections = DuringRefresh(platform, sync_meanwhile)
+
+    # When: a list of 3 replaces the members
+    refreshed = creator.refresh(ORG, world["audience_id"], RefreshAudienceRequest(users=buyers(3, first=500)))
+
+    # Then: neither started a sync (two replace sessions at once), refresh now was told why, and the
+    # list is on the platform; the claim is gone, so a sync starts now
+    [conflict] = refused
+    assert conflict.message.startswith("A refresh of this audience with a list of users is replacing")
+    assert conflict.remedy
+    assert started == [0]
+    assert world["starts"].started == []
+    assert refreshed.user_count == 3
+    assert platform.member_count(world["platform_id"]) == 3
+    assert audiences.get(ORG, world["audience_id"]).refresh_started_at is None
+    assert service.start_due().started == 1
+
+
+def test_a_refresh_whose_claim_meets_a_sync_started_meanwhile_is_refused_and_sends_nothing(
+    world: dict[str, Any], platform: SandboxPlatform
+) -> None:
+    # Given: a sync (refresh now) starts between the refresh's check and its claim
+    audiences: MemoryAudiences = world["audiences"]
+    service: AudienceSyncService = world["service"]
+    once = [True]
+
+    def sync_first(record: AudienceRecord) -> None:
+        if once[0] and record.refresh_started_at is not None:
+            once[0] = False
+            service.sync_now(ORG, world["audience_id"])
+
+    audiences.before_put = sync_first
+    sessions_before = len(platform.upload_sessions(r"/usersreplace$"))
+
+    # When / Then: the refresh is refused naming the run, and sends nothing
+    with pytest.raises(Conflict, match="A sync of this audience is already running"):
+        world["creator"].refresh(
+            ORG, world["audience_id"], RefreshAudienceRequest(users=buyers(3, first=500))
+        )
+    assert len(platform.upload_sessions(r"/usersreplace$")) == sessions_before
+    assert platform.member_count(world["platform_id"]) == 25
+    stored = audiences.get(ORG, world["audience_id"])
+    assert stored.refresh_started_at is None
+    assert stored.sync.current is not None
+
+
+def test_a_failed_refresh_takes_its_claim_back(world: dict[str, Any], platform: SandboxPlatform) -> None:
+    # Given: the platform refuses the refresh's client (the token no longer works)
+    creator: AudienceService = world["creator"]
+    connections = SandboxConnections(platform)
+    connections.refusal = build_error(TOKEN_INVALID)
+    creator.connections = connections
+    # When
+    with pytest.raises(Exception):  # noqa: B017, PT011 - whatever the platform's refusal maps to
+        creator.refresh(ORG, world["audience_id"], RefreshAudienceRequest(users=buyers(3, first=500)))
+    # Then: a sync may start at once
+    assert world["audiences"].get(ORG, world["audience_id"]).refresh_started_at is None
+    world["service"].sync_now(ORG, world["audience_id"])
