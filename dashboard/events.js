@@ -14,11 +14,15 @@ async function loadReport() {
   const extra = [
     total.rejected ? `${count(total.rejected)} rejected` : null,
     total.skipped ? `${count(total.skipped)} skipped` : null,
+    total.notSent ? `${count(total.notSent)} not sent` : null,
   ].filter(Boolean);
   document.getElementById("events-total").textContent =
     `${count(total.sent)} events sent from ${report.firstDay} to ${report.lastDay} (UTC)` +
     (extra.length ? `; ${extra.join(", ")}.` : ".") +
-    (total.sent + total.rejected + total.skipped === 0
+    (total.notSent
+      ? " Not sent: your shop's pages sent them while no ad account could take them (not connected, its access lost, or the platform down), and they are lost. If the Ad account page says the account is not connected or its access is lost, connect it again there."
+      : "") +
+    (total.sent + total.rejected + total.skipped + total.notSent === 0
       ? " Nothing yet: sync your shop's data while the ad account is connected, or paste the snippet below into your shop's pages."
       : "");
   renderChart(report.perDay);
@@ -27,19 +31,20 @@ async function loadReport() {
     cell("Sent", count(row.sent)),
     cell("Rejected", count(row.rejected)),
     cell("Skipped", count(row.skipped)),
+    cell("Not sent", count(row.notSent)),
   ];
   document.getElementById("by-source").replaceChildren(
     ...(report.bySource.length
       ? report.bySource.map((row) =>
         el("tr", {}, cell("Source", row.sourceLabel), cell("Event", row.eventName), ...numbers(row)))
-      : [el("tr", {}, el("td", { colspan: 5 }, "No events in this period."))]),
+      : [el("tr", {}, el("td", { colspan: 6 }, "No events in this period."))]),
   );
   const days = report.perDay.filter((day) => day.events.length).reverse();
   document.getElementById("per-day").replaceChildren(
     ...(days.length
       ? days.flatMap((day) => day.events.map((row) =>
         el("tr", {}, cell("Day", day.date), cell("Source", row.sourceLabel), cell("Event", row.eventName), ...numbers(row))))
-      : [el("tr", {}, el("td", { colspan: 6 }, "No events in this period."))]),
+      : [el("tr", {}, el("td", { colspan: 7 }, "No events in this period."))]),
   );
   renderRejections(report.rejections);
 }

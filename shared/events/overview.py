@@ -31,7 +31,9 @@ SOURCE_LABELS = {
     "site": "The shop's pages",
     "checkout": "Hosted checkout",
 }
-OUTCOMES = ("sent", "rejected", "skipped")
+# "failed" is what the senders store for events that could not be sent at all (no connection, access
+# lost, the platform down): the page calls them "not sent".
+OUTCOMES = ("sent", "rejected", "skipped", "failed")
 
 
 class DayCounts(Protocol):
@@ -50,16 +52,30 @@ class SyncPurchases(Protocol):
 
 class Counts(CamelModel):
     """Events by outcome: ``sent`` (the platform said it received them), ``rejected`` (refused, by our
-    check or the platform), ``skipped`` (older than the platform's window: nothing to correct)."""
+    check or the platform), ``skipped`` (older than the platform's window: nothing to correct),
+    ``not_sent`` (the shop's pages' events that arrived while the ad account was not connected, its
+    access was lost or the platform was down: never sent, and the snippet does not send them again)."""
 
     sent: int = 0
     rejected: int = 0
     skipped: int = 0
+    not_sent: int = Field(
+        default=0,
+        description="Arrived while no ad account could take them (not connected, access lost, platform down)",
+    )
 
     def add(self, outcomes: dict[str, int]) -> None:
         self.sent += outcomes.get("sent", 0)
         self.rejected += outcomes.get("rejected", 0)
         self.skipped += outcomes.get("skipped", 0)
+        self.not_sent += outcomes.get("failed", 0)
+
+    def merge(self, other: Counts) -> None:
+        """Add ``other``'s counts to these."""
+        self.sent += other.sent
+        self.rejected += other.rejected
+        self.skipped += other.skipped
+        self.not_sent += other.not_sent
 
 
 class EventCounts(Counts):
@@ -131,12 +147,12 @@ class EventsOverview:
         total = Counts()
         by_source: dict[tuple[str, str], EventCounts] = {}
         for day in per_day:
-            total.add(day.total.model_dump())
+            total.merge(day.total)
             for row in day.events:
                 kept = by_source.setdefault(
                     (row.source, row.event_name), _event_counts(row.source, row.event_name)
                 )
-                kept.add(row.model_dump())
+                kept.merge(row)
         first_moment = datetime.combine(first, time.min, tzinfo=UTC)
         return EventsReport(
             days=days,

@@ -202,6 +202,16 @@ def test_a_new_shop_declares_its_domain_and_test_code_and_creates_its_key(
     expect(page.get_by_role("button", name="Rotate key")).to_be_visible()
     stored = api.get("/platform-ads/events/site", headers=newcomer.org.headers).json()
     assert (stored["siteKey"], stored["testEventCode"]) == (key, "TEST12345")
+    # When a page of the shop sends a purchase while no ad account is connected (answered 409)
+    assert post_events(api, key, [page_event("Purchase")]).status_code == 409
+    page.reload()
+    # Then the page counts it as not sent, says it is lost and what to do
+    expect(page.locator("#events-total")).to_contain_text("0 events sent")
+    expect(page.locator("#events-total")).to_contain_text("; 1 not sent.")
+    expect(page.locator("#events-total")).to_contain_text("connect it again there")
+    expect(page.locator("#by-source tr")).to_have_text(
+        re.compile(r"The shop's pages\s*Purchase\s*0\s*0\s*0\s*1")
+    )
     # And the page as a phone shows it passes axe-core
     page.set_viewport_size(PHONE)
     violations = axe_violations(page)

@@ -224,3 +224,22 @@ def test_a_checkout_purchase_kept_back_is_explained_without_asking_the_merchant_
     assert rejection.source_label == "Hosted checkout"
     assert "three-letter currency code" in rejection.explanation
     assert rejection.remedy == CHECKOUT_REMEDY
+
+
+def test_the_pages_events_not_sent_for_want_of_a_connection_are_counted_not_sent(
+    stores: tuple[DynamoEventSiteStore, DynamoEventStore], overview: EventsOverview
+) -> None:
+    # Given the shop's pages sent two purchases while the ad account was disconnected (the site
+    # endpoint answers 409 and counts them "failed"; walking make dev, the page then showed a row
+    # "The shop's pages Purchase 0 0 0" and said nothing of the lost purchases) and one after
+    counts, _ = stores
+    counts.add_counts("org-1", day(0), {("site", "Purchase", "failed"): 2})
+    counts.add_counts("org-1", day(0), {("site", "Purchase", "sent"): 1})
+    # When the page asks for the last 14 days
+    report = overview.report("org-1", 14)
+    # Then the two are counted as not sent, in the row, the day and the period
+    [row] = report.by_source
+    assert (row.sent, row.rejected, row.skipped, row.not_sent) == (1, 0, 0, 2)
+    assert report.per_day[-1].total.not_sent == 2
+    assert report.total.not_sent == 2
+    assert report.model_dump(by_alias=True)["total"]["notSent"] == 2
