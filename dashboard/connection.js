@@ -27,6 +27,7 @@ async function load() {
     ["Ad account", status.adAccountName && `${status.adAccountName} (${status.adAccountId})`],
     ["Business", status.businessName],
     ["Connected", status.connectedAt && formatDate(status.connectedAt)],
+    ["Disconnected", !status.connected && status.disconnectedAt && formatDate(status.disconnectedAt)],
     ["Access", status.connected && status.tokenHealth && `${HEALTH[status.tokenHealth] ?? status.tokenHealth}${status.validationError ? ` (${status.validationError})` : ""}`],
     ["Access last checked", status.lastValidatedAt && formatDate(status.lastValidatedAt)],
     ["Access expires", status.tokenExpiresAt && formatDate(status.tokenExpiresAt)],

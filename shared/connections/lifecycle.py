@@ -94,9 +94,14 @@ class StatusView(CamelModel):
         description="The ad account's currency: budgets are in it (unknown for older connections).",
     )
     connected_at: datetime | None = None
+    disconnected_at: datetime | None = Field(
+        default=None, description="When it was disconnected (the token was destroyed then)."
+    )
     last_validated_at: datetime | None = None
-    token_expires_at: datetime | None = None
-    token_health: str = "unknown"
+    token_expires_at: datetime | None = Field(default=None, description="None once the token is destroyed.")
+    token_health: str = Field(
+        default="unknown", description="valid, expiring, invalid; unknown without a token."
+    )
     validation_error: str | None = None
     usage: dict[str, Any] | None = None
     usage_captured_at: datetime | None = None
@@ -215,9 +220,11 @@ class ConnectionService:
             business_name=connection.business_name,
             currency=connection.currency,
             connected_at=connection.connected_at,
+            # A disconnection destroys the token: no expiry or health is left to report of it.
+            disconnected_at=connection.disconnected_at if connection.status != "active" else None,
             last_validated_at=connection.last_validated_at,
-            token_expires_at=connection.token_expires_at,
-            token_health=connection.token_health,
+            token_expires_at=connection.token_expires_at if connection.token is not None else None,
+            token_health=connection.token_health if connection.token is not None else "unknown",
             validation_error=connection.validation_error,
             usage=connection.usage,
             usage_captured_at=connection.usage_captured_at,

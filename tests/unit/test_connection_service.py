@@ -534,3 +534,18 @@ def test_disconnecting_destroys_the_token_and_stops_its_use(
     assert (status.connected, status.status) == (False, "inactive")
     with pytest.raises(NotFound):
         service.client_for(ORG)
+
+
+def test_a_disconnected_status_tells_of_no_token_health_or_expiry(
+    service: ConnectionService, platform: SandboxPlatform
+) -> None:
+    # Given a connected organization that disconnects (walking make dev, the Ad account page then read
+    # "Disconnected" above "Access expires Jan 28, 2027", and the status said tokenHealth "valid", of a
+    # token destroyed)
+    connected(service, platform)
+    service.disconnect(ORG)
+    # When the status is read
+    status = service.status(ORG)
+    # Then it names no expiry and no health for the destroyed token, and says when it was disconnected
+    assert (status.token_expires_at, status.token_health) == (None, "unknown")
+    assert status.disconnected_at is not None

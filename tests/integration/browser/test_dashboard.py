@@ -272,6 +272,9 @@ def test_disconnecting_asks_first_and_then_shows_not_connected(page: Page, stack
     # Then
     expect(page.get_by_role("status")).to_have_text("The ad account is disconnected.")
     expect(page.get_by_role("button", name="Connect an ad account")).to_be_visible()
+    # And the details say when, and tell of no expiry of the token it destroyed
+    expect(page.locator("#details")).to_contain_text("Disconnected")
+    expect(page.locator("#details")).not_to_contain_text("Access expires")
 
 
 def test_an_audience_is_listed_downloaded_and_deleted(
