@@ -239,6 +239,19 @@ class TargetingService:
             predicted = dict(zip(ids, columns.values.tolist(), strict=True))
         users = self._customers(columns.customers_key, ids, chosen)
         users.sort(key=lambda user: -(user.score or 0.0))
+        if not users and latest_identifiers and chosen:
+            # A sync joins the model's users to the data in force: a customers file synced since that
+            # lists none of them (the model did not retrain on it) leaves nothing no segment could fix.
+            raise PreconditionFailed(
+                f"None of the segment's {len(chosen)} users has a row in the customers file of the data in "
+                f"force ({columns.provenance.dataset_version}): the model in service was trained on other "
+                "customers.",
+                field="segment",
+                remedy=(
+                    "Sync your full customers file again (with the orders, so the model retrains on it); "
+                    "the audience keeps its members meanwhile."
+                ),
+            )
         if not users:
             raise PreconditionFailed(
                 "The segment has no user with a customer row to upload.",

@@ -290,3 +290,40 @@ def test_an_audience_made_from_a_list_has_no_segment_to_sync(api: httpx.Client, 
         assert "create it in the launch wizard from a model and a rule" in response.json()["error"]["remedy"]
         assert "upload the new list" in response.json()["error"]["remedy"]
     assert shown(api, org, listed["audienceId"])["sync"] is None
+
+
+def test_a_sync_after_a_customers_file_without_the_segments_users_says_so_and_leaves_the_members(
+    stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given a segment audience, then a sync of three other customers and three orders, on which both
+    # trainings fail (too few orders), so the model in service still selects the first file's users
+    # (walking make dev, Refresh now then failed with "Widen the segment": no segment could help)
+    synced_and_trained(api, org)
+    audience = segment_audience(api, org)
+    before = member_ids(sandbox, audience["platformCustomAudienceId"])
+    tiny = {
+        "customers": b"user_id,email\nx1,x1@example.com\nx2,x2@example.com\nx3,x3@example.com\n",
+        "products": b"product_id,name,category,price\nq1,Thing,cat,10\n",
+        "orders": b"order_id,user_id,product_id,quantity,amount,timestamp\n"
+        b"o1,x1,q1,1,10,2026-11-01T10:00:00Z\no2,x2,q1,1,10,2026-11-02T10:00:00Z\n"
+        b"o3,x3,q1,1,10,2026-11-03T10:00:00Z\n",
+    }
+    started = api.post(
+        "/platform-ads/data-source/sync", json={"uploadId": upload_shop(api, org, tiny)}, headers=org.headers
+    )
+    assert started.status_code == 202, started.text
+    source = wait_for_sync(api, org, started.json()["syncId"], trained=True)
+    version = source["current"]["version"]
+    assert source["current"]["training"]["purchase"]["state"] == "failed"
+    # When the user presses refresh now
+    assert api.post(
+        f"/platform-ads/audiences/{audience['audienceId']}/refresh", headers=org.headers
+    ).is_success
+    # Then the run fails saying the data in force has none of the segment's users, and what to do
+    run = wait_for_last_run(api, org, audience["audienceId"], after=None)["sync"]["lastRun"]
+    assert run["outcome"] == "failed", run
+    failure = run["failure"]
+    assert f"customers file of the data in force ({version})" in failure["message"]
+    assert failure["remedy"].startswith("Sync your full customers file again")
+    # And the platform keeps the members it had
+    assert member_ids(sandbox, audience["platformCustomAudienceId"]) == before
