@@ -32,6 +32,13 @@ async function load() {
   return { running: running.length > 0, version: listed.currentDatasetVersion };
 }
 
+// How long ago a model was trained, in words: "0 days ago" read as a fault on a model just trained.
+function age(days) {
+  if (days < 1) return "less than a day ago";
+  if (days < 1.95) return "a day ago";
+  return `${days.toLocaleString(undefined, { maximumFractionDigits: 1 })} days ago`;
+}
+
 function card(model) {
   const id = `model-${model.name}`;
   const f = model.freshness;
@@ -49,7 +56,7 @@ function card(model) {
     el("dl", { class: "facts" },
       el("dt", {}, "Kind"), el("dd", {}, model.type === "purchase" ? "Purchase likelihood" : "Recommendations"),
       el("dt", {}, "Version"), el("dd", {}, el("code", {}, model.version)),
-      el("dt", {}, "Trained"), el("dd", {}, `${formatDate(model.trainedAt)} (${f.ageDays.toLocaleString(undefined, { maximumFractionDigits: 1 })} days ago)`),
+      el("dt", {}, "Trained"), el("dd", { class: "trained" }, `${formatDate(model.trainedAt)} (${age(f.ageDays)})`),
       el("dt", {}, "Trained on"), el("dd", {}, model.datasetVersion ? `dataset ${model.datasetVersion}` : "uploaded files"),
       el("dt", {}, "Training users"), el("dd", { class: "training-users" }, model.trainingUserCount.toLocaleString()),
       model.horizonDays ? el("dt", {}, "Horizon") : null, model.horizonDays ? el("dd", {}, `${model.horizonDays} days`) : null,

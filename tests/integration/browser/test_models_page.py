@@ -59,6 +59,8 @@ def test_the_models_page_shows_each_models_health_and_retrains_both(
     expect(purchase).to_contain_text("Not measured")
     expect(purchase).to_contain_text(before["shop-purchase"]["version"])
     expect(recommendations).to_contain_text("Trained")
+    # And a model trained minutes ago is said to be, in words (it read "(0 days ago)")
+    expect(purchase.locator("dd.trained")).to_contain_text("(less than a day ago)")
     violations = axe_violations(page)
     for label, size in (("desktop", DESKTOP), ("phone", PHONE)):
         page.set_viewport_size(size)
