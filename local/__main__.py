@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+from local.runner import NO_METRICS_WARNING
 from local.sam_env import SAM_ENV_FILE, write_sam_env
 from local.seed import as_dict, demo_shop, seed_demo, write_shop_files
 from local.stack import LocalStack
@@ -20,9 +21,9 @@ SHOP_FILES = ROOT / ".local" / "demo-shop"
 
 
 def main() -> None:
-    # Functions without business metrics of their own still flush (for the cold-start metric);
-    # Powertools warns about that on every request, which is noise on a developer's terminal.
-    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    # Powertools' warning that a function flushed no business metrics (see local.runner, whose
+    # workers ignore it too) is noise on a developer's terminal.
+    warnings.filterwarnings("ignore", message=NO_METRICS_WARNING)
     parser = argparse.ArgumentParser(description="Run the service locally (moto, gateway, demo data).")
     parser.add_argument("--port", type=int, default=3000, help="API port (default 3000)")
     parser.add_argument(

@@ -36,6 +36,7 @@ import threading
 import time
 import traceback
 import uuid
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field, replace
@@ -77,6 +78,10 @@ PRELOAD = [
     "aws_lambda_powertools.utilities.parser",
     "local.runner",  # the workers' own code
 ]
+# Functions without business metrics of their own still flush (for the cold-start metric); Powertools
+# warns about that on every invocation, which is noise on a developer's terminal. Workers ignore that
+# warning only (the start of its message); every other warning still shows.
+NO_METRICS_WARNING = "No application metrics to publish"
 
 
 @dataclass
@@ -232,6 +237,8 @@ def _worker_main(conn: Connection, spec: FunctionSpec, environment: dict[str, st
     """A worker: the function's environment, its handler imported (init), then one invocation per
     message until the runner closes the pipe."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C stops the stack, which stops its workers
+    # A worker is forked from the forkserver, not from the parent: the parent's filters are not here.
+    warnings.filterwarnings("ignore", message=NO_METRICS_WARNING)
     os.environ.clear()
     os.environ.update(environment)
     init_error: dict[str, Any] | None = None

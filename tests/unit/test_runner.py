@@ -72,6 +72,13 @@ def test_a_warm_worker_serves_the_next_invocation_and_a_concurrent_one_gets_its_
     assert len(set(pids)) == 2
 
 
+def test_a_worker_ignores_powertools_no_metrics_warning_and_shows_the_others(runner: FunctionRunner) -> None:
+    # When a function flushes Powertools' metrics with none of its own, then warns of something else
+    shown = runner.invoke("Quick", {"warn": "a real warning"}).result_or_raise()
+    # Then only the real warning shows: the empty flush's warning is noise on every cold start
+    assert shown == ["a real warning"]
+
+
 def test_an_unhandled_exception_is_reported_as_the_python_runtime_reports_it(runner: FunctionRunner) -> None:
     # When
     failed = runner.invoke("Quick", {"raise": "no such order"})

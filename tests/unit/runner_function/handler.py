@@ -2,6 +2,7 @@
 
 import os
 import time
+import warnings
 from typing import Any
 
 
@@ -22,6 +23,13 @@ def lambda_handler(event: dict[str, Any], context: Any) -> Any:
     if "allocate_mb" in event:
         block = bytearray(event["allocate_mb"] * 1024 * 1024)
         block[::4096] = b"x" * len(block[::4096])  # touch every page: resident, not only reserved
+    if "warn" in event:  # the warnings shown: Powertools' flush without metrics, then the event's own
+        with warnings.catch_warnings(record=True) as shown:
+            from aws_lambda_powertools import Metrics
+
+            Metrics(namespace="RunnerTest").flush_metrics()
+            warnings.warn(event["warn"], UserWarning, stacklevel=1)
+        return [str(warning.message) for warning in shown]
     if "bytes" in event:
         return "x" * event["bytes"]
     return {
