@@ -231,6 +231,13 @@ export function formatDate(iso) {
   return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "—";
 }
 
+/** A link to the Ad account page when a failure's remedy is to reconnect the ad account (its code is
+ * `platform_reconnect_required`), else null. `label` is the link's accessible name, if not its text. */
+export function reconnectLink(failure, label) {
+  if (failure?.code !== "platform_reconnect_required") return null;
+  return el("a", { href: "connection.html", ...(label ? { "aria-label": label } : {}) }, "Reconnect on the Ad account page");
+}
+
 export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [key, value] of Object.entries(attrs)) {

@@ -1,4 +1,4 @@
-import { announce, api, el, formatDate, page } from "./app.js";
+import { announce, api, el, formatDate, page, reconnectLink } from "./app.js";
 
 const tbody = document.getElementById("audiences");
 // Text says the state; the badge colour only repeats it.
@@ -41,6 +41,7 @@ function row(audience) {
     cell("Sync", el("span", {}, syncSchedule(audience), audience.sync ? scheduleEditor(audience) : null)),
     cell("Created", formatDate(audience.createdAt)),
     cell("Actions", el("span", { class: "actions" },
+      audience.status === "failed" ? reconnectLink(audience.failure, `Reconnect on the Ad account page: ${name}`) : null,
       audience.status === "failed"
         ? el("button", { type: "button", "aria-label": `Try again: ${name}`, onclick: () => retry(audience) }, "Try again")
         : null,

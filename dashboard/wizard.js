@@ -1,4 +1,4 @@
-import { announce, api, el, formatDate, page, signedInEmail } from "./app.js";
+import { announce, api, el, formatDate, page, reconnectLink, signedInEmail } from "./app.js";
 import { clearColumnQuestions, columnsOf } from "./mapping.js";
 import { productPicker } from "./product-picker.js";
 
@@ -1030,6 +1030,8 @@ async function follow(audienceId) {
     if (status.state === "failed") {
       const error = status.error ?? { message: "The activation failed." };
       stopped(`${error.message}${error.remedy ? ` What to do: ${error.remedy}` : " Try again."}`);
+      const link = reconnectLink(error);
+      if (link) $("activation-error").append(" ", link);
       $("activation-retry").hidden = false;
       return null;
     }

@@ -1,5 +1,5 @@
-"""Try again after a failed activation, in a real browser: the Audiences page shows why it failed and
-what to do, and Try again (after reconnecting) starts a new attempt through the retry endpoint, which
+"""Try again after a failed activation, in a real browser: the wizard and the Audiences page show why
+it failed and what to do, with a link to the Ad account page, and Try again (after reconnecting) starts a new attempt through the retry endpoint, which
 resumes after the last batch the platform acknowledged: nobody is sent twice."""
 
 from __future__ import annotations
@@ -51,6 +51,24 @@ def test_try_again_after_reconnecting_resumes_the_failed_activation_and_sends_no
     assert failed["progress"]["batchesDone"] == 1
     sandbox.delete("/faults").raise_for_status()
 
+    # When: the user comes back to the wizard, whose draft follows that launch
+    page.goto("/audiences.html")
+    page.evaluate(
+        "([key, draft]) => localStorage.setItem(key, JSON.stringify(draft))",
+        [
+            f"dashboard.wizard.{email}",
+            {"step": "activation", "state": {"reached": 6, "audienceId": audience_id}, "fields": {}},
+        ],
+    )
+    page.goto("/wizard.html#activation")
+
+    # Then: the wizard says what to do, with a link to the page where it is done
+    error = page.locator("#activation-error")
+    expect(error).to_contain_text("What to do: Reconnect the ad account.")
+    expect(error.get_by_role("link", name="Reconnect on the Ad account page", exact=True)).to_have_attribute(
+        "href", "connection.html"
+    )
+
     # When: the Audiences page is opened
     page.goto("/audiences.html")
     row = page.get_by_role("row").filter(has_text="Revoked list")
@@ -67,8 +85,9 @@ def test_try_again_after_reconnecting_resumes_the_failed_activation_and_sends_no
     page.set_viewport_size(DESKTOP)
     assert not violations, dump(violations)
 
-    # When: the user connects the ad account again, comes back, and presses Try again
-    page.get_by_role("link", name="Ad account").click()
+    # When: the user follows the row's link to the Ad account page, connects again, comes back, and
+    # presses Try again
+    row.get_by_role("link", name="Reconnect on the Ad account page: Revoked list").click()
     expect(page.locator("#state")).to_have_text("Access lost: connect again to restore it")
     expect(page.locator("#details")).to_contain_text("Refused by the platform")
     page.get_by_role("button", name="Connect an ad account").click()
