@@ -1,6 +1,7 @@
 """Try again after a failed activation, in a real browser: the wizard and the Audiences page show why
-it failed and what to do, with a link to the Ad account page, and Try again (after reconnecting) starts a new attempt through the retry endpoint, which
-resumes after the last batch the platform acknowledged: nobody is sent twice."""
+it failed and what to do, with a link to the Ad account page, and Try again (after reconnecting)
+starts a new attempt through the retry endpoint, which resumes after the last batch the platform
+acknowledged: nobody is sent twice."""
 
 from __future__ import annotations
 
