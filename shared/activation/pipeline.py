@@ -796,6 +796,10 @@ class ActivationPipeline:
             batch_size=progress.batch_size,
             batches=progress.batches_total,
         )
+        if progress.batches_done >= progress.batches_total:
+            # Every batch was acknowledged (a retry after a later step failed): nothing needs the
+            # platform here, so a token refused now fails the step that calls it, not this one.
+            return StepResult(outcome="done")
         graph = self._graph(org_id, worker)
         schema = tuple(self._activation(record).upload_schema or SCHEMA)
         sent, slowest = 0, 0.0

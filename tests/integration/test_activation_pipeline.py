@@ -264,6 +264,42 @@ def test_a_run_whose_token_is_revoked_midway_fails_with_the_remedy_and_resumes_o
     assert_everyone_once(sandbox, done, 50_000)
 
 
+SEED_CHECK = ("check_seed", "wait_for_seed")  # checking the seed, or waiting to check it again
+
+
+def test_a_retry_without_reconnecting_fails_at_the_step_that_needs_the_platform_not_a_finished_one(
+    api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
+) -> None:
+    # Given an activation whose token was revoked after its whole upload, when the seed was checked
+    sandbox.post(
+        "/faults",
+        json={"kind": "revoke_token", "subcode": 460, "method": "GET", "path": r"^/\d+$"},
+    ).raise_for_status()
+    headers = {**org.headers, "Idempotency-Key": f"seed-revoked-{uuid.uuid4()}"}
+    body = {"name": "Revoked at the seed check", "users": users(20, "s")}
+    audience_id = api.post("/platform-ads/activations", json=body, headers=headers).json()["audienceId"]
+    failed = wait_until(api, org, audience_id, "failed", "succeeded")
+    assert failed["error"]["code"] == "platform_reconnect_required"
+    assert failed["error"]["step"] in SEED_CHECK
+    assert failed["progress"]["batchesDone"] == failed["progress"]["batchesTotal"]
+
+    # When the user presses Retry without reconnecting
+    retried = api.post(f"/platform-ads/activations/{audience_id}/retry", headers=org.headers)
+    assert retried.status_code == 202, retried.text
+    deadline = time.monotonic() + BACKGROUND_JOB_SECONDS
+    again = status_of(api, org, audience_id)
+    while not (again["attempt"] == 2 and again["state"] in ("failed", "succeeded")):
+        assert time.monotonic() < deadline, f"the second attempt never ended: {again}"
+        time.sleep(0.25)
+        again = status_of(api, org, audience_id)
+
+    # Then it fails again at the seed check: the finished upload is not the step shown as failed
+    assert again["error"]["code"] == "platform_reconnect_required"
+    assert again["step"] in SEED_CHECK
+    assert again["error"]["step"] in SEED_CHECK
+    sandbox.delete("/faults").raise_for_status()
+
+
 def test_a_failed_activation_is_retried_in_a_new_execution_after_the_cause_is_fixed(
     api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
 ) -> None:
