@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from shared.clock import iso
+from shared.errors import Conflict
 from shared.records.audiences import AudienceRecord, AudienceSync, SyncFrequency, SyncRun
 
 SYNC_INTERVALS: dict[SyncFrequency, timedelta] = {"daily": timedelta(days=1), "weekly": timedelta(days=7)}
@@ -46,3 +48,22 @@ def running_refresh(record: AudienceRecord, now: datetime) -> datetime | None:
     if started is None or now - started > REPLACE_WINDOW:
         return None
     return started
+
+
+def sync_running(run: SyncRun, remedy: str) -> Conflict:
+    """409 for a change that would run beside the sync run ``run`` (two replace sessions at once: the
+    platform keeps whichever ends last), naming the run and what started it; ``remedy`` says what to do."""
+    started_by = "Sync now" if run.trigger == "now" else "the schedule"
+    return Conflict(
+        f"A sync of this audience is already running (started {iso(run.started_at)} by {started_by}, "
+        f"run {run.run_id}).",
+        remedy=remedy,
+    )
+
+
+def refresh_running(started: datetime, remedy: str) -> Conflict:
+    """409 for a change that would run beside a refresh with a list of users started at ``started``."""
+    return Conflict(
+        f"A refresh of this audience with a list of users is replacing its members (started {iso(started)}).",
+        remedy=remedy,
+    )

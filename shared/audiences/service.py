@@ -60,12 +60,12 @@ from shared.audiences.models import (
     SnapshotLink,
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
-from shared.audiences.schedule import running_refresh, running_sync, sync_of
+from shared.audiences.schedule import refresh_running, running_refresh, running_sync, sync_of, sync_running
 from shared.audiences.snapshot import iter_snapshot_csv, snapshot_csv
 from shared.audiences.sync_files import run_files
 from shared.audiences.uploads import UploadBlobs, check_upload
 from shared.audiences.views import activation_status, audience_created, audience_view
-from shared.clock import Clock, iso
+from shared.clock import Clock
 from shared.errors import (
     Conflict,
     IdempotencyKeyReused,
@@ -689,19 +689,12 @@ def _refuse_while_replacing(record: AudienceRecord, now: datetime) -> None:
     record its own members over this list's."""
     running = running_sync(record, now)
     if running is not None:
-        started_by = "Sync now" if running.trigger == "now" else "the schedule"
-        raise Conflict(
-            f"A sync of this audience is already running (started {iso(running.started_at)} by "
-            f"{started_by}, run {running.run_id}).",
-            remedy="Wait for it to finish (the audience list shows its progress), then send the list again.",
+        raise sync_running(
+            running, "Wait for it to finish (the audience list shows its progress), then send the list again."
         )
     refreshing = running_refresh(record, now)
     if refreshing is not None:
-        raise Conflict(
-            f"A refresh of this audience with a list of users is already replacing its members (started "
-            f"{iso(refreshing)}).",
-            remedy="Wait for it to finish (a few minutes), then send the list again.",
-        )
+        raise refresh_running(refreshing, "Wait for it to finish (a few minutes), then send the list again.")
 
 
 def _held_out_ids(groups_file: bytes) -> frozenset[str]:

@@ -50,12 +50,20 @@ from shared.audiences.models import (
     RefreshAudienceRequest,
 )
 from shared.audiences.preparation import PreparedAudience, prepare_audience
-from shared.audiences.schedule import REPLACE_WINDOW, SYNC_INTERVALS, next_sync_at, running_refresh, sync_of
+from shared.audiences.schedule import (
+    REPLACE_WINDOW,
+    SYNC_INTERVALS,
+    next_sync_at,
+    refresh_running,
+    running_refresh,
+    sync_of,
+    sync_running,
+)
 from shared.audiences.snapshot import iter_snapshot_csv, snapshot_csv
 from shared.audiences.sync_files import held_out_key, members_key, run_files, run_keys, values_key
 from shared.audiences.views import audience_view
-from shared.clock import Clock, iso
-from shared.errors import Conflict, NotFound, PreconditionFailed, RecordGone, ServiceError
+from shared.clock import Clock
+from shared.errors import NotFound, PreconditionFailed, RecordGone, ServiceError
 from shared.observability import logger
 from shared.platform import audiences as platform
 from shared.platform.client import GraphClient
@@ -217,19 +225,12 @@ class AudienceSyncService:
             sync = sync_of(target)
             current = sync.current if sync is not None else None
             if current is not None and not self._abandoned(current, now):
-                started_by = "Sync now" if current.trigger == "now" else "the schedule"
-                raise Conflict(
-                    f"A sync of this audience is already running (started {iso(current.started_at)} by "
-                    f"{started_by}, run {current.run_id}).",
-                    remedy="Wait for it to finish; the audience list shows its progress.",
-                )
+                raise sync_running(current, "Wait for it to finish; the audience list shows its progress.")
             refreshing = running_refresh(target, now)
             if refreshing is not None:
                 # Its replace session would run beside the refresh's (AudienceService.refresh).
-                raise Conflict(
-                    "A refresh of this audience with a list of users is replacing its members (started "
-                    f"{iso(refreshing)}).",
-                    remedy="Wait for it to finish (a few minutes), then refresh now again.",
+                raise refresh_running(
+                    refreshing, "Wait for it to finish (a few minutes), then refresh now again."
                 )
             if sync is None or target.status != "active":
                 raise PreconditionFailed(
