@@ -7,10 +7,9 @@ is known and not revoked, the site is under its limit of events for the window),
 of one of the organization's declared domains (the browser's ``Origin``), and is relayed at once as
 ``website`` events carrying what only the server sees: the browser's IP address and user agent, with
 the page's ``_fbp`` and ``_fbc`` cookies, never hashed (§11.4). Nothing of a request is stored but
-counts, for an event refused (or a request refused whole, its first event's) its id, name and the
-reason, and for an event sent its name and id (30 days, so that one sent again, as the platform keeps
-it, is counted once): the IP address and cookies pass through memory to the platform, and are never
-logged.
+counts, for an event refused its id, name and the reason, and for an event sent its name and id (30 days,
+so that one sent again, as the platform keeps it, is counted once): the IP address and cookies pass
+through memory to the platform, and are never logged.
 """
 
 from __future__ import annotations
@@ -329,40 +328,6 @@ class SiteEvents:
         browser's preflight is answered for. Counts nothing."""
         return self.admissions.key_domains(site_key, self.clock().timestamp())
 
-    def batch_of(self, admission: SiteAdmission, text: str, body: Any) -> SiteEventBatch:
-        """The events of an admitted request's body (:func:`site_batch`). A body refused whole (400: an
-        event name the relay does not take, a value that is no number) is kept for the Events page, so
-        the merchant learns their call is wrong: one rejection (the first event's id and name, the
-        reason, what to do) and each of its events counted rejected, under its name when the relay
-        takes that name, else ``Other`` (a page's names never become counters)."""
-        try:
-            return site_batch(text, body)
-        except ValidationFailed as exc:
-            assert admission.org_id is not None
-            now = self.clock()
-            events = body.get("events") if isinstance(body, dict) else None
-            items = events[: self.limits.per_request + 1] if isinstance(events, list) and events else [None]
-            names = [_taken_name(item) for item in items]
-            first = items[0] if isinstance(items[0], dict) else {}
-            event_id, event_name = first.get("eventId"), first.get("eventName")
-            rejection = StoredRejection(
-                event_id=event_id if _printable(event_id, 128) else None,
-                event_name=event_name if _printable(event_name, 64) else None,
-                reason=_storable(exc.message)[:500],
-                remedy=_storable(exc.remedy or SITE_REMEDY),
-                field=_storable(exc.field)[:200] if exc.field else None,
-                source="site",
-                at=now,
-            )
-            self._record(
-                org_id=admission.org_id,
-                now=now,
-                outcomes=Counter(("site", name, "rejected") for name in names),
-                delivered=(),
-                rejected=[rejection],
-            )
-            raise
-
     def receive(
         self,
         admission: SiteAdmission,
@@ -493,22 +458,6 @@ class SiteEvents:
             )
         if rejected:
             self.tally.add_rejections(org_id, rejected)
-
-
-def _printable(value: Any, longest: int) -> bool:
-    """Whether a refused body's ``value`` may be kept as it is: printable ASCII, ``longest`` at most."""
-    return isinstance(value, str) and 0 < len(value) <= longest and value.isascii() and value.isprintable()
-
-
-def _storable(text: str) -> str:
-    """``text`` without what DynamoDB cannot store (a lone surrogate a JSON body may carry)."""
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _taken_name(item: Any) -> str:
-    """The event name of a body's ``item`` as counted: one the relay takes, else ``Other``."""
-    name = item.get("eventName") if isinstance(item, dict) else None
-    return name if name in ("ViewContent", "AddToCart", "InitiateCheckout", "Purchase") else "Other"
 
 
 def _server_event(

@@ -14,7 +14,6 @@ import boto3
 import httpx
 import pytest
 
-from shared.errors import ValidationFailed
 from shared.events.overview import EventsOverview
 from shared.events.site_events import RelayTargets, SiteEventBatch, SiteEvents
 from shared.platform.client import GraphClient
@@ -136,70 +135,3 @@ def test_the_same_event_twice_in_one_request_is_counted_once(
     # Then the Events page counts it once
     overview = EventsOverview(counts=counts, purchases=purchases, clock=lambda: NOW)
     assert sent_by_event(overview) == {"AddToCart": 1}
-
-
-def refused(service: SiteEvents, *events: dict[str, Any]) -> ValidationFailed:
-    """What the endpoint does with a request of ``events`` refused whole (400): the error it answers."""
-    body = {"events": list(events)}
-    admission = service.admit("sk_key", len(events), SHOP)
-    with pytest.raises(ValidationFailed) as raised:
-        service.batch_of(admission, json.dumps(body), body)
-    return raised.value
-
-
-def test_a_request_refused_whole_is_on_the_events_page_with_why_and_what_to_do(
-    stores: tuple[DynamoEventSiteStore, DynamoEventStore],
-) -> None:
-    # Given the site events relay counting in the real store
-    counts, purchases = stores
-    service = SiteEvents(
-        admissions=Admissions(),
-        tally=counts,
-        targets=RelayTargets(Connections(Platform())),
-        clock=lambda: NOW,
-    )
-    overview = EventsOverview(counts=counts, purchases=purchases, clock=lambda: NOW)
-    # When a page's shopEvent call names an event the relay does not take ("Lead"), and another sends
-    # a purchase whose value is no number (walking make dev, both were a 400 the snippet swallowed)
-    lead = refused(service, {**page_event("Purchase", "lead-1", NOW), "eventName": "Lead"})
-    bad_value = page_event("Purchase", "order-9", NOW)
-    bad_value["customData"]["value"] = "abc"
-    value = refused(service, bad_value)
-    # Then the page was answered 400 naming the field, as before
-    assert (lead.status, lead.field) == (400, "events.0.eventName")
-    assert value.field == "events.0.customData.value"
-    # And the Events page lists both, newest first, with the reason and what to do
-    report = overview.report("org-1", 14)
-    listed = [(r.event_id, r.event_name, r.reason, r.remedy) for r in report.rejections]
-    assert sorted(listed) == sorted(
-        [
-            ("lead-1", "Lead", lead.message, lead.remedy),
-            ("order-9", "Purchase", value.message, value.remedy),
-        ]
-    )
-    assert all("shopEvent" in r.remedy for r in report.rejections)
-    # And counts them rejected: the purchase under its name, the unknown name under Other
-    rows = {(row.event_name, row.rejected, row.sent) for row in report.by_source if row.source == "site"}
-    assert rows == {("Other", 1, 0), ("Purchase", 1, 0)}
-
-
-def test_a_refused_body_with_what_dynamodb_cannot_store_is_still_answered_400_and_kept(
-    stores: tuple[DynamoEventSiteStore, DynamoEventStore],
-) -> None:
-    # Given the site events relay counting in the real store
-    counts, purchases = stores
-    service = SiteEvents(
-        admissions=Admissions(),
-        tally=counts,
-        targets=RelayTargets(Connections(Platform())),
-        clock=lambda: NOW,
-    )
-    # When a body names its event with a lone surrogate (valid JSON, no UTF-8) and an id with a line break
-    event = {**page_event("Purchase", "x", NOW), "eventName": "\ud800Lead", "eventId": "a\nb"}
-    error = refused(service, event)
-    # Then the page is answered 400 all the same, and the rejection is kept without those values
-    assert error.status == 400
-    [kept] = (
-        EventsOverview(counts=counts, purchases=purchases, clock=lambda: NOW).report("org-1", 14).rejections
-    )
-    assert (kept.event_id, kept.event_name, kept.reason) == (None, None, error.message)
