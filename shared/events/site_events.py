@@ -7,9 +7,8 @@ is known and not revoked, the site is under its limit of events for the window),
 of one of the organization's declared domains (the browser's ``Origin``), and is relayed at once as
 ``website`` events carrying what only the server sees: the browser's IP address and user agent, with
 the page's ``_fbp`` and ``_fbc`` cookies, never hashed (§11.4). Nothing of a request is stored but
-counts, for an event refused its id, name and the reason, and for an event sent its name and id (30 days,
-so that one sent again, as the platform keeps it, is counted once): the IP address and cookies pass
-through memory to the platform, and are never logged.
+counts and, for an event refused, its id, name and the reason: the IP address and cookies pass through
+memory to the platform, and are never logged.
 """
 
 from __future__ import annotations
@@ -146,12 +145,7 @@ class Admissions(Protocol):
 
 
 class Tally(Protocol):
-    """``shared.repositories.events.DynamoEventSiteStore``: the Events page's day counts and rejections."""
-
     def add_counts(self, org_id: str, day: str, counts: dict[tuple[str, str, str], int]) -> None: ...
-    def add_counts_once(
-        self, org_id: str, day: str, counts: dict[tuple[str, str, str], int], marker: str, at: datetime
-    ) -> bool: ...
     def add_rejections(self, org_id: str, rejections: Sequence[StoredRejection]) -> None: ...
 
 
@@ -348,7 +342,6 @@ class SiteEvents:
         outcomes: Counter[tuple[str, str, str]] = Counter()
         rejected: list[StoredRejection] = []
         ready: list[ServerEvent] = []
-        delivered: list[tuple[str, str]] = []  # (event name, event id) of each event the platform took
         skipped = 0
         for item in batch.events:
             event = _server_event(item, admission, client_ip, user_agent, now)
@@ -369,14 +362,14 @@ class SiteEvents:
         if ready:
             try:
                 sent = self._relay(
-                    org_id, admission.test_event_code, ready, rejected, outcomes, delivered, seconds_left, now
+                    org_id, admission.test_event_code, ready, rejected, outcomes, seconds_left, now
                 )
             except ServiceError:
                 for event in ready:
                     outcomes["site", str(event["event_name"]), "failed"] += 1
-                self._record(org_id, now, outcomes, delivered, rejected)
+                self._record(org_id, now, outcomes, rejected)
                 raise
-        self._record(org_id, now, outcomes, delivered, rejected)
+        self._record(org_id, now, outcomes, rejected)
         logger.info("site events", extra={"received": len(batch.events), "sent": sent, "skipped": skipped})
         return SiteEventsReceived(
             received=len(batch.events),
@@ -395,12 +388,9 @@ class SiteEvents:
         ready: list[ServerEvent],
         rejected: list[StoredRejection],
         outcomes: Counter[tuple[str, str, str]],
-        delivered: list[tuple[str, str]],
         seconds_left: Callable[[], float],
         now: datetime,
     ) -> int:
-        """Send ``ready`` to the organization's pixel; each event the platform refused is counted in
-        ``outcomes`` and kept in ``rejected``, each it took is added to ``delivered``. The number sent."""
         try:
             graph, pixel_id = self.targets.target(org_id)
         except (NotFound, PlatformError) as exc:
@@ -431,10 +421,8 @@ class SiteEvents:
             ) from exc
         refused = {item.event_id for item in report.rejections}
         for event in ready:
-            if event["event_id"] in refused:
-                outcomes["site", str(event["event_name"]), "rejected"] += 1
-            else:
-                delivered.append((str(event["event_name"]), str(event["event_id"])))
+            outcome = "rejected" if event["event_id"] in refused else "sent"
+            outcomes["site", str(event["event_name"]), outcome] += 1
         rejected.extend(StoredRejection(**asdict(item), source="site", at=now) for item in report.rejections)
         return report.sent
 
@@ -443,19 +431,9 @@ class SiteEvents:
         org_id: str,
         now: datetime,
         outcomes: Counter[tuple[str, str, str]],
-        delivered: Sequence[tuple[str, str]],
         rejected: list[StoredRejection],
     ) -> None:
-        """Add ``outcomes`` (rejected, skipped, failed: each attempt) to the Events page's day, and each
-        ``delivered`` (event name, event id) as sent once: the platform keeps one event per name and id
-        (a reloaded thank-you page sends its purchase again), so the page counts it once too, whichever
-        request or day sent it first (a marker kept 30 days)."""
-        day = now.date().isoformat()
-        self.tally.add_counts(org_id, day, dict(outcomes))
-        for name, event_id in dict.fromkeys(delivered):
-            self.tally.add_counts_once(
-                org_id, day, {("site", name, "sent"): 1}, marker=f"site:{name}:{event_id}", at=now
-            )
+        self.tally.add_counts(org_id, now.date().isoformat(), dict(outcomes))
         if rejected:
             self.tally.add_rejections(org_id, rejected)
 

@@ -38,12 +38,6 @@ class Tally:
         for key, value in counts.items():
             self.counts[key] = self.counts.get(key, 0) + value
 
-    def add_counts_once(
-        self, org_id: str, day: str, counts: dict[tuple[str, str, str], int], marker: str, at: datetime
-    ) -> bool:
-        self.add_counts(org_id, day, counts)
-        return True
-
     def add_rejections(self, org_id: str, rejections: Sequence[StoredRejection]) -> None:
         pass
 
