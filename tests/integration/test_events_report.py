@@ -83,7 +83,7 @@ def test_another_organization_sees_none_of_it_and_a_stranger_is_refused(
     assert report(api, org)["total"]["sent"] == 1
     # Then another organization's report is empty, and no one without a session reads any
     other = connected_org(stack, api)
-    assert report(api, other)["total"] == {"sent": 0, "rejected": 0, "skipped": 0}
+    assert report(api, other)["total"] == {"sent": 0, "rejected": 0, "skipped": 0, "notSent": 0}
     assert report(api, other)["rejections"] == []
     assert api.get("/platform-ads/events").status_code == 401
 
