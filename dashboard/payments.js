@@ -30,7 +30,12 @@ async function load() {
   document.getElementById("missing-block").hidden = status.missing.length === 0;
   const connect = document.getElementById("connect");
   connect.hidden = status.status === "active";
-  connect.textContent = status.status === "onboarding" ? "Continue setup" : "Connect a payments account";
+  // After a disconnect the same account is resumed (its id is kept); a different one only on request.
+  const resumable = status.status === "inactive" && Boolean(status.accountHint);
+  connect.textContent = status.status === "onboarding"
+    ? "Continue setup"
+    : (resumable ? "Reconnect" : "Connect a payments account");
+  document.getElementById("connect-new").hidden = !resumable;
   document.getElementById("disconnect").hidden = !status.connected;
 }
 
@@ -75,13 +80,21 @@ async function loadOrders() {
   )));
 }
 
-document.getElementById("connect").addEventListener("click", async () => {
+async function connect(body) {
   try {
-    const { onboardingUrl } = await api("/payments/connect", { method: "POST" });
+    const { onboardingUrl } = await api("/payments/connect", { method: "POST", body });
     location.assign(onboardingUrl);
   } catch (exc) {
     announce(exc.message, "error");
   }
+}
+
+document.getElementById("connect").addEventListener("click", () => connect(undefined));
+
+document.getElementById("connect-new").addEventListener("click", () => {
+  const lost = "Connect a different payments account? A new account is set up with the payment provider; "
+    + "the one connected before stays yours there, but this service no longer uses it.";
+  if (confirm(lost)) connect({ newAccount: true });
 });
 
 document.getElementById("disconnect").addEventListener("click", async () => {

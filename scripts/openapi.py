@@ -132,6 +132,9 @@ ROUTE_ERRORS: dict[tuple[str, str], dict[int, str]] = {
         **_PLATFORM,
         422: "No business-owned ad account can be used (the error says what to do)",
     },
+    ("post", "/payments/connect"): {
+        409: "A different account (newAccount) was asked for while one is connected: disconnect it first",
+    },
     ("post", "/payments/webhook"): {
         409: "Another delivery of this event is being handled: the provider delivers it again",
     },

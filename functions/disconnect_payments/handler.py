@@ -12,9 +12,9 @@ app = create_app()
 @app.post("/payments/disconnect", middlewares=[require_user], security=USER_AUTH, tags=["Payments"])
 @tracer.capture_method
 def disconnect() -> PaymentsStatusView:
-    """Expire the checkouts still open (nobody can pay them any more), destroy the stored account id
-    and mark the connection inactive. The merchant's account stays theirs, with the provider; orders
-    already paid stay listed."""
+    """Expire the checkouts still open (nobody can pay them any more) and mark the connection
+    inactive: no checkout starts until the merchant connects again, which resumes the same account.
+    The merchant's account stays theirs, with the provider; orders already paid stay listed."""
     return wiring.payments_connection_service().disconnect(user_principal(app).org_id)
 
 

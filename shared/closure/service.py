@@ -12,8 +12,9 @@ The phases run in this order, for these reasons:
    OAuth states (no connection can land); the other members are disabled in the user pool (they can
    no longer sign in) and each member gets a closed marker, so a session that outlives the
    organization is told the account was closed; then the card payments stop: the checkouts still
-   open are expired at the provider (no shopper can pay one any more) and the payments account id is
-   destroyed, as a disconnect does (the merchant's account itself stays theirs, with the provider);
+   open are expired at the provider (no shopper can pay one any more), as a disconnect does, and the
+   payments account id is destroyed (a disconnect keeps it for a reconnect; the merchant's account
+   itself stays theirs, with the provider);
 2. ``idempotency``: the stored results of the organization's Idempotency-Keys, found from the
    audiences' keys, so before the audiences go;
 3. ``platform`` (only if asked): each audience's advert, then the audience and its lookalike on the

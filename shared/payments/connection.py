@@ -23,7 +23,7 @@ from pydantic import Field
 
 from shared.clock import Clock
 from shared.connections.oauth_state import StateOwner, StateStore, consume_state, issue_state
-from shared.errors import NotFound
+from shared.errors import Conflict, NotFound
 from shared.observability import logger
 from shared.payments.provider import (
     PaymentsAccountRefused,
@@ -36,6 +36,9 @@ from shared.wire_models import CamelModel
 
 NOT_CONNECTED = "No payments account is connected."
 CONNECT_REMEDY = "Connect a payments account on the dashboard's Payments page."
+RECONNECT_REMEDY = (
+    "Press Reconnect to take card payments again on the same account, or Connect a different account."
+)
 
 # The provider's requirement names, by prefix, in words a merchant acts on.
 REQUIREMENT_WORDS: tuple[tuple[str, str], ...] = (
@@ -82,6 +85,17 @@ class OnboardingPolicy:
     callback_page: str
     state_key: str
     state_ttl: timedelta = timedelta(minutes=30)
+
+
+class ConnectRequest(CamelModel):
+    """``POST /payments/connect``'s optional body."""
+
+    new_account: bool = Field(
+        default=False,
+        description="After a disconnect, onboard a new payments account instead of resuming the one "
+        "connected before (which stays the merchant's, with the provider). Refused (409) while an "
+        "account is connected.",
+    )
 
 
 class OnboardingStart(CamelModel):
@@ -142,16 +156,32 @@ class PaymentsConnectionService:
     provider: PaymentsProvider | None = None
     policy: OnboardingPolicy | None = None
 
-    def start(self, org_id: str, user_id: str, service_url: str | None = None) -> OnboardingStart:
+    def start(
+        self, org_id: str, user_id: str, service_url: str | None = None, *, new_account: bool = False
+    ) -> OnboardingStart:
         """A single-use onboarding link for the organization's account, created on first use, which
         comes back to the dashboard with a state only ``user_id`` can complete. ``service_url`` is the
         address the request came to (the hosted checkout's pages are under it).
+
+        After a disconnect the account connected before is resumed (a new link for the same account),
+        as long as the provider still lets the service act for it: an account the platform created
+        stays connected to the platform at the provider whatever the service records, so a second one
+        would only split the merchant's payouts (docs/payments-notes.md §2.3). ``new_account`` asks
+        for a new account instead (the old one stays the merchant's); refused (409) while an account
+        is connected, which must be disconnected first.
 
         The record is saved before the account is created and names the create's idempotency key,
         so a retry after a lost answer finds the same account instead of making a second one."""
         now = self.clock()
         connection = self.store.get_connection(org_id)
-        if connection is None or connection.status == "inactive":
+        if new_account and connection is not None and connection.status != "inactive":
+            raise Conflict(
+                "A payments account is connected: a different one can only be connected after it.",
+                remedy="Disconnect the current payments account first, then connect a different one.",
+            )
+        if connection is not None and connection.status == "inactive":
+            connection = self._resumed(connection, user_id, now, service_url, new_account)
+        if connection is None:
             connection = PaymentsConnection(
                 org_id=org_id,
                 connection_id=str(uuid.uuid4()),
@@ -208,17 +238,21 @@ class PaymentsConnectionService:
         """Where the organization's payments account stands, from its record."""
         return status_view(self.store.get_connection(org_id))
 
-    def disconnect(self, org_id: str) -> PaymentsStatusView:
+    def disconnect(self, org_id: str, *, forget: bool = False) -> PaymentsStatusView:
         """Stop taking payments: the checkouts still open are expired on the provider (nobody can pay
-        them any more), then the account id is destroyed and the connection is inactive. The
-        merchant's account itself stays theirs, with the provider."""
+        them any more) and the connection is inactive, so no checkout starts and no event of the
+        account is acted on until the merchant connects again. The account id stays in the record
+        (encrypted) so that connecting again resumes the same account (``start``); ``forget``
+        destroys it (the organization is being closed). The merchant's account itself stays theirs,
+        with the provider."""
         connection = self._connected(org_id)
         if connection.account is not None:
             self._expire_open_checkouts(connection)
         now = self.clock()
         connection.status = "inactive"
-        connection.account = None
-        connection.account_hint = None
+        if forget:
+            connection.account = None
+            connection.account_hint = None
         connection.charges_enabled = connection.payouts_enabled = False
         connection.disconnected_at = now
         self.store.put_connection(connection)
@@ -228,11 +262,18 @@ class PaymentsConnectionService:
     def stop(self, org_id: str) -> bool:
         """Stop taking payments for an organization being closed: ``disconnect`` when an account is
         connected (its open checkouts expired on the provider, the account id destroyed); False when
-        there was none (never connected, or disconnected already), so a repeat does nothing."""
+        there was none (never connected, or disconnected already: an account id kept for a reconnect
+        is destroyed then), so a repeat does nothing."""
         connection = self.store.get_connection(org_id)
-        if connection is None or connection.status == "inactive":
+        if connection is None:
             return False
-        self.disconnect(org_id)
+        if connection.status == "inactive":
+            if connection.account is not None:
+                connection.account = None
+                connection.account_hint = None
+                self.store.put_connection(connection)
+            return False
+        self.disconnect(org_id, forget=True)
         return True
 
     def account_id(self, connection: PaymentsConnection) -> str:
@@ -245,6 +286,35 @@ class PaymentsConnectionService:
         """Record what the provider says of the connection's account now (an ``account.updated``)."""
         _apply(connection, account, self.clock())
         self.store.put_connection(connection)
+
+    def _resumed(
+        self,
+        connection: PaymentsConnection,
+        user_id: str,
+        now: datetime,
+        service_url: str | None,
+        new_account: bool,
+    ) -> PaymentsConnection | None:
+        """A disconnected connection taken up again with its account (read from the provider, which
+        must still let the service act for it), onboarding until the return reads it again; None when
+        a new account is asked for, or the old one refuses the service (or is gone)."""
+        if connection.account is None or new_account:
+            return None
+        try:
+            account = self._provider().retrieve_account(self.account_id(connection))
+        except PaymentsAccountRefused:
+            logger.info(
+                "payments account refused a reconnect: a new one", extra={"org_id": connection.org_id}
+            )
+            return None
+        connection.status = "onboarding"
+        connection.account_hint = account.account_id[-4:]
+        connection.started_by, connection.started_at = user_id, now
+        connection.disconnected_at = None
+        connection.checkout_base_url = service_url or connection.checkout_base_url
+        self.store.put_connection(connection)
+        logger.info("payments account resumed", extra={"org_id": connection.org_id})
+        return connection
 
     def _provider(self) -> PaymentsProvider:
         assert self.provider is not None, "this function's wiring gives no payments provider"
@@ -306,6 +376,8 @@ def status_view(connection: PaymentsConnection | None) -> PaymentsStatusView:
     missing = missing_in_words(connection.currently_due)
     if connection.status == "inactive":
         message, remedy = "The payments account is disconnected.", CONNECT_REMEDY
+        if connection.account is not None:
+            remedy = RECONNECT_REMEDY
     elif connection.charges_enabled:
         message, remedy = "The payments account takes card payments.", None
     elif missing:

@@ -182,8 +182,20 @@ class PaymentsProvider:
         return _account(account)
 
     def retrieve_account(self, account_id: str) -> ProviderAccount:
+        """The connected account as the provider has it now. ``PaymentsAccountRefused`` when it no
+        longer lets the service act for it, or no longer exists (deleted)."""
+        import stripe
+
         with _mapped_errors():
-            return _account(self._client.v1.accounts.retrieve(account_id))
+            try:
+                return _account(self._client.v1.accounts.retrieve(account_id))
+            except stripe.InvalidRequestError as error:
+                if error.code != "resource_missing":
+                    raise
+        raise PaymentsAccountRefused(
+            "The payments account no longer exists at the payment provider.",
+            remedy="Connect a payments account again.",
+        )
 
     def onboarding_link(
         self, account_id: str, *, refresh_url: str, return_url: str, idempotency_key: str

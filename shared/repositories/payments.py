@@ -3,7 +3,7 @@ closure's deletion of ``ORG#<org>`` takes every one of them):
 
 | item | sk | lifetime |
 |---|---|---|
-| the payments connection | ``PAYMENTS`` | until closure (a disconnect keeps it, without the account) |
+| the payments connection | ``PAYMENTS`` | until closure (a disconnect keeps it and its account) |
 | a checkout a shopper started | ``CHECKOUT#<checkout id>`` | 30 days (TTL), the order stays |
 | a checkout ended unpaid, also | gsi1 ``ORG#<org>#UNPAID`` / ``<ended at>#<checkout id>`` | as the checkout |
 | an order (a paid checkout) | ``ORDER#<paid at>#<session id>`` | until closure |

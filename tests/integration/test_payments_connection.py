@@ -179,24 +179,54 @@ def test_a_lost_answer_when_the_account_is_created_makes_one_account(
     assert account["id"]
 
 
-def test_disconnecting_forgets_the_account_and_a_new_connection_starts_afresh(
+def test_disconnecting_stops_payments_and_connecting_again_resumes_the_same_account(
     api: httpx.Client, stack: LocalStack, member: dict[str, str], payments: httpx.Client
 ) -> None:
     # Given: a connected payments account
     assert connect_payments(stack.api_url, member["Authorization"]).json()["status"] == "active"
+    [account] = accounts_of(payments, member["org_id"])
     # When: the user disconnects
     answered = api.post("/payments/disconnect", headers=auth(member))
-    # Then: the connection is inactive and holds no account any more
+    # Then: the connection is inactive and takes no payments; the account is kept (encrypted) for a reconnect
     assert answered.status_code == 200, answered.text
     status = answered.json()
     assert (status["connected"], status["status"], status["checkoutAvailable"]) == (False, "inactive", False)
-    assert status["accountHint"] is None
+    assert status["accountHint"] == account["id"][-4:]
+    assert status["remedy"].startswith("Press Reconnect")
     item = wiring.table(stack.physical["MainTable"].ref).get_item(
         Key={"pk": f"ORG#{member['org_id']}", "sk": "PAYMENTS"}
     )["Item"]
-    assert "account" not in item
+    assert account["id"] not in json.dumps(item, default=str)
     # And disconnecting again says there is nothing connected
     assert api.post("/payments/disconnect", headers=auth(member)).status_code == 404
-    # And connecting again makes a new account (the old one stays the merchant's, with the provider)
+    # And connecting again resumes the same account at the provider: no second account is created
+    again = connect_payments(stack.api_url, member["Authorization"]).json()
+    assert (again["status"], again["checkoutAvailable"], again["accountHint"]) == (
+        "active",
+        True,
+        account["id"][-4:],
+    )
+    assert [a["id"] for a in accounts_of(payments, member["org_id"])] == [account["id"]]
+
+
+def test_a_different_account_is_connected_only_when_asked_for_after_a_disconnect(
+    api: httpx.Client, stack: LocalStack, member: dict[str, str], payments: httpx.Client
+) -> None:
+    # Given: a connected payments account
     assert connect_payments(stack.api_url, member["Authorization"]).json()["status"] == "active"
-    assert len(accounts_of(payments, member["org_id"])) == 2
+    # When: the user asks for a different account without disconnecting
+    refused = api.post("/payments/connect", headers=auth(member), json={"newAccount": True})
+    # Then: it is refused with what to do
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["error"]["remedy"].startswith("Disconnect the current payments account first")
+    # When: the user disconnects and asks for a different account
+    assert api.post("/payments/disconnect", headers=auth(member)).status_code == 200
+    started = api.post("/payments/connect", headers=auth(member), json={"newAccount": True})
+    # Then: the link onboards a second account, the first staying the merchant's at the provider
+    assert started.status_code == 200, started.text
+    done = post_payments_callback(
+        onboard(started.json()["onboardingUrl"]).headers["location"], stack.api_url, member["Authorization"]
+    )
+    accounts = accounts_of(payments, member["org_id"])
+    assert len(accounts) == 2
+    assert done.json()["accountHint"] == accounts[-1]["id"][-4:] != accounts[0]["id"][-4:]

@@ -29,6 +29,7 @@ from shared.closure.service import CloseAccountRequest
 from shared.datasources.models import SyncRequest, UploadLinksRequest
 from shared.events.site_events import SiteEventBatch
 from shared.events.sites import SiteSettingsRequest
+from shared.payments.connection import ConnectRequest
 from shared.payments.webhooks import ProviderEvent
 from shared.predictions.key_management import CreateApiKeyRequest
 from shared.predictions.predict import PredictRequest
@@ -39,6 +40,7 @@ from shared.targeting.models import PreviewRequest
 BODY_MODELS: dict[str, type[BaseModel]] = {
     "POST /client/predict/{modelName}": PredictRequest,
     "POST /dashboard/api-keys": CreateApiKeyRequest,
+    "POST /payments/connect": ConnectRequest,
     "POST /payments/connect/callback": PaymentsCallbackRequest,
     "POST /payments/webhook": ProviderEvent,
     "POST /platform-ads/account/closure": CloseAccountRequest,
@@ -84,7 +86,7 @@ def test_a_body_valid_by_the_document_is_valid_by_the_model(label: str) -> None:
     @given(operation.as_strategy(generation_mode=GenerationMode.POSITIVE, media_type="application/json"))
     def check(case: Case) -> None:
         if case.body is None or isinstance(case.body, NotSet):
-            return  # an optional body left out (refresh): the handler reads none
+            return  # an optional body left out (refresh, payments connect): the handler reads none
         # When the model reads a body the document allows
         try:
             model.model_validate(case.body)

@@ -82,7 +82,9 @@ def test_finishing_later_lists_what_is_missing_and_continue_setup_finishes(
     expect(page.get_by_text("Taking card payments")).to_be_visible()
 
 
-def test_disconnecting_asks_first_and_then_offers_to_connect_again(page: Page, stack: LocalStack) -> None:
+def test_disconnecting_asks_first_and_reconnecting_resumes_the_same_account(
+    page: Page, stack: LocalStack
+) -> None:
     # Given: a connected payments account
     email, password = new_user(stack)
     sign_in(page, email, password)
@@ -92,6 +94,9 @@ def test_disconnecting_asks_first_and_then_offers_to_connect_again(page: Page, s
     page.get_by_label("I agree to the connected account services agreement").check()
     page.get_by_role("button", name="Agree and submit").click()
     page.wait_for_url("**/payments.html?returned=1")
+    account = page.locator("#details dd", has_text="ending in ")
+    expect(account).to_be_visible(timeout=LOADED)
+    ending = account.inner_text()
     # When: Disconnect, confirmed in the dialog that says what stops
     asked: list[str] = []
 
@@ -104,8 +109,19 @@ def test_disconnecting_asks_first_and_then_offers_to_connect_again(page: Page, s
     # Then
     expect(page.get_by_role("status")).to_have_text("The payments account is disconnected.")
     expect(page.locator(".badge")).to_have_text("Disconnected")
-    expect(page.get_by_role("button", name="Connect a payments account")).to_be_visible()
+    expect(page.get_by_role("button", name="Reconnect")).to_be_visible()
+    expect(page.get_by_role("button", name="Connect a different account")).to_be_visible()
+    expect(page.locator("#message")).to_contain_text("Press Reconnect")
     assert "can no longer take payments" in asked[0]
+    # When: Reconnect, and the provider's page agreed again
+    page.get_by_role("button", name="Reconnect").click()
+    page.get_by_label("I agree to the connected account services agreement").check()
+    page.get_by_role("button", name="Agree and submit").click()
+    page.wait_for_url("**/payments.html?returned=1", timeout=LOADED)
+    # Then: the same account takes card payments again
+    expect(page.get_by_text("Taking card payments")).to_be_visible(timeout=LOADED)
+    expect(page.locator("#details dd", has_text="ending in ")).to_have_text(ending)
+    expect(page.get_by_role("button", name="Connect a different account")).to_be_hidden()
 
 
 def fill_card(page: Page, number: str) -> None:
