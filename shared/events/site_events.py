@@ -7,8 +7,10 @@ is known and not revoked, the site is under its limit of events for the window),
 of one of the organization's declared domains (the browser's ``Origin``), and is relayed at once as
 ``website`` events carrying what only the server sees: the browser's IP address and user agent, with
 the page's ``_fbp`` and ``_fbc`` cookies, never hashed (§11.4). Nothing of a request is stored but
-counts and, for an event refused, its id, name and the reason: the IP address and cookies pass through
-memory to the platform, and are never logged.
+counts, for an event refused its id, name and the reason, and for an event sent its name and id
+(48 hours, the platform's window for keeping one event per name and id, so the Events page counts one
+sent again once, as the platform keeps it): the IP address and cookies pass through memory to the
+platform, and are never logged.
 """
 
 from __future__ import annotations
@@ -55,6 +57,9 @@ UNAVAILABLE_RETRY_SECONDS = 30
 ANSWER_RESERVE_SECONDS = 2.0
 # The largest body read: 20 events with their products fit in far less.
 MAX_BODY_CHARACTERS = 64_000
+# The platform keeps one event per name and id sent within 48 hours of the first (reference/conversions-api
+# §6, as the sandbox does): an event sent again within it is counted sent once on the Events page.
+DEDUP_WINDOW_SECONDS = 48 * 3600
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=100)]
@@ -145,7 +150,13 @@ class Admissions(Protocol):
 
 
 class Tally(Protocol):
+    """``shared.repositories.events.DynamoEventSiteStore``: the Events page's day counts, what was
+    counted once, and rejections."""
+
     def add_counts(self, org_id: str, day: str, counts: dict[tuple[str, str, str], int]) -> None: ...
+    def mark_counted(
+        self, org_id: str, markers: Sequence[str], at: datetime, keep_seconds: int
+    ) -> list[str]: ...
     def add_rejections(self, org_id: str, rejections: Sequence[StoredRejection]) -> None: ...
 
 
@@ -342,6 +353,7 @@ class SiteEvents:
         outcomes: Counter[tuple[str, str, str]] = Counter()
         rejected: list[StoredRejection] = []
         ready: list[ServerEvent] = []
+        delivered: list[tuple[str, str]] = []  # (event name, event id) of each event the platform took
         skipped = 0
         for item in batch.events:
             event = _server_event(item, admission, client_ip, user_agent, now)
@@ -362,14 +374,21 @@ class SiteEvents:
         if ready:
             try:
                 sent = self._relay(
-                    org_id, admission.test_event_code, ready, rejected, outcomes, seconds_left, now
+                    org_id, admission.test_event_code, ready, rejected, outcomes, delivered, seconds_left, now
                 )
             except ServiceError:
                 for event in ready:
                     outcomes["site", str(event["event_name"]), "failed"] += 1
                 self._record(org_id, now, outcomes, rejected)
                 raise
-        self._record(org_id, now, outcomes, rejected)
+        try:
+            self._record(org_id, now, outcomes, rejected, delivered)
+        except Exception:
+            if not sent:
+                raise
+            # The platform has the events: a failure to count them is no reason for the page to send
+            # them again (it would change nothing), so it is answered what was sent, and logged.
+            logger.exception("site events sent but not counted", extra={"sent": sent})
         logger.info("site events", extra={"received": len(batch.events), "sent": sent, "skipped": skipped})
         return SiteEventsReceived(
             received=len(batch.events),
@@ -388,9 +407,12 @@ class SiteEvents:
         ready: list[ServerEvent],
         rejected: list[StoredRejection],
         outcomes: Counter[tuple[str, str, str]],
+        delivered: list[tuple[str, str]],
         seconds_left: Callable[[], float],
         now: datetime,
     ) -> int:
+        """Send ``ready`` to the organization's pixel; each event the platform refused is counted in
+        ``outcomes`` and kept in ``rejected``, each it took is added to ``delivered``. The number sent."""
         try:
             graph, pixel_id = self.targets.target(org_id)
         except (NotFound, PlatformError) as exc:
@@ -421,8 +443,10 @@ class SiteEvents:
             ) from exc
         refused = {item.event_id for item in report.rejections}
         for event in ready:
-            outcome = "rejected" if event["event_id"] in refused else "sent"
-            outcomes["site", str(event["event_name"]), outcome] += 1
+            if event["event_id"] in refused:
+                outcomes["site", str(event["event_name"]), "rejected"] += 1
+            else:
+                delivered.append((str(event["event_name"]), str(event["event_id"])))
         rejected.extend(StoredRejection(**asdict(item), source="site", at=now) for item in report.rejections)
         return report.sent
 
@@ -431,9 +455,20 @@ class SiteEvents:
         org_id: str,
         now: datetime,
         outcomes: Counter[tuple[str, str, str]],
-        rejected: list[StoredRejection],
+        rejected: Sequence[StoredRejection],
+        delivered: Sequence[tuple[str, str]] = (),
     ) -> None:
-        self.tally.add_counts(org_id, now.date().isoformat(), dict(outcomes))
+        """Add ``outcomes`` (rejected, skipped, failed: each attempt) to the Events page's day, with each
+        ``delivered`` (event name, event id) counted sent once: the platform keeps one event per name
+        and id within its window (a reloaded thank-you page sends its purchase again), so the page
+        counts the first, whichever request or day sent it (a marker each, ``Tally.mark_counted``, then
+        one update of the day). Keep ``rejected`` for the page's list."""
+        counts = Counter(outcomes)
+        if delivered:
+            names = {f"site:{name}:{event_id}": name for name, event_id in delivered}
+            for marker in self.tally.mark_counted(org_id, list(names), now, DEDUP_WINDOW_SECONDS):
+                counts["site", names[marker], "sent"] += 1
+        self.tally.add_counts(org_id, now.date().isoformat(), dict(counts))
         if rejected:
             self.tally.add_rejections(org_id, rejected)
 

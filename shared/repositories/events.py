@@ -144,7 +144,8 @@ _DAY = "EVENTSDAY#"
 _REJECTION = "EVENTREJ#"
 # A rotated-out or revoked key's lookup item, and a rejection, are kept this long (TTL: expires_at).
 _KEEP_SECONDS = 30 * 86_400
-# What was counted once on the Events page (a checkout order's Purchase), kept as long.
+# What was counted once on the Events page: a checkout order's Purchase (kept as long), a shop page's
+# event (as long as the platform deduplicates it, the caller says).
 _COUNTED = "EVENTCOUNTED#"
 
 
@@ -413,6 +414,29 @@ class DynamoEventSiteStore:
                 return False
             raise
         return True
+
+    def mark_counted(self, org_id: str, markers: Sequence[str], at: datetime, keep_seconds: int) -> list[str]:
+        """Mark each of ``markers`` (what is counted once, e.g. ``site:Purchase:<order id>``) counted at
+        ``at``, and answer the ones newly marked: those to count. One conditional PutItem each
+        (``EVENTCOUNTED#<marker>``, kept ``keep_seconds``), taken only while no marker of that name is
+        in force (absent, or older than ``keep_seconds``: TTL deletes it some time later). No
+        transaction and nothing on the day's item, so concurrent requests never cancel each other;
+        the caller adds the newly marked to the day after (:meth:`add_counts`): a process that dies
+        between the two leaves those few uncounted, never counted twice (docs/failure-modes.md)."""
+        now = int(at.timestamp())
+        refused = self._table.meta.client.exceptions.ConditionalCheckFailedException
+        marked = []
+        for marker in dict.fromkeys(markers):
+            try:
+                self._table.put_item(
+                    Item={"pk": _pk(org_id), "sk": _COUNTED + marker, "expires_at": now + keep_seconds},
+                    ConditionExpression="attribute_not_exists(pk) OR expires_at < :now",
+                    ExpressionAttributeValues={":now": now},
+                )
+            except refused:
+                continue
+            marked.append(marker)
+        return marked
 
     def days(self, org_id: str, first: str, last: str) -> list[EventDay]:
         """The organization's days from ``first`` to ``last`` (UTC dates, inclusive) that had events."""

@@ -66,6 +66,17 @@ def received(sandbox: httpx.Client, event_id: str) -> list[dict[str, Any]]:
     return [entry for entry in held if entry["event"].get("event_id") == event_id]
 
 
+def events_report(api: httpx.Client, org: ConnectedOrg) -> dict[str, Any]:
+    found = api.get("/platform-ads/events", params={"days": 14}, headers=org.headers)
+    assert found.status_code == 200, found.text
+    return dict(found.json())
+
+
+def sent_on_the_events_page(api: httpx.Client, org: ConnectedOrg) -> dict[str, int]:
+    """The shop's pages' events the Events page counts sent, by event name."""
+    return {row["eventName"]: row["sent"] for row in events_report(api, org)["bySource"] if row["sent"]}
+
+
 def test_a_pages_event_reaches_the_pixel_as_a_website_event_with_the_browsers_details(
     api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
 ) -> None:
@@ -105,6 +116,8 @@ def test_the_same_event_sent_twice_is_kept_once_by_the_platform(
     assert first.status_code == second.status_code == 200
     entries = received(sandbox, event["eventId"])
     assert [entry["deduplicated"] for entry in entries] == [False, True]
+    # And the Events page counts it once, as the platform keeps it (walking make dev, it said "Sent 2")
+    assert sent_on_the_events_page(api, org) == {"Purchase": 1}
 
 
 def test_a_page_of_another_domain_is_refused_and_cannot_read_the_answer(
@@ -267,5 +280,7 @@ def test_a_flood_from_one_site_is_throttled_while_predictions_are_answered(
     flooded = {event["eventId"] for events in floods for event in events}
     assert len(taken) == 60
     assert held & flooded == taken
+    # And the Events page counts those 60 sent, each once
+    assert sent_on_the_events_page(api, org) == {"AddToCart": 60}
     # And every prediction asked for meanwhile was answered
     assert predictions == [200] * 6

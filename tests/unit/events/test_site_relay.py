@@ -38,6 +38,9 @@ class Tally:
         for key, value in counts.items():
             self.counts[key] = self.counts.get(key, 0) + value
 
+    def mark_counted(self, org_id: str, markers: Sequence[str], at: datetime, keep_seconds: int) -> list[str]:
+        return list(markers)
+
     def add_rejections(self, org_id: str, rejections: Sequence[StoredRejection]) -> None:
         pass
 
