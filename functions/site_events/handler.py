@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import Response, content_types
 from shared import wiring
 from shared.api import create_app, error_response, http_entry_point
 from shared.errors import ServiceError
-from shared.events.site_events import cors_headers, events_in, parsed_body, site_batch, unexpected_failure
+from shared.events.site_events import cors_headers, events_in, parsed_body, unexpected_failure
 from shared.observability import logger, tracer
 
 app = create_app()
@@ -49,7 +49,7 @@ def receive() -> Response[str]:
         headers = cors_headers(origin, admission.domains)
         received = service.receive(
             admission,
-            site_batch(text, body),
+            service.batch_of(admission, text, body),
             client_ip=event.request_context.http.source_ip,
             user_agent=event.request_context.http.user_agent or event.headers.get("user-agent", ""),
             seconds_left=lambda: app.lambda_context.get_remaining_time_in_millis() / 1000,

@@ -7,10 +7,10 @@ is known and not revoked, the site is under its limit of events for the window),
 of one of the organization's declared domains (the browser's ``Origin``), and is relayed at once as
 ``website`` events carrying what only the server sees: the browser's IP address and user agent, with
 the page's ``_fbp`` and ``_fbc`` cookies, never hashed (§11.4). Nothing of a request is stored but
-counts, for an event refused its id, name and the reason, and for an event sent its name and id
-(48 hours, the platform's window for keeping one event per name and id, so the Events page counts one
-sent again once, as the platform keeps it): the IP address and cookies pass through memory to the
-platform, and are never logged.
+counts, for an event refused (or a request refused whole, its first event's) its id, name and the
+reason, and for an event sent its name and id (48 hours, the platform's window for keeping one event
+per name and id, so the Events page counts one sent again once, as the platform keeps it): the IP
+address and cookies pass through memory to the platform, and are never logged.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Annotated, Any, Literal, Protocol
+from typing import Annotated, Any, Literal, Protocol, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError
 
@@ -60,6 +60,9 @@ MAX_BODY_CHARACTERS = 64_000
 # The platform keeps one event per name and id sent within 48 hours of the first (reference/conversions-api
 # §6, as the sandbox does): an event sent again within it is counted sent once on the Events page.
 DEDUP_WINDOW_SECONDS = 48 * 3600
+# The event names the relay takes; a refused body's other names are counted as "Other".
+SiteEventName = Literal["ViewContent", "AddToCart", "InitiateCheckout", "Purchase"]
+SITE_EVENT_NAMES: tuple[str, ...] = get_args(SiteEventName)
 
 Text = Annotated[str, StringConstraints(min_length=1, max_length=200)]
 Id = Annotated[str, StringConstraints(min_length=1, max_length=100)]
@@ -104,7 +107,7 @@ class SiteCustomData(BaseModel):
 class SiteEvent(CamelModel):
     """One event of a shop's page."""
 
-    event_name: Literal["ViewContent", "AddToCart", "InitiateCheckout", "Purchase"]
+    event_name: SiteEventName
     event_id: str = Field(
         min_length=1,
         max_length=128,
@@ -333,6 +336,42 @@ class SiteEvents:
         browser's preflight is answered for. Counts nothing."""
         return self.admissions.key_domains(site_key, self.clock().timestamp())
 
+    def batch_of(self, admission: SiteAdmission, text: str, body: Any) -> SiteEventBatch:
+        """The events of an admitted request's body (:func:`site_batch`). A body refused whole (400: an
+        event name the relay does not take, a value that is no number, not JSON, too many events) is
+        kept for the Events page, since the snippet does not show the page its 400: one rejection
+        (the first event's id and name, the reason, what to do) and each of its events counted
+        rejected, under its name when the relay takes that name, else ``Other`` (a page's own names
+        never become counters). The page is answered the 400 even when that cannot be kept."""
+        try:
+            return site_batch(text, body)
+        except ValidationFailed as exc:
+            assert admission.org_id is not None
+            try:
+                self._keep_refused(admission.org_id, body, exc)
+            except Exception:
+                logger.exception("a site request refused whole was not kept for the Events page")
+            raise
+
+    def _keep_refused(self, org_id: str, body: Any, refusal: ValidationFailed) -> None:
+        now = self.clock()
+        events = body.get("events") if isinstance(body, dict) else None
+        # As many as the admission counted (events_in): one for a body without events.
+        items = events[: self.limits.per_request + 1] if isinstance(events, list) and events else [None]
+        first = items[0] if isinstance(items[0], dict) else {}
+        event_id, event_name = first.get("eventId"), first.get("eventName")
+        rejection = StoredRejection(
+            event_id=event_id if _printable(event_id, 128) else None,
+            event_name=event_name if _printable(event_name, 64) else None,
+            reason=_storable(refusal.message)[:500],
+            remedy=_storable(refusal.remedy or SITE_REMEDY),
+            field=_storable(refusal.field)[:200] if refusal.field else None,
+            source="site",
+            at=now,
+        )
+        outcomes = Counter(("site", _counted_name(item), "rejected") for item in items)
+        self._record(org_id, now, outcomes, [rejection])
+
     def receive(
         self,
         admission: SiteAdmission,
@@ -471,6 +510,22 @@ class SiteEvents:
         self.tally.add_counts(org_id, now.date().isoformat(), dict(counts))
         if rejected:
             self.tally.add_rejections(org_id, rejected)
+
+
+def _printable(value: Any, longest: int) -> bool:
+    """Whether a refused body's ``value`` may be kept as it is: printable ASCII, ``longest`` at most."""
+    return isinstance(value, str) and 0 < len(value) <= longest and value.isascii() and value.isprintable()
+
+
+def _storable(text: str) -> str:
+    """``text`` without what DynamoDB cannot store (a lone surrogate a JSON body may carry)."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _counted_name(item: Any) -> str:
+    """The event name a refused body's ``item`` is counted under: one the relay takes, else ``Other``."""
+    name = item.get("eventName") if isinstance(item, dict) else None
+    return name if name in SITE_EVENT_NAMES else "Other"
 
 
 def _server_event(

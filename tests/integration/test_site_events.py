@@ -177,6 +177,14 @@ def test_bad_input_is_a_400_naming_the_field_never_a_500(api: httpx.Client, org:
     assert (bad_name.status_code, not_json.status_code, too_many.status_code) == (400, 400, 400)
     assert bad_name.json()["error"]["field"] == "events.0.eventName"
     assert not_json.json()["error"]["field"] == "body"
+    # And the Events page lists each refused request with the reason and what to do (walking make dev,
+    # a page's wrong shopEvent call never reached it: the snippet swallows the 400)
+    report = events_report(api, org)
+    listed = {(row["eventName"], row["reason"], row["remedy"]) for row in report["rejections"]}
+    assert ("Lead", bad_name.json()["error"]["message"], bad_name.json()["error"]["remedy"]) in listed
+    assert len(listed) == 3
+    rejected = {row["eventName"]: row["rejected"] for row in report["bySource"]}
+    assert rejected == {"AddToCart": 21, "Other": 2}
     # And an unknown key is told so before anything about the body
     assert post_events(api, "sk_unknown", [{"x": 1}]).status_code == 401
 

@@ -5,7 +5,9 @@ report (shared/events/overview.py):
   A thank-you page reloaded sends its purchase again with the order's id; the platform keeps one, and
   walking make dev the Events page said "Sent 2";
 - never a failed request for the counting once the events were sent (a transaction on the day's one item
-  per event, reverted in 14e0d67, would have failed concurrent requests of one shop)."""
+  per event, reverted in 14e0d67, would have failed concurrent requests of one shop);
+- a request refused whole (400) kept as a rejection with the reason and what to do: the snippet swallows
+  the 400, so the page is the merchant's only way to learn their shopEvent call is wrong."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import boto3
 import httpx
 import pytest
 
+from shared.errors import ValidationFailed
 from shared.events.overview import EventsOverview
 from shared.events.site_events import RelayTargets, SiteEventBatch, SiteEvents
 from shared.platform.client import GraphClient
@@ -200,3 +203,74 @@ def test_events_sent_whose_count_cannot_be_written_are_answered_sent(
     sent = post(service, page_event("Purchase", "order-1", NOW))
     # Then the platform has it and the page is told so: sending it again would change nothing
     assert (sent, platform.received) == (1, [("Purchase", "order-1")])
+
+
+def refused(service: SiteEvents, *events: dict[str, Any]) -> ValidationFailed:
+    """What the endpoint does with a request of ``events`` refused whole (400): the error it answers."""
+    body = {"events": list(events)}
+    admission = service.admit("sk_key", len(events), SHOP)
+    with pytest.raises(ValidationFailed) as raised:
+        service.batch_of(admission, json.dumps(body), body)
+    return raised.value
+
+
+def test_a_request_refused_whole_is_on_the_events_page_with_why_and_what_to_do(
+    stores: tuple[DynamoEventSiteStore, DynamoEventStore],
+) -> None:
+    # Given the site events relay counting in the real store
+    counts, purchases = stores
+    service = relay(counts, Platform(), lambda: NOW)
+    overview = EventsOverview(counts=counts, purchases=purchases, clock=lambda: NOW)
+    # When a page's shopEvent call names an event the relay does not take ("Lead"), and another sends
+    # a purchase whose value is no number (walking make dev, both were a 400 the snippet swallowed)
+    lead = refused(service, {**page_event("Purchase", "lead-1", NOW), "eventName": "Lead"})
+    bad_value = page_event("Purchase", "order-9", NOW)
+    bad_value["customData"]["value"] = "abc"
+    value = refused(service, bad_value)
+    # Then the page was answered 400 naming the field, as before
+    assert (lead.status, lead.field) == (400, "events.0.eventName")
+    assert value.field == "events.0.customData.value"
+    # And the Events page lists both with the reason and what to do
+    report = overview.report("org-1", 14)
+    listed = [(r.event_id, r.event_name, r.reason, r.remedy) for r in report.rejections]
+    assert sorted(listed) == sorted(
+        [
+            ("lead-1", "Lead", lead.message, lead.remedy),
+            ("order-9", "Purchase", value.message, value.remedy),
+        ]
+    )
+    assert all("shopEvent" in r.remedy for r in report.rejections)
+    # And counts them rejected: the purchase under its name, the unknown name under Other
+    rows = {(row.event_name, row.rejected, row.sent) for row in report.by_source if row.source == "site"}
+    assert rows == {("Other", 1, 0), ("Purchase", 1, 0)}
+
+
+def test_a_refused_body_with_what_dynamodb_cannot_store_is_still_answered_400_and_kept(
+    stores: tuple[DynamoEventSiteStore, DynamoEventStore],
+) -> None:
+    # Given the site events relay counting in the real store
+    counts, purchases = stores
+    service = relay(counts, Platform(), lambda: NOW)
+    # When a body names its event with a lone surrogate (valid JSON, no UTF-8) and an id with a line break
+    event = {**page_event("Purchase", "x", NOW), "eventName": "\ud800Lead", "eventId": "a\nb"}
+    error = refused(service, event)
+    # Then the page is answered 400 all the same, and the rejection is kept without those values
+    assert error.status == 400
+    [kept] = (
+        EventsOverview(counts=counts, purchases=purchases, clock=lambda: NOW).report("org-1", 14).rejections
+    )
+    assert (kept.event_id, kept.event_name, kept.reason) == (None, None, error.message)
+
+
+def test_a_refused_request_whose_rejection_cannot_be_kept_is_still_answered_400(
+    stores: tuple[DynamoEventSiteStore, DynamoEventStore],
+) -> None:
+    # Given a table that throttles every write (past the client's retries)
+    counts, _ = stores
+    failing(counts, "UpdateItem", "ProvisionedThroughputExceededException")
+    failing(counts, "PutItem", "ProvisionedThroughputExceededException")
+    service = relay(counts, Platform(), lambda: NOW)
+    # When a page sends an event the relay does not take
+    error = refused(service, {**page_event("Purchase", "lead-1", NOW), "eventName": "Lead"})
+    # Then the page is answered the 400 naming the field, not a failure of the service
+    assert (error.status, error.field) == (400, "events.0.eventName")
