@@ -40,6 +40,10 @@ async function load() {
 }
 
 const OUTCOMES = { expired: "Expired unpaid", failed: "Payment failed" };
+const REFUNDS = {
+  full: (order) => `Refunded in full (${order.refundedAmount})`,
+  partial: (order) => `Partly refunded: ${order.refundedAmount} of ${order.amount}`,
+};
 
 function cell(label, ...content) {
   return el("td", { "data-label": label }, ...content);
@@ -61,6 +65,7 @@ async function loadOrders() {
     cell("Quantity", String(order.quantity)),
     cell("Amount", order.amount),
     cell("Paid", formatDate(order.paidAt)),
+    cell("Refunded", REFUNDS[order.refunded]?.(order) ?? "No"),
   )));
   fill("unpaid", unpaid.map((checkout) => el(
     "tr",

@@ -58,6 +58,7 @@ PAYMENTS_WEBHOOK_EVENTS = (
     "checkout.session.expired",
     "payment_intent.payment_failed",
     "account.updated",
+    "charge.refunded",
 )
 
 

@@ -293,6 +293,8 @@ def _summary(state: PaymentsSandboxState) -> dict[str, Any]:
         "payment_intents": [
             {**intent.to_api(), "account": intent.account_id} for intent in world.payment_intents.values()
         ],
+        "charges": [{**charge.to_api(), "account": charge.account_id} for charge in world.charges.values()],
+        "refunds": [{**refund.to_api(), "account": refund.account_id} for refund in world.refunds.values()],
         "webhook_endpoints": [
             {**endpoint.to_api(), "owner": endpoint.owner, "connect": endpoint.connect}
             for endpoint in world.endpoints.values()

@@ -29,6 +29,8 @@ EMITTED = (
     "checkout.session.expired",
     "payment_intent.payment_failed",
     "payment_intent.succeeded",
+    "charge.refunded",
+    "refund.created",
 )
 SUBSCRIBABLE = frozenset(
     {
@@ -40,7 +42,8 @@ SUBSCRIBABLE = frozenset(
         "checkout.session.async_payment_succeeded",
         "charge.succeeded",
         "charge.failed",
-        "charge.refunded",
+        "charge.dispute.created",
+        "charge.dispute.closed",
         "payment_intent.created",
         "payment_intent.canceled",
     }

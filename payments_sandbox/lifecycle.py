@@ -10,7 +10,7 @@ from typing import Any
 from payments_sandbox import cards
 from payments_sandbox.events import RequestOrigin, emit
 from payments_sandbox.state import PaymentsSandboxState
-from payments_sandbox.world import Account, CheckoutSession, PaymentIntent, SessionStatus, new_id
+from payments_sandbox.world import Account, Charge, CheckoutSession, PaymentIntent, SessionStatus, new_id
 
 ACCOUNT_FIELDS = ("charges_enabled", "payouts_enabled", "details_submitted", "requirements", "capabilities")
 
@@ -125,6 +125,18 @@ def pay(
         emit(state, "payment_intent.payment_failed", intent.to_api(), account=session.account_id)
         return
     intent.status, intent.last_payment_error = "succeeded", None
+    charge = Charge(
+        charge_id=new_id("ch"),
+        account_id=session.account_id,
+        intent_id=intent.intent_id,
+        amount=intent.amount,
+        currency=intent.currency,
+        created=int(state.now()),
+        metadata=dict(intent.metadata),
+        card_last4=last4,
+    )
+    state.world.charges[charge.charge_id] = charge
+    intent.latest_charge = charge.charge_id
     session.status, session.payment_status = SessionStatus.COMPLETE, "paid"
     emit(state, "checkout.session.completed", session.to_api(), account=session.account_id)
     emit(state, "payment_intent.succeeded", intent.to_api(), account=session.account_id)

@@ -199,6 +199,7 @@ class PaymentIntent:
     application_fee_amount: int | None = None
     last_payment_error: dict[str, Any] | None = None
     card_last4: str | None = None
+    latest_charge: str | None = None
 
     def to_api(self) -> dict[str, Any]:
         return {
@@ -210,10 +211,75 @@ class PaymentIntent:
             "created": self.created,
             "currency": self.currency,
             "last_payment_error": self.last_payment_error,
+            "latest_charge": self.latest_charge,
             "livemode": False,
             "metadata": dict(self.metadata),
             "payment_method_types": ["card"],
             "status": self.status,
+        }
+
+
+@dataclass
+class Charge:
+    """A succeeded card payment of a PaymentIntent (docs/payments-notes.md §4.4). Its metadata is the
+    intent's, copied once when the intent is confirmed, as the provider copies it."""
+
+    charge_id: str
+    account_id: str | None
+    intent_id: str
+    amount: int
+    currency: str
+    created: int
+    metadata: dict[str, str] = field(default_factory=dict)
+    amount_refunded: int = 0
+    card_last4: str | None = None
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "id": self.charge_id,
+            "object": "charge",
+            "amount": self.amount,
+            "amount_captured": self.amount,
+            "amount_refunded": self.amount_refunded,
+            "captured": True,
+            "created": self.created,
+            "currency": self.currency,
+            "disputed": False,
+            "livemode": False,
+            "metadata": dict(self.metadata),
+            "paid": True,
+            "payment_intent": self.intent_id,
+            "payment_method_details": {"type": "card", "card": {"last4": self.card_last4}},
+            # Whether the charge is refunded in full; a partial refund leaves it false.
+            "refunded": self.amount_refunded >= self.amount,
+            "status": "succeeded",
+        }
+
+
+@dataclass
+class Refund:
+    refund_id: str
+    account_id: str | None
+    charge_id: str
+    intent_id: str
+    amount: int
+    currency: str
+    created: int
+    reason: str | None = None
+    metadata: dict[str, str] = field(default_factory=dict)
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "id": self.refund_id,
+            "object": "refund",
+            "amount": self.amount,
+            "charge": self.charge_id,
+            "created": self.created,
+            "currency": self.currency,
+            "metadata": dict(self.metadata),
+            "payment_intent": self.intent_id,
+            "reason": self.reason,
+            "status": "succeeded",
         }
 
 
@@ -418,5 +484,7 @@ class World:
     account_links: dict[str, AccountLink] = field(default_factory=dict)
     sessions: dict[str, CheckoutSession] = field(default_factory=dict)
     payment_intents: dict[str, PaymentIntent] = field(default_factory=dict)
+    charges: dict[str, Charge] = field(default_factory=dict)
+    refunds: dict[str, Refund] = field(default_factory=dict)
     endpoints: dict[str, WebhookEndpoint] = field(default_factory=dict)
     events: dict[str, Event] = field(default_factory=dict)

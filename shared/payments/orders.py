@@ -1,6 +1,7 @@
 """The orders the hosted checkout took, and the checkouts that ended unpaid, for the dashboard.
 
-Orders come from the provider's webhook (``shared.payments.webhooks``), newest first; a checkout
+Orders come from the provider's webhook (``shared.payments.webhooks``), newest first, each with what
+the provider has refunded of it (in part or in whole); a checkout
 whose session expired or whose delayed payment failed is listed too, latest ended first, with the
 cards refused on it, so nothing a shopper started is lost from view. Each list is one bounded query
 (the newest ``ORDERS_SHOWN`` orders, the latest ``UNPAID_SHOWN`` ended checkouts), however many
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Literal, Protocol
 
 from pydantic import Field
 
@@ -64,6 +65,14 @@ class OrderView(CamelModel):
     currency: str
     amount: str = Field(description="The amount as a shopper reads it, e.g. $25.00.")
     paid_at: datetime
+    refunded: Literal["partial", "full"] | None = Field(
+        default=None, description="Refunded by the provider in part or in whole (None: not refunded)."
+    )
+    amount_refunded: int = Field(default=0, description="How much was refunded, in the smallest unit.")
+    refunded_amount: str | None = Field(
+        default=None, description="How much was refunded as a shopper reads it, e.g. $10.00."
+    )
+    refunded_at: datetime | None = None
 
 
 class UnpaidCheckoutView(CamelModel):
@@ -113,6 +122,14 @@ class Orders:
                     currency=order.currency,
                     amount=format_amount(order.amount_total, order.currency),
                     paid_at=order.paid_at,
+                    refunded=order.refund_state(),
+                    amount_refunded=order.amount_refunded,
+                    refunded_amount=(
+                        format_amount(order.amount_refunded, order.currency)
+                        if order.amount_refunded
+                        else None
+                    ),
+                    refunded_at=order.refunded_at,
                 )
                 for order in orders
             ],

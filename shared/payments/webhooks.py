@@ -18,6 +18,13 @@ receives the merchant's own sessions, which are none of the service's business (
   as expired or failed; ``payment_intent.payment_failed``: a refused card counted on its checkout (the
   session stays open for another card).
 - ``account.updated``: the connection's status read again from the event's account.
+- ``charge.refunded`` (a refund, in part or in whole, made on the provider's dashboard or API): the
+  order paid by the charge's PaymentIntent records the charge's cumulative ``amount_refunded`` (only
+  a larger amount replaces the one recorded, so a late or repeated event takes nothing back); the
+  charge carries the metadata its PaymentIntent had, so it names the organization like the session.
+  Acted on also after a disconnect, from the account the record still holds: the refund is a fact
+  about an order the service lists. Nothing is sent to the ad platform: the Conversions API has no
+  refund event (docs/payments-notes.md §4.4).
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ from shared.records.payments import CheckoutRecord, OrderRecord, PaymentsConnect
 # A delivery holding an event's claim longer than this is taken to have died: the next may act.
 CLAIM_LEASE = timedelta(minutes=2)
 PAID_EVENTS = frozenset({"checkout.session.completed", "checkout.session.async_payment_succeeded"})
+# Facts about orders already taken: acted on after a disconnect too (from the account still held).
+REFUND_EVENTS = frozenset({"charge.refunded"})
 
 
 class EventData(BaseModel):
@@ -79,6 +88,7 @@ class Store(Protocol):
     ) -> bool: ...
     def record_refusal(self, org_id: str, checkout_id: str, code: str, now: datetime) -> bool: ...
     def record_paid(self, order: OrderRecord, connection_id: str, now: datetime) -> str: ...
+    def record_refund(self, org_id: str, payment_intent: str, amount_refunded: int, now: datetime) -> str: ...
     def claim_event(self, org_id: str, event_id: str, now: datetime, lease: timedelta) -> str: ...
     def complete_event(self, org_id: str, event_id: str, now: datetime) -> None: ...
     def release_event(self, org_id: str, event_id: str) -> None: ...
@@ -164,8 +174,10 @@ class WebhookHandler:
         if not isinstance(org_id, str) or not org_id:
             return self._ignored(event_id, kind, "not the service's")
         connection = self.store.get_connection(org_id)
-        if connection is None or connection.account is None or connection.status == "inactive":
+        if connection is None or connection.account is None:
             return self._ignored(event_id, kind, "no payments connection")
+        if connection.status == "inactive" and kind not in REFUND_EVENTS:
+            return self._ignored(event_id, kind, "payments disconnected")
         if parsed.account != self.accounts.account_id(connection):
             logger.warning(
                 "payments event from another account", extra={"event_id": event_id, "org_id": org_id}
@@ -205,6 +217,11 @@ class WebhookHandler:
                 return "awaiting_payment"  # a delayed method: async_payment_succeeded follows
             paid_at = datetime.fromtimestamp(event.created or now.timestamp(), UTC)
             return self._paid(org_id, connection, checkout_id, obj, event.id, paid_at, now)
+        if kind in REFUND_EVENTS:
+            intent, refunded = obj.get("payment_intent"), obj.get("amount_refunded")
+            if not isinstance(intent, str) or not intent or not isinstance(refunded, int):
+                return "unknown_order"
+            return self.store.record_refund(org_id, intent, refunded, now)
         if kind == "checkout.session.expired":
             return (
                 "expired" if self.store.end_checkout(org_id, checkout_id, "expired", now) else "already_paid"

@@ -101,11 +101,23 @@ class OrderRecord(BaseModel):
     buyer_key: str | None = Field(
         default=None, description="The data-bucket object holding the buyer's details for the sync."
     )
+    amount_refunded: int = Field(
+        default=0,
+        description="How much the provider has refunded of it, in the currency's smallest unit (its "
+        "charge's amount_refunded, cumulative).",
+    )
+    refunded_at: datetime | None = Field(default=None, description="When the latest refund was recorded.")
     pixel_counted_by: str | None = Field(
         default=None,
         description="The source the Events page counts its Purchase under: checkout (the webhook sent it "
         "first) or sync (a sync did); the platform keeps one event per id, so the page counts it once.",
     )
+
+    def refund_state(self) -> Literal["partial", "full"] | None:
+        """Whether the order is refunded in part or in whole (None: not refunded)."""
+        if self.amount_refunded <= 0:
+            return None
+        return "full" if self.amount_refunded >= self.amount_total else "partial"
 
 
 def checkout_orders_prefix(org_id: str) -> str:

@@ -8,6 +8,7 @@ closure's deletion of ``ORG#<org>`` takes every one of them):
 | a checkout ended unpaid, also | gsi1 ``ORG#<org>#UNPAID`` / ``<ended at>#<checkout id>`` | as the checkout |
 | an order (a paid checkout) | ``ORDER#<paid at>#<session id>`` | until closure |
 | a provider event being or already handled | ``PAYEVENT#<event id>`` | 30 days (TTL) |
+| an order's payment, by its PaymentIntent id | ``PAYREF#<payment intent>`` | as the order |
 
 Orders sort by the time they were paid, so the newest come first from one query; checkouts that
 ended unpaid sort by when they ended in the index, so the latest come first from one query of the
@@ -40,6 +41,7 @@ _KEYS = {"pk", "sk", "gsi1pk", "gsi1sk", "expires_at"}
 
 Claim = Literal["claimed", "done", "busy"]
 Recorded = Literal["recorded", "already_paid", "connection_gone", "unknown_checkout"]
+RefundRecorded = Literal["refund_recorded", "refund_unchanged", "unknown_order"]
 
 
 def _pk(org_id: str) -> str:
@@ -60,6 +62,20 @@ def _unpaid_index(org_id: str) -> str:
 
 def _order_sk(order: OrderRecord) -> str:
     return f"ORDER#{iso(order.paid_at)}#{order.order_id}"
+
+
+def _payment_ref_key(org_id: str, payment_intent: str) -> dict[str, str]:
+    """Where an order's sort key is found from its payment (a refund names the payment, not the order)."""
+    return {"pk": _pk(org_id), "sk": f"PAYREF#{payment_intent}"}
+
+
+def _payment_ref(order: OrderRecord, order_sk: str, table: str) -> list[Any]:
+    """The transaction's Put of the order's ``PAYREF`` item (none for an order without a payment id)."""
+    if not order.payment_intent:
+        return []
+    key = _payment_ref_key(order.org_id, order.payment_intent)
+    item = {"pk": {"S": key["pk"]}, "sk": {"S": key["sk"]}, "order_sk": {"S": order_sk}}
+    return [{"Put": {"TableName": table, "Item": item}}]
 
 
 def _fields(item: dict[str, Any]) -> dict[str, Any]:
@@ -209,6 +225,7 @@ class DynamoPaymentsStore:
                             "ConditionExpression": "attribute_not_exists(pk)",
                         }
                     },
+                    *_payment_ref(order, item["sk"], table),
                 ]
             )
         except self._client.exceptions.TransactionCanceledException as cancelled:
@@ -218,6 +235,29 @@ class DynamoPaymentsStore:
             checkout = self.get_checkout(order.org_id, order.checkout_id)
             return "unknown_checkout" if checkout is None else "already_paid"
         return "recorded"
+
+    def record_refund(
+        self, org_id: str, payment_intent: str, amount_refunded: int, now: datetime
+    ) -> RefundRecorded:
+        """Record that the provider has refunded ``amount_refunded`` (cumulative, as the charge says)
+        of the order paid by ``payment_intent``. Only a larger amount replaces the one recorded, so a
+        late or repeated event never takes a refund back. Says what happened."""
+        ref = self._table.get_item(Key=_payment_ref_key(org_id, payment_intent), ConsistentRead=True).get(
+            "Item"
+        )
+        if ref is None:
+            return "unknown_order"
+        try:
+            self._table.update_item(
+                Key={"pk": _pk(org_id), "sk": str(ref["order_sk"])},
+                UpdateExpression="SET amount_refunded = :amount, refunded_at = :now",
+                ConditionExpression="attribute_exists(pk) AND "
+                "(attribute_not_exists(amount_refunded) OR amount_refunded < :amount)",
+                ExpressionAttributeValues={":amount": amount_refunded, ":now": iso(now)},
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return "refund_unchanged"
+        return "refund_recorded"
 
     def list_orders(self, org_id: str, limit: int) -> list[OrderRecord]:
         """The organization's newest ``limit`` orders, newest first."""

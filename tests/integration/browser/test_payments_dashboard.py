@@ -194,7 +194,7 @@ def test_paid_orders_and_unpaid_checkouts_are_listed_on_the_payments_page(
     orders = page.get_by_role("table", name="Orders")
     expect(orders.get_by_role("row")).to_have_count(2, timeout=LOADED)  # the header and the one order
     row = orders.get_by_role("row").nth(1)
-    expect(row.get_by_role("cell")).to_have_text(["Ada's Mug", "2", "$25.00", re.compile(r"\d")])
+    expect(row.get_by_role("cell")).to_have_text(["Ada's Mug", "2", "$25.00", re.compile(r"\d"), "No"])
     expect(page.get_by_text("No orders yet.")).to_be_hidden()
     # ... and the checkout that expired unpaid, with the refused card in words
     unpaid = page.get_by_role("table", name="Checkouts not paid")
@@ -211,4 +211,25 @@ def test_paid_orders_and_unpaid_checkouts_are_listed_on_the_payments_page(
         page.screenshot(path=screenshots / f"payments-orders-{label}.png", full_page=True)
     # And on a phone the rows still name each value (the table stacks)
     expect(row.get_by_role("cell").nth(2)).to_be_visible()
+    assert axe_violations(page) == [], dump(axe_violations(page))
+    page.set_viewport_size(DESKTOP)
+
+    # When: the merchant refunds 10.00 of the order at the provider
+    [order] = wiring.payments_orders().view(org_id).orders
+    intent = httpx.get(
+        f"{stack.payments.url}/v1/checkout/sessions/{order.order_id}",
+        headers={"Authorization": f"Bearer {stack.payments.config.secret_key}", "Stripe-Account": account},
+    ).json()["payment_intent"]
+    refunded = httpx.post(
+        f"{stack.payments.url}/v1/refunds",
+        data={"payment_intent": intent, "amount": "1000"},
+        headers={"Authorization": f"Bearer {stack.payments.config.secret_key}", "Stripe-Account": account},
+    )
+    assert refunded.status_code == 200, refunded.text
+    # (the page is read once the provider's charge.refunded was handled)
+    eventually(lambda: wiring.payments_orders().view(org_id).orders[0].refunded == "partial")
+    # Then: the Payments page shows the order partly refunded
+    page.goto("/payments.html")
+    row = page.get_by_role("table", name="Orders").get_by_role("row").nth(1)
+    expect(row.get_by_role("cell").nth(4)).to_have_text("Partly refunded: $10.00 of $25.00", timeout=LOADED)
     assert axe_violations(page) == [], dump(axe_violations(page))

@@ -222,3 +222,85 @@ def test_a_signed_body_of_another_shape_is_acknowledged_and_ignored(
     # When it arrives, then it is acknowledged and ignored, and nothing is recorded
     assert deliver(world, body) == (200, "ignored")
     assert Orders(world.store).view(ORG).orders == []
+
+
+def paid_with_intent(world: World) -> None:
+    """The order of the checkout, paid by the PaymentIntent ``pi_1``."""
+    paid = event("evt_paid", "checkout.session.completed", "paid")
+    paid["data"]["object"]["payment_intent"] = "pi_1"
+    assert deliver(world, paid) == (200, "order_recorded")
+
+
+def refunded(event_id: str, amount_refunded: int, *, intent: str = "pi_1") -> dict[str, Any]:
+    """``charge.refunded`` as the provider sends it: the charge, with its intent's metadata."""
+    return {
+        "id": event_id,
+        "object": "event",
+        "type": "charge.refunded",
+        "account": ACCOUNT,
+        "created": int(NOW.timestamp()),
+        "data": {
+            "object": {
+                "id": "ch_1",
+                "object": "charge",
+                "amount": 2500,
+                "amount_refunded": amount_refunded,
+                "refunded": amount_refunded >= 2500,
+                "currency": "usd",
+                "payment_intent": intent,
+                "metadata": {"org_id": ORG, "checkout_id": "chk-1"},
+            },
+            "previous_attributes": {"amount_refunded": 0},
+        },
+    }
+
+
+def test_a_partial_then_a_full_refund_are_recorded_on_the_order(world: World) -> None:
+    # Given: a paid order
+    paid_with_intent(world)
+    # When: the provider says 10.00 of it was refunded
+    assert deliver(world, refunded("evt_r1", 1000)) == (200, "refund_recorded")
+    # Then: the order is refunded in part, with the amount
+    [order] = Orders(world.store).view(ORG).orders
+    assert (order.refunded, order.amount_refunded, order.refunded_amount) == ("partial", 1000, "$10.00")
+    assert order.refunded_at == NOW
+    # When: the rest is refunded
+    assert deliver(world, refunded("evt_r2", 2500)) == (200, "refund_recorded")
+    # Then: the order is refunded in full
+    [order] = Orders(world.store).view(ORG).orders
+    assert (order.refunded, order.refunded_amount) == ("full", "$25.00")
+
+
+def test_a_refund_delivered_twice_or_late_takes_nothing_back(world: World) -> None:
+    # Given: an order refunded in full
+    paid_with_intent(world)
+    assert deliver(world, refunded("evt_r2", 2500)) == (200, "refund_recorded")
+    # When: the same event is delivered again, and the earlier partial one arrives late
+    assert deliver(world, refunded("evt_r2", 2500)) == (200, "duplicate")
+    assert deliver(world, refunded("evt_r1", 1000)) == (200, "refund_unchanged")
+    # Then: the order stays refunded in full
+    [order] = Orders(world.store).view(ORG).orders
+    assert (order.refunded, order.amount_refunded) == ("full", 2500)
+
+
+def test_a_refund_after_a_disconnect_is_still_recorded(world: World) -> None:
+    # Given: a paid order, then the payments disconnected (the account id kept)
+    paid_with_intent(world)
+    connection = world.store.get_connection(ORG)
+    assert connection is not None
+    connection.status = "inactive"
+    world.store.put_connection(connection)
+    # When: the merchant refunds it at the provider
+    assert deliver(world, refunded("evt_r1", 2500)) == (200, "refund_recorded")
+    # Then: the order shows it
+    [order] = Orders(world.store).view(ORG).orders
+    assert order.refunded == "full"
+    # But a session event of the disconnected account is still ignored
+    assert deliver(world, event("evt_x", "checkout.session.expired", "unpaid")) == (200, "ignored")
+
+
+def test_a_refund_of_a_payment_the_service_did_not_take_changes_nothing(world: World) -> None:
+    paid_with_intent(world)
+    assert deliver(world, refunded("evt_r1", 2500, intent="pi_other")) == (200, "unknown_order")
+    [order] = Orders(world.store).view(ORG).orders
+    assert order.refunded is None

@@ -1,0 +1,84 @@
+"""Refunds through the local stack (docs/payments-notes.md §4.4): the merchant refunds a paid order at
+the payment provider (here with the provider's SDK against the payments sandbox, as the provider's
+dashboard or API would), the sandbox delivers ``charge.refunded`` signed to the service's endpoint,
+and the order is shown refunded in part, then in whole; a redelivery changes nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import stripe
+
+from local.stack import LocalStack
+from tests.integration.payments_shop import PaymentsShop, shop_taking_payments
+from tests.integration.test_payments_webhooks import (
+    event_of,
+    eventually,
+    new_session,
+    orders,
+    our_attempts,
+    pay,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(scope="module")
+def shop(stack: LocalStack) -> PaymentsShop:
+    return shop_taking_payments(stack)
+
+
+@pytest.fixture
+def payments(stack: LocalStack) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=f"{stack.payments.url}/_admin", timeout=30) as admin:
+        yield admin
+        admin.delete("/faults")
+
+
+def provider(stack: LocalStack) -> stripe.StripeClient:
+    """The provider's SDK as the merchant's platform key would use it."""
+    return stripe.StripeClient(
+        stack.payments.config.secret_key,
+        base_addresses={"api": stack.payments.url, "connect": stack.payments.url},
+        max_network_retries=0,
+    )
+
+
+def refund_state(api: httpx.Client, shop: PaymentsShop, session_id: str, wanted: str) -> dict | None:
+    [order] = [o for o in orders(api, shop)["orders"] if o["orderId"] == session_id]
+    return order if order["refunded"] == wanted else None
+
+
+def test_a_refund_at_the_provider_shows_on_the_order_partial_then_full(
+    api: httpx.Client, shop: PaymentsShop, payments: httpx.Client, stack: LocalStack
+) -> None:
+    # Given: a paid order of two mugs (25.00)
+    session_id = new_session(api, shop)
+    pay(payments, session_id)
+    eventually(lambda: [o for o in orders(api, shop)["orders"] if o["orderId"] == session_id])
+    [held] = [s for s in payments.get("/state").json()["checkout_sessions"] if s["id"] == session_id]
+    client = provider(stack)
+    # When: the merchant refunds 10.00 of it at the provider
+    client.v1.refunds.create(
+        {"payment_intent": held["payment_intent"], "amount": 1000},
+        options={"stripe_account": held["account"]},
+    )
+    # Then: the order shows a partial refund of $10.00
+    order = eventually(lambda: refund_state(api, shop, session_id, "partial"))
+    assert (order["amountRefunded"], order["refundedAmount"], order["amount"]) == (1000, "$10.00", "$25.00")
+    # When: the rest is refunded
+    client.v1.refunds.create(
+        {"payment_intent": held["payment_intent"]}, options={"stripe_account": held["account"]}
+    )
+    # Then: the order is refunded in full
+    order = eventually(lambda: refund_state(api, shop, session_id, "full"))
+    assert order["refundedAmount"] == "$25.00"
+    # And the service answered each signed delivery 200; a redelivery changes nothing
+    delivered = event_of(payments, "charge.refunded", held["payment_intent"])
+    assert [a["status"] for a in our_attempts(delivered, stack)][-1:] == [200]
+    resent = payments.post(f"/events/{delivered['id']}/resend", json={}).json()["attempts"]
+    assert 200 in [a["status"] for a in resent]
+    [order] = [o for o in orders(api, shop)["orders"] if o["orderId"] == session_id]
+    assert (order["refunded"], order["amountRefunded"]) == ("full", 2500)
