@@ -170,9 +170,13 @@ class DiskDatasets:
         self.root = root
         root.mkdir(parents=True, exist_ok=True)
 
-    def publish(self, record: DatasetVersion) -> None:
+    def store(self, record: DatasetVersion) -> None:
+        # In force at once: the paths train nothing, and its purchase training would publish it.
         (self.root / f"version-{record.version}.json").write_text(record.model_dump_json())
         (self.root / "current").write_text(record.version)
+
+    def latest(self, org_id: str) -> DatasetVersion | None:
+        return next(iter(self.list_versions(org_id)), None)
 
     def current(self, org_id: str) -> DatasetVersion | None:
         pointer = self.root / "current"

@@ -58,9 +58,13 @@ class MemoryDatasets:
         self.syncs: dict[str, SyncRecord] = {}
         self.pointer: str | None = None
 
-    def publish(self, record: DatasetVersion) -> None:
+    def store(self, record: DatasetVersion) -> None:
+        # In force at once: the benchmark trains nothing, and its purchase training would publish it.
         self.versions[record.version] = record
         self.pointer = record.version
+
+    def latest(self, org_id: str) -> DatasetVersion | None:
+        return next(iter(self.list_versions(org_id)), None)
 
     def current(self, org_id: str) -> DatasetVersion | None:
         return self.versions.get(self.pointer) if self.pointer else None

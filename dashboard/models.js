@@ -24,12 +24,30 @@ async function load() {
       : "No model here is used by the launch wizard yet: it needs a purchase model trained on your synced shop data, which the wizard's sync trains.";
   const running = listed.models.filter((m) => m.training && ["pending", "running"].includes(m.training.state));
   document.getElementById("retrain").disabled = !listed.currentDatasetVersion || running.length > 0;
-  document.getElementById("training-summary").textContent = !listed.currentDatasetVersion
-    ? "No data is synced yet: sync it in the launch wizard first."
-    : running.length
-      ? `Training now: ${running.map((m) => m.name).join(" and ")}. This page follows it.`
-      : `The data in force is version ${listed.currentDatasetVersion}.`;
-  return { running: running.length > 0, version: listed.currentDatasetVersion };
+  document.getElementById("training-summary").textContent = trainingSummary(listed, running);
+  return { running: running.length > 0, version: listed.currentDatasetVersion, newest: listed.newestDatasetVersion };
+}
+
+/** Which synced data is in use, in words: a sync is used (audiences, segments, Retrain) only once its
+ * purchase model is trained on it, so a newer sync still training or whose training failed is said
+ * apart from the data in force. */
+function trainingSummary(listed, running) {
+  const inForce = listed.currentDatasetVersion;
+  const newest = listed.newestDatasetVersion;
+  if (!newest) return "No data is synced yet: sync it in the launch wizard first.";
+  const waiting = newest !== inForce;
+  if (running.length) {
+    const until = !waiting
+      ? ""
+      : inForce
+        ? ` Until the purchase model is trained on the new sync, the data synced before (version ${inForce}) stays in use.`
+        : " The synced data is used once the purchase model is trained on it.";
+    return `Training now: ${running.map((m) => m.name).join(" and ")}. This page follows it.${until}`;
+  }
+  if (!waiting) return `The data in force is version ${inForce}.`;
+  return inForce
+    ? `The latest sync (version ${newest}) is not in use: the purchase model could not be trained on it (see below). The data synced before, version ${inForce}, is still in use for audiences, segments and Retrain.`
+    : `No data is in use yet: the purchase model could not be trained on the data synced (version ${newest}; see below). Sync corrected files in the launch wizard.`;
 }
 
 // How long ago a model was trained, in words: "0 days ago" read as a fault on a model just trained.
@@ -99,7 +117,7 @@ function card(model) {
         el("tbody", {}, ...psiRows.map(([name, psi]) => el("tr", {}, el("td", {}, name), el("td", {}, psi.toFixed(3)), el("td", {}, psi > d.psiThreshold ? "Yes" : "No")))))
       : null,
     model.training
-      ? el("p", { class: "training" }, el("strong", {}, "On the current data: "), el("span", { class: `badge ${trainingKind}` }, trainingWord),
+      ? el("p", { class: "training" }, el("strong", {}, model.training.inForce ? "On the data in force: " : `On the latest sync (${model.training.datasetVersion}, not in use): `), el("span", { class: `badge ${trainingKind}` }, trainingWord),
         model.training.state === "running" && model.training.stage ? ` · ${model.training.stage.replaceAll("_", " ")}` : "",
         model.training.error ? ` · ${model.training.error} What to do: ${model.training.remedy ?? "retrain; if it fails again, sync corrected files."}` : "")
       : null,
@@ -108,14 +126,19 @@ function card(model) {
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Reload until no training is under way (and, after a retrain, until its sync ``syncId`` is the data
- * in force), then say how it ended. */
+/** Reload until no training is under way (and, after a retrain, until its sync ``syncId`` is trained,
+ * in force or not), then say how it ended. */
 async function follow(syncId = null) {
   if (following) return;
   following = true;
   try {
     for (;;) {
-      const { running, version } = await load();
+      const { running, version, newest } = await load();
+      // The newest sync trained but not put in force: its purchase model failed (the summary says so).
+      if (!running && (!syncId || newest === syncId) && newest !== version) {
+        announce("Training failed: the purchase model could not be trained on the latest sync, so the data in force stays as it was. See below.", "error");
+        return;
+      }
       if (!running && (!syncId || version === syncId)) break;
       if (syncId && version !== syncId) {
         const { syncs } = await api("/platform-ads/data-source");

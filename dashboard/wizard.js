@@ -156,7 +156,10 @@ async function showCurrentData() {
   $("use-current").hidden = !current;
   $("data-current").textContent = current
     ? `Your current data: ${current.rowCounts.customers.toLocaleString()} customers, ${current.rowCounts.products.toLocaleString()} products and ${current.rowCounts.orders.toLocaleString()} orders, synced ${formatDate(current.createdAt)}. Upload new files, or use it as it is.`
-    : "No data is synced yet.";
+    : source.versions.length
+      // Synced data is used once the purchase model is trained on it: none has been yet.
+      ? "No synced data is in use yet: the purchase model could not be trained on the files synced so far. Upload corrected files."
+      : "No data is synced yet.";
   return source;
 }
 
@@ -410,7 +413,7 @@ async function followSync() {
       state.version = version.version;
       saveDraft();
       renderMatchKeys(version);
-      if (renderTraining(version)) return;
+      if (renderTraining(version, source.current)) return;
     }
     await sleep(1000);
   }
@@ -532,7 +535,10 @@ function renderMatchKeys(version) {
 }
 
 /** Show both models' training; true once both have finished. */
-function renderTraining(version) {
+/** The version's trainings; once they end, whether the sync is now the data in use. A sync is put in
+ * use (audiences, segments, Retrain) only when its purchase model is trained, so a failed one says
+ * which data is still in use: ``inForce``, the data synced before, or none. */
+function renderTraining(version, inForce) {
   const trainings = Object.values(version.training);
   $("training").replaceChildren(
     ...trainings.map((t) => el("li", {},
@@ -550,11 +556,19 @@ function renderTraining(version) {
     const summary = state.syncSummary ? `${state.syncSummary} ` : "";
     $("sync-state").textContent = purchase?.state === "succeeded"
       ? `${summary}Your data is synced (${version.rowCounts.customers.toLocaleString()} customers) and the models are trained.`
-      : `${summary}The purchase model could not be trained on this data: see below, then upload the files again.`;
+      : `${summary}The purchase model could not be trained on this data: see below, then upload the files again. ${stillInUse(version, inForce)}`;
     announce(purchase?.state === "succeeded" ? "The models are trained: continue to readiness." : $("sync-state").textContent,
       purchase?.state === "succeeded" ? "success" : "error");
   }
   return done;
+}
+
+/** After a sync whose purchase training failed: the data still in use, or none, in words. */
+function stillInUse(version, inForce) {
+  if (inForce && inForce.version !== version.version) {
+    return `This sync replaced nothing: your data synced ${formatDate(inForce.createdAt)} (${inForce.rowCounts.customers.toLocaleString()} customers) is still the data in use.`;
+  }
+  return "No data is in use yet: nothing was synced and trained before, and this sync is not used.";
 }
 
 $("accept-rejected").addEventListener("click", () =>

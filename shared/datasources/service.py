@@ -9,11 +9,14 @@ both models retrained from it.
    (:func:`shared.ml.datasets.validate_shop_files`). A problem of a whole file fails the sync with its
    message; rejected rows put it in ``review`` unless the request accepted them. Otherwise the good
    rows, the identifier coverage and the full rejection report are written under
-   ``datasets/<org>/<version>/`` and the version is published (atomically made current). Nothing is
-   half-loaded: until the publish the previous version stays in force, and a version's objects are
+   ``datasets/<org>/<version>/`` and the version is stored, not yet in force. A version's objects are
    never rewritten.
 4. The state machine then trains both models from the version; each training job records its progress
-   on the version (``record_training``).
+   on the version (``record_training``). The version is published (atomically made the data in force
+   for audiences, segments, targeting and Retrain) when its purchase model is trained, in the write
+   that records that training as succeeded (``PUBLISHED_BY``). Until then, and for good if that training
+   fails, the previous version stays in force; a version whose training failed stays listed with the
+   failure and its remedy. Before the first version is published nothing is in force.
 """
 
 from __future__ import annotations
@@ -89,9 +92,10 @@ class DataBlobs(Protocol):
 
 
 class DatasetStore(Protocol):
-    def publish(self, record: DatasetVersion) -> None: ...
+    def store(self, record: DatasetVersion) -> None: ...
     def get(self, org_id: str, version: str) -> DatasetVersion | None: ...
     def current(self, org_id: str) -> DatasetVersion | None: ...
+    def latest(self, org_id: str) -> DatasetVersion | None: ...
     def list_versions(self, org_id: str) -> list[DatasetVersion]: ...
     def put_sync(self, record: SyncRecord) -> None: ...
     def get_sync(self, org_id: str, sync_id: str) -> SyncRecord | None: ...
@@ -187,19 +191,31 @@ class DataSourceService:
     def retrain(self, org_id: str, start: StartExecution) -> SyncView:
         """Retrain both models on the data in force: sync the current version's stored files again
         (they hold only good rows), with the horizon its models were trained for. The new version
-        is the same data; the state machine trains both models from it, as after any sync."""
-        current = self.datasets.current(org_id)
-        if current is None:
-            raise NotFound(
-                "No data is synced yet, so there is nothing to retrain on.",
-                remedy="Sync the shop's customers, products and orders first (the wizard's first step).",
-            )
-        busy = [t.model_name for t in current.training.values() if t.state in ("pending", "running")]
+        is the same data; the state machine trains both models from it, as after any sync. A newer
+        sync whose training failed is not what this retrains on: it never was in force."""
+        # A training under way on the newest version (a sync's, not yet in force) counts too.
+        newest = self.datasets.latest(org_id)
+        busy = (
+            [t.model_name for t in newest.training.values() if t.state in ("pending", "running")]
+            if newest
+            else []
+        )
         latest = next(iter(self.datasets.list_syncs(org_id)), None)
         if busy or (latest is not None and latest.state == "validating"):
             raise Conflict(
                 f"A training is already under way ({', '.join(busy) or 'a sync is being checked'}).",
                 remedy="Wait for it to finish (the Models page shows it), then retrain if still needed.",
+            )
+        current = self.datasets.current(org_id)
+        if current is None:
+            raise NotFound(
+                "No synced data is in force yet: the purchase model could not be trained on the files "
+                "synced so far, so there is nothing to retrain on."
+                if newest
+                else "No data is synced yet, so there is nothing to retrain on.",
+                remedy="Sync the shop's customers, products and orders first (the wizard's first step)."
+                if newest is None
+                else "Sync corrected files in the launch wizard (its sync step says what training needs).",
             )
         previous = self.datasets.get_sync(org_id, current.version)
         now = self.clock()
@@ -217,8 +233,9 @@ class DataSourceService:
         return _sync_view(record)
 
     def run_sync(self, org_id: str, sync_id: str) -> SyncRecord:
-        """Validate a sync's files and, when it may, store and publish the dataset version (see the
-        module docstring). Returns the sync as it ended: ``synced``, ``review`` or ``failed``."""
+        """Validate a sync's files and, when it may, store the dataset version, to be published once its
+        purchase model is trained (see the module docstring). Returns the sync as it ended:
+        ``synced``, ``review`` or ``failed``."""
         # The engine is imported here: only the sync job carries it (its own layer).
         from shared.dataplane.engine import session
         from shared.dataplane.reader import FileOptions
@@ -296,11 +313,11 @@ class DataSourceService:
     def view(self, org_id: str) -> DataSourceView:
         """The dataset in force, every version, the latest syncs, and what the wizard needs to read a
         file: the service's columns, the shop exports read as they are, the columns last matched."""
-        # Read in the order the sync writes backwards: a sync is marked synced only after its version
-        # is published (pointer and version in one transaction), so the syncs are read first, then
-        # the pointer, then the versions. A sync this answer shows as synced is then in force in it (or
-        # a newer one), and the version in force is in the list; the other order could show a sync
-        # synced beside the previous version, or none, when the sync ended between the reads.
+        # Read in the order the jobs write backwards: a sync is marked synced only after its version
+        # is stored, and the pointer moves only after that, so the syncs are read first, then the
+        # pointer, then the versions. A sync this answer shows as synced has its version in the list,
+        # and so has the version in force; the other order could show a sync synced with no version,
+        # or a pointer to a version the list lacks, when a job ended between the reads.
         syncs = self.datasets.list_syncs(org_id)
         current = self.datasets.current(org_id)
         saved: dict[str, dict[str, str]] = {}
@@ -381,8 +398,8 @@ class DataSourceService:
         check: ShopCheck,
         written: VersionObjects,
     ) -> DatasetVersion:
-        """Upload the version's objects under its own prefix, then publish it (one conditional write):
-        until then the previous version stays in force, and nothing it names is half-written."""
+        """Upload the version's objects under its own prefix, then store it (one conditional write), not
+        in force: its purchase training publishes it. Nothing it names is half-written."""
         version = record.sync_id
         prefix = f"datasets/{record.org_id}/{version}/"
         keys: dict[str, str] = {}
@@ -411,10 +428,10 @@ class DataSourceService:
         )
         published = self.datasets.get(record.org_id, version)
         if published is not None:
-            # An earlier attempt of this step published it and died before recording the sync: the
+            # An earlier attempt of this step stored it and died before recording the sync: the
             # objects it names were just written again, the same; a version is never written twice.
             return published
-        self.datasets.publish(dataset)
+        self.datasets.store(dataset)
         return dataset
 
     def _save(self, record: SyncRecord, **changes: object) -> SyncRecord:

@@ -1,5 +1,7 @@
 """What the dashboard's Models page shows of each model: its metrics, how fresh it is and whether its
-features drifted, how many users it was trained on, and the training of the data in force.
+features drifted, how many users it was trained on, and its training on the newest synced data: the
+data in force, or a newer sync still training or whose purchase training failed, which is then not in
+force (``shared.datasources.service``), so the page can say the data synced before is still in use.
 
 Freshness uses the same rules as every prediction's ``model_info`` (``shared.ml.freshness``): stale
 after ``stale_after_days``, retrain after ``retrain_after_days`` or when the drift check measured a
@@ -44,9 +46,11 @@ class ModelDriftView(CamelModel):
 
 
 class ModelTrainingStateView(CamelModel):
-    """The training of this model on the dataset in force (a retrain in progress shows here)."""
+    """The training of this model on the newest synced dataset (a sync or retrain in progress, or one
+    that failed, shows here)."""
 
-    dataset_version: str
+    dataset_version: str = Field(description="The dataset trained on; in force or not (in_force).")
+    in_force: bool = Field(description="Whether that dataset is the one in force.")
     state: str
     stage: str | None
     model_version: str | None
@@ -97,7 +101,8 @@ class DashboardModel(CamelModel):
     freshness: ModelFreshnessView
     drift: ModelDriftView
     training: ModelTrainingStateView | None = Field(
-        description="This model's training on the current dataset (null before any sync)."
+        description="This model's training on the newest synced dataset, in force or not (null before "
+        "any sync)."
     )
     total_predictions: int
     last_prediction_date: datetime | None
@@ -105,7 +110,13 @@ class DashboardModel(CamelModel):
 
 class DashboardModelList(CamelModel):
     models: list[DashboardModel]
-    current_dataset_version: str | None = Field(description="The dataset in force (null before any sync).")
+    current_dataset_version: str | None = Field(
+        description="The dataset in force (null before any sync's purchase model is trained)."
+    )
+    newest_dataset_version: str | None = Field(
+        description="The newest synced dataset: the one in force, or a newer one whose training is under "
+        "way or failed (then the one in force stays). Null before any sync."
+    )
 
 
 class ModelLister(Protocol):
@@ -114,23 +125,34 @@ class ModelLister(Protocol):
 
 class CurrentDataset(Protocol):
     def current(self, org_id: str) -> DatasetVersion | None: ...
+    def latest(self, org_id: str) -> DatasetVersion | None: ...
 
 
 def model_overview(
     org_id: str, *, models: ModelLister, datasets: CurrentDataset, rules: FreshnessRules, now: datetime
 ) -> DashboardModelList:
-    """The organization's models, sorted by name, each with its freshness, drift and training."""
+    """The organization's models, sorted by name, each with its freshness, drift and training on the
+    newest synced dataset."""
+    # The newest first: a version published between the reads is then in force in this answer too.
+    newest = datasets.latest(org_id)
     current = datasets.current(org_id)
+    in_force = current.version if current else None
     return DashboardModelList(
         models=[
-            _model(r, current, rules, now) for r in sorted(models.list_for_org(org_id), key=lambda r: r.name)
+            _model(r, newest, in_force, rules, now)
+            for r in sorted(models.list_for_org(org_id), key=lambda r: r.name)
         ],
-        current_dataset_version=current.version if current else None,
+        current_dataset_version=in_force,
+        newest_dataset_version=newest.version if newest else None,
     )
 
 
 def _model(
-    record: ModelRecord, current: DatasetVersion | None, rules: FreshnessRules, now: datetime
+    record: ModelRecord,
+    newest: DatasetVersion | None,
+    in_force: str | None,
+    rules: FreshnessRules,
+    now: datetime,
 ) -> DashboardModel:
     status = freshness(record.trained_at, now, {}, None, rules)
     psi = record.max_feature_psi
@@ -138,7 +160,7 @@ def _model(
     reasons = list(status.reasons)
     if drifted:
         reasons.append(f"a feature drifted (PSI {psi:.2f} > {rules.psi_threshold:g}): retrain")
-    training = current.training.get(record.type) if current else None
+    training = newest.training.get(record.type) if newest else None
     return DashboardModel(
         name=record.name,
         type=record.type,
@@ -169,7 +191,8 @@ def _model(
             feature_psi=dict(sorted((record.feature_psi or {}).items(), key=lambda kv: -kv[1])),
         ),
         training=ModelTrainingStateView(
-            dataset_version=current.version,
+            dataset_version=newest.version,
+            in_force=newest.version == in_force,
             state=training.state,
             stage=training.stage,
             model_version=training.model_version,
@@ -177,7 +200,7 @@ def _model(
             remedy=training.remedy,
             updated_at=training.updated_at,
         )
-        if current is not None and training is not None
+        if newest is not None and training is not None
         else None,
         total_predictions=record.usageStats.total_predictions,
         last_prediction_date=record.last_prediction_date,

@@ -27,7 +27,7 @@ from shared.ml.training import (
 )
 from shared.observability import logger
 from shared.predictions.registry import ArtifactBlobs, ModelRecords, register_trained_model
-from shared.records.datasources import ModelTraining, TrainingState
+from shared.records.datasources import PUBLISHED_BY, ModelTraining, TrainingState
 from shared.records.models import ModelRecord
 
 _MODEL_NAME = r"^[A-Za-z0-9_.-]+$"
@@ -170,10 +170,11 @@ class ServedModels(ModelRecords, Protocol):
 
 
 class TrainingProgress(Protocol):
-    """Where a dataset version's training states are kept (``shared.repositories.datasources``)."""
+    """Where a dataset version's training states are kept (``shared.repositories.datasources``);
+    ``publish`` also puts the version in force, in the same write."""
 
     def record_training(
-        self, org_id: str, version: str, model_type: str, training: ModelTraining
+        self, org_id: str, version: str, model_type: str, training: ModelTraining, *, publish: bool = False
     ) -> None: ...
 
 
@@ -196,12 +197,18 @@ def run_training(
 
     With a ``dataset_version`` each stage, the outcome and any failure are recorded on that version
     through ``progress`` (the data source's GET shows them); a failure is re-raised after recording.
+    A purchase model's training puts the version in force (``PUBLISHED_BY``) when it trains a model:
+    registered, or rejected by the quality gate while a version serves (the data trained it; the model
+    in service stays). A training that refuses the data or fails otherwise leaves the data in force as
+    it was, so a sync of too little data never replaces the shop's.
     """
 
-    def report(state: TrainingState, **fields: str | None) -> None:
+    def report(state: TrainingState, publish: bool = False, **fields: str | None) -> None:
         if progress is not None and request.dataset_version is not None:
             training = ModelTraining(model_name=request.name, state=state, updated_at=clock(), **fields)
-            progress.record_training(request.org_id, request.dataset_version, request.type, training)
+            progress.record_training(
+                request.org_id, request.dataset_version, request.type, training, publish=publish
+            )
 
     def stage(name: str) -> None:
         logger.info("training", extra={"stage": name, "model": request.name})
@@ -243,11 +250,15 @@ def run_training(
         )
     except Exception as exc:
         if isinstance(exc, ServiceError):
-            report("failed", error=exc.message, remedy=exc.remedy or None)
+            # A model trained but not made current was trained on good data: the data goes in force
+            # beside the model in service (lift, audience syncs and the catalog read the newest data).
+            # A data the training refused, or a crash, leaves the data in force as it was.
+            publish = isinstance(exc, ModelRejected) and request.type == PUBLISHED_BY
+            report("failed", publish=publish, error=exc.message, remedy=exc.remedy or None)
         else:
             report("failed", error="training failed unexpectedly")
         raise
-    report("succeeded", model_version=record.version)
+    report("succeeded", publish=request.type == PUBLISHED_BY, model_version=record.version)
     logger.info(
         "model registered", extra={"model": record.name, "version": record.version, "metrics": record.metrics}
     )

@@ -10,6 +10,9 @@ from pydantic import BaseModel, Field
 FileKind = Literal["customers", "products", "orders"]
 TrainingState = Literal["pending", "running", "succeeded", "failed"]
 FILE_KINDS: tuple[FileKind, ...] = ("customers", "products", "orders")
+# The model whose training puts a dataset version in force: audiences, segments and targeting score with
+# it, so a version it could not be trained on never replaces the data they use.
+PUBLISHED_BY = "purchase"
 
 
 class ModelTraining(BaseModel):
@@ -50,7 +53,8 @@ class MatchKeyCoverage(BaseModel):
 
 
 class DatasetVersion(BaseModel):
-    """One sync's result, never changed after it is stored except for its ``training`` progress.
+    """One sync's result, never changed after it is stored except for its ``training`` progress. It is
+    in force (the store's pointer) from when its ``PUBLISHED_BY`` model is trained on it.
 
     ``keys`` name the stored objects (data bucket, SSE-KMS): the three validated files, the customers'
     identifier coverage (``identifiers``) and the full rejection report (``report``).
@@ -83,7 +87,8 @@ SyncState = Literal["validating", "review", "synced", "failed"]
 
 class SyncRecord(BaseModel):
     """One sync request: validating in the background, then ``review`` (rows were rejected and the
-    user has not accepted that), ``synced`` (a version was stored) or ``failed`` (a file-level problem,
+    user has not accepted that), ``synced`` (a version was stored; in force once its purchase model is
+    trained) or ``failed`` (a file-level problem,
     described by ``error``; the previous dataset stays in force)."""
 
     org_id: str

@@ -1,10 +1,14 @@
 """Dataset versions in DynamoDB: one item per version (``DATASET#<version>``) and one pointer item
 (``DATASOURCE``) naming the version in force.
 
-A version is written and the pointer moved in one transaction, so a reader sees either the previous
-dataset or the whole new one, never half a sync. Versions are named so they sort by time; their items
-are never rewritten except for the ``training`` map, which each model's training job updates by path
-(``training.<model type>``), so the two jobs running side by side cannot overwrite each other.
+A sync stores its version whole (one conditional put) without moving the pointer; the pointer moves
+when the version's purchase model is trained, in the same transaction that records that training as
+succeeded, so a reader sees either the previous dataset or the whole new one with its model, never
+half a sync, and a version whose training fails never replaces the data in force. The pointer only
+moves forward: a version older than the one in force never takes its place. Versions are named so they
+sort by time; their items are never rewritten except for the ``training`` map, which each model's
+training job updates by path (``training.<model type>``), so the two jobs running side by side cannot
+overwrite each other.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.conditions import Key
+from botocore.exceptions import ClientError
 
 from shared.records.datasources import DatasetVersion, ModelTraining, SyncRecord
 from shared.repositories.items import from_item, query_all, to_item
@@ -34,32 +39,11 @@ class DynamoDatasetStore:
         self._table = table
         self._client = client
 
-    def publish(self, record: DatasetVersion) -> None:
-        """Store a new version and make it the one in force, atomically."""
-        from boto3.dynamodb.types import TypeSerializer
-
-        serializer = TypeSerializer()
+    def store(self, record: DatasetVersion) -> None:
+        """Store a new version, not yet in force (``record_training`` with ``publish`` puts it there)."""
         item = {"pk": _pk(record.org_id), "sk": _VERSION + record.version, **to_item(record.model_dump())}
-        self._client.transact_write_items(
-            TransactItems=[
-                {
-                    "Put": {
-                        "TableName": self._table.name,
-                        "Item": {k: serializer.serialize(v) for k, v in item.items()},
-                        # A version is immutable: never overwrite one.
-                        "ConditionExpression": "attribute_not_exists(pk)",
-                    }
-                },
-                {
-                    "Update": {
-                        "TableName": self._table.name,
-                        "Key": {"pk": {"S": _pk(record.org_id)}, "sk": {"S": _POINTER}},
-                        "UpdateExpression": "SET current_version = :v",
-                        "ExpressionAttributeValues": {":v": {"S": record.version}},
-                    }
-                },
-            ]
-        )
+        # A version is immutable: never overwrite one.
+        self._table.put_item(Item=item, ConditionExpression="attribute_not_exists(pk)")
 
     def current(self, org_id: str) -> DatasetVersion | None:
         """The version in force, or None before the first sync."""
@@ -78,15 +62,66 @@ class DynamoDatasetStore:
         items = query_all(self._table, KeyConditionExpression=condition, ScanIndexForward=False)
         return [_to_record(item) for item in items]
 
-    def record_training(self, org_id: str, version: str, model_type: str, training: ModelTraining) -> None:
-        """Set one model's training state on a version (which must exist)."""
-        self._table.update_item(
-            Key={"pk": _pk(org_id), "sk": _VERSION + version},
-            UpdateExpression="SET #training.#type = :training",
-            ConditionExpression="attribute_exists(pk)",
-            ExpressionAttributeNames={"#training": "training", "#type": model_type},
-            ExpressionAttributeValues={":training": to_item(training.model_dump())},
-        )
+    def latest(self, org_id: str) -> DatasetVersion | None:
+        """The newest version stored, in force or not (None before the first sync)."""
+        condition = Key("pk").eq(_pk(org_id)) & Key("sk").begins_with(_VERSION)
+        items = self._table.query(KeyConditionExpression=condition, ScanIndexForward=False, Limit=1)["Items"]
+        return _to_record(items[0]) if items else None
+
+    def record_training(
+        self, org_id: str, version: str, model_type: str, training: ModelTraining, *, publish: bool = False
+    ) -> None:
+        """Set one model's training state on a version (which must exist); with ``publish``, put the
+        version in force in the same transaction, unless the one in force is newer (then only the
+        training is recorded)."""
+        update: dict[str, Any] = {
+            "Key": {"pk": _pk(org_id), "sk": _VERSION + version},
+            "UpdateExpression": "SET #training.#type = :training",
+            "ConditionExpression": "attribute_exists(pk)",
+            "ExpressionAttributeNames": {"#training": "training", "#type": model_type},
+            "ExpressionAttributeValues": {":training": to_item(training.model_dump())},
+        }
+        if publish:
+            from boto3.dynamodb.types import TypeSerializer
+
+            serializer = TypeSerializer()
+
+            def typed(values: dict[str, Any]) -> dict[str, Any]:
+                return {k: serializer.serialize(v) for k, v in values.items()}
+
+            try:
+                self._client.transact_write_items(
+                    TransactItems=[
+                        {
+                            "Update": {
+                                "TableName": self._table.name,
+                                "Key": typed(update["Key"]),
+                                "UpdateExpression": update["UpdateExpression"],
+                                "ConditionExpression": update["ConditionExpression"],
+                                "ExpressionAttributeNames": update["ExpressionAttributeNames"],
+                                "ExpressionAttributeValues": typed(update["ExpressionAttributeValues"]),
+                            }
+                        },
+                        {
+                            "Update": {
+                                "TableName": self._table.name,
+                                "Key": typed({"pk": _pk(org_id), "sk": _POINTER}),
+                                "UpdateExpression": "SET current_version = :v",
+                                # Forward only: a slower training of an older sync never undoes a newer one.
+                                "ConditionExpression": (
+                                    "attribute_not_exists(current_version) OR current_version < :v"
+                                ),
+                                "ExpressionAttributeValues": {":v": {"S": version}},
+                            }
+                        },
+                    ]
+                )
+                return
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
+                    raise
+                # A newer version is in force (or this one is gone: the plain update below says so).
+        self._table.update_item(**update)
 
     def put_sync(self, record: SyncRecord) -> None:
         """Store a sync's state (the sync job rewrites it as it moves on)."""

@@ -292,13 +292,13 @@ def test_an_audience_made_from_a_list_has_no_segment_to_sync(api: httpx.Client, 
     assert shown(api, org, listed["audienceId"])["sync"] is None
 
 
-def test_a_sync_after_a_customers_file_without_the_segments_users_says_so_and_leaves_the_members(
+def test_a_sync_whose_trainings_fail_replaces_nothing_and_refresh_keeps_the_data_in_force(
     stack: LocalStack, api: httpx.Client, org: ConnectedOrg, sandbox: httpx.Client
 ) -> None:
     # Given a segment audience, then a sync of three other customers and three orders, on which both
-    # trainings fail (too few orders), so the model in service still selects the first file's users
-    # (walking make dev, Refresh now then failed with "Widen the segment": no segment could help)
-    synced_and_trained(api, org)
+    # trainings fail (too few orders). Walking make dev, those three customers became the data in force
+    # anyway, and Refresh now then failed for want of the segment's users ("Widen the segment")
+    in_force = synced_and_trained(api, org)
     audience = segment_audience(api, org)
     before = member_ids(sandbox, audience["platformCustomAudienceId"])
     tiny = {
@@ -313,17 +313,31 @@ def test_a_sync_after_a_customers_file_without_the_segments_users_says_so_and_le
     )
     assert started.status_code == 202, started.text
     source = wait_for_sync(api, org, started.json()["syncId"], trained=True)
-    version = source["current"]["version"]
-    assert source["current"]["training"]["purchase"]["state"] == "failed"
+
+    # Then the data synced before is still in force, and the new version is listed with why it is not
+    assert source["current"]["version"] == in_force
+    newest = source["versions"][0]
+    assert newest["version"] == started.json()["syncId"]
+    assert newest["training"]["purchase"]["state"] == "failed"
+    assert newest["training"]["purchase"]["error"] == "Training needs at least 20 order lines; got 3."
+    assert newest["training"]["purchase"]["remedy"]
+    # And the Models page's answer says the same: the newest sync's training failed, not in force
+    models = api.get("/dashboard/models", headers=org.headers).json()
+    assert (models["currentDatasetVersion"], models["newestDatasetVersion"]) == (in_force, newest["version"])
+    [purchase] = [m for m in models["models"] if m["name"] == "shop-purchase"]
+    assert (purchase["training"]["datasetVersion"], purchase["training"]["inForce"]) == (
+        newest["version"],
+        False,
+    )
+
     # When the user presses refresh now
     assert api.post(
         f"/platform-ads/audiences/{audience['audienceId']}/refresh", headers=org.headers
     ).is_success
-    # Then the run fails saying the data in force has none of the segment's users, and what to do
+
+    # Then the run succeeds on the data in force, and the platform keeps the same members
     run = wait_for_last_run(api, org, audience["audienceId"], after=None)["sync"]["lastRun"]
-    assert run["outcome"] == "failed", run
-    failure = run["failure"]
-    assert f"customers file of the data in force ({version})" in failure["message"]
-    assert failure["remedy"].startswith("Sync your full customers file again")
-    # And the platform keeps the members it had
-    assert member_ids(sandbox, audience["platformCustomAudienceId"]) == before
+    assert run["outcome"] == "succeeded", run
+    after = member_ids(sandbox, audience["platformCustomAudienceId"])
+    assert after == expected_ids(org, audience["audienceId"])
+    assert set(after) == set(before)

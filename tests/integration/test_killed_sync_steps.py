@@ -97,16 +97,16 @@ SYNC_FUNCTION = "DataSourceSyncJobFunction"
     ("service", "nth", "where"),
     [
         ("s3", 1, "the first object of the version written"),
-        # The local AWS carries out the write it received: the version is published and the step dies
+        # The local AWS carries out the write it received: the version is stored and the step dies
         # before it records the sync, so the retry meets its own version (it failed before, refused by
-        # the publish's condition).
-        ("dynamodb", 1, "the version published, before its answer"),
+        # the store's condition).
+        ("dynamodb", 1, "the version stored, before its answer"),
         # The sync's outcome is recorded and the step dies: the retry finds it and returns it.
         ("dynamodb", 2, "the sync recorded, before its answer"),
     ],
-    ids=["first_object", "published", "recorded"],
+    ids=["first_object", "stored", "recorded"],
 )
-def test_a_data_source_sync_killed_mid_way_is_retried_and_publishes_one_whole_version(
+def test_a_data_source_sync_killed_mid_way_is_retried_and_stores_one_whole_version(
     stack: LocalStack, api: httpx.Client, org: ConnectedOrg, service: str, nth: int, where: str
 ) -> None:
     # Given: the shop's files uploaded
@@ -118,14 +118,14 @@ def test_a_data_source_sync_killed_mid_way_is_retried_and_publishes_one_whole_ve
         )
         assert started.status_code == 202, started.text
         source = wait_for_sync(api, org, started.json()["syncId"], trained=False)
-    # Then: the step was killed there, retried, and the sync is synced with one version, in force,
-    # every object it names written
+    # Then: the step was killed there, retried, and the sync is synced with one version (in force once
+    # its purchase model is trained), every object it names written
     assert killed, f"the step was not killed at {where}"
     [sync] = [s for s in source["syncs"] if s["syncId"] == started.json()["syncId"]]
     assert sync["state"] == "synced", sync
     versions = wiring.dataset_store().list_versions(org.org_id)
     assert [v.version for v in versions] == [sync["datasetVersion"]]
-    assert source["current"]["version"] == sync["datasetVersion"]
+    assert [v["version"] for v in source["versions"]] == [sync["datasetVersion"]]
     blobs = wiring.data_blobs()
     assert versions[0].keys
     assert all(blobs.exists(key) for key in versions[0].keys.values())

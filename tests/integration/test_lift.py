@@ -61,7 +61,8 @@ def sync_orders_after_activation(
         headers=org.headers,
     )
     assert sync.status_code == 202, sync.text
-    return wait_for_sync(api, org, sync.json()["syncId"], trained=False)
+    # The lift reads the data in force: the sync's, once its purchase model is trained on it.
+    return wait_for_sync(api, org, sync.json()["syncId"], trained=True)
 
 
 def test_a_planted_uplift_is_found_by_the_lift_endpoint(

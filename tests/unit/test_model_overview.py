@@ -1,5 +1,5 @@
 """The Models page's view of each model: freshness by age, drift as the last check measured it, and
-the training of the data in force."""
+the training of the newest synced data, in force or not."""
 
 from __future__ import annotations
 
@@ -43,17 +43,23 @@ class Models:
 
 
 class Datasets:
-    def __init__(self, current: DatasetVersion | None) -> None:
+    """The version in force and, when a newer sync is not (yet) in force, the newest."""
+
+    def __init__(self, current: DatasetVersion | None, newest: DatasetVersion | None = None) -> None:
         self._current = current
+        self._newest = newest or current
 
     def current(self, org_id: str) -> DatasetVersion | None:
         return self._current
 
+    def latest(self, org_id: str) -> DatasetVersion | None:
+        return self._newest
 
-def dataset(purchase_state: str) -> DatasetVersion:
+
+def dataset(purchase_state: str, version: str = "v2", **fields: str) -> DatasetVersion:
     return DatasetVersion(
         org_id=ORG,
-        version="v2",
+        version=version,
         created_at=NOW,
         keys={},
         row_counts={},
@@ -66,6 +72,7 @@ def dataset(purchase_state: str) -> DatasetVersion:
                 state=purchase_state,
                 stage="fitting",
                 updated_at=NOW,  # type: ignore[arg-type]
+                **fields,
             )
         },
     )
@@ -129,7 +136,31 @@ def test_each_model_shows_its_own_training_on_the_current_dataset() -> None:
         "fitting",
         "v2",
     )
+    assert purchase.training.in_force
     assert recommendations.training is None
+
+
+def test_a_newer_sync_whose_purchase_training_failed_is_shown_beside_the_data_still_in_force() -> None:
+    # Given the data in force (v2, trained) and a newer sync (v3) whose purchase training failed
+    models = Models(model("shop-purchase", "purchase", 1))
+    failed = dataset(
+        "failed", "v3", error="Training needs at least 20 order lines; got 3.", remedy="Sync more."
+    )
+    datasets = Datasets(dataset("succeeded"), newest=failed)
+
+    # When
+    listed = model_overview(ORG, models=models, datasets=datasets, rules=RULES, now=NOW)
+
+    # Then v2 is still in force, and the model shows its failed training on v3, not in force, with why
+    assert (listed.current_dataset_version, listed.newest_dataset_version) == ("v2", "v3")
+    [purchase] = listed.models
+    assert purchase.training is not None
+    assert (purchase.training.dataset_version, purchase.training.in_force) == ("v3", False)
+    assert (purchase.training.state, purchase.training.error, purchase.training.remedy) == (
+        "failed",
+        "Training needs at least 20 order lines; got 3.",
+        "Sync more.",
+    )
 
 
 def test_the_models_page_says_what_a_model_beat_to_be_made_current() -> None:

@@ -9,7 +9,8 @@ from datetime import UTC, datetime, timedelta
 import boto3
 import pytest
 
-from shared.datasources.service import DataSourceService
+from shared.datasources.service import MODEL_NAMES, DataSourceService
+from shared.records.datasources import ModelTraining
 from shared.repositories.blobs import S3BlobStore
 from shared.repositories.datasources import DynamoDatasetStore
 from tests.unit.moto_aws import REGION, encrypted_bucket, offline_aws, table
@@ -38,6 +39,13 @@ class DataSourceWorld:
 
     def start(self, name: str, payload: dict[str, str]) -> None:
         self.started.append((name, payload))
+
+    def train_purchase(self, version: str) -> None:
+        """Record the version's purchase model trained, as the training job does: that puts it in force."""
+        trained = ModelTraining(
+            model_name=MODEL_NAMES["purchase"], state="succeeded", model_version="m1", updated_at=NOW
+        )
+        self.datasets.record_training(ORG, version, "purchase", trained, publish=True)
 
     def put_files(self, customers: bytes, products: bytes, orders: bytes, fmt: str = "csv") -> dict[str, str]:
         keys = {

@@ -52,6 +52,7 @@ def test_a_synced_catalog_is_searched_through_the_data_source(world: DataSourceW
     request = SyncRequest.model_validate({"files": world.put_files(customers, products, orders)})
     started = world.service.start_sync(ORG, request, world.start)
     world.service.run_sync(ORG, started.sync_id)
+    world.train_purchase(started.sync_id)
 
     # When the wizard searches its products by name
     answer = world.service.search_products(ORG, "MUG", limit=20)
@@ -82,6 +83,7 @@ def test_the_synced_products_say_which_product_is_listed_and_priced(world: DataS
     request = SyncRequest.model_validate({"files": world.put_files(customers, products, orders)})
     started = world.service.start_sync(ORG, request, world.start)
     assert world.service.run_sync(ORG, started.sync_id).state == "synced"
+    world.train_purchase(started.sync_id)
     # Then the catalog says which the hosted checkout's page could sell (a price above 0), as it reads them
     listed = {product: catalogs.listing(ORG, product) for product in ("p-mug", "p-gift", "p-free", "p-tea")}
     assert listed == {"p-mug": "priced", "p-gift": "no_price", "p-free": "no_price", "p-tea": "unlisted"}

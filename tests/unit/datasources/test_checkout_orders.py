@@ -50,7 +50,7 @@ def synced(world: DataSourceWorld) -> DatasetVersion:
     request = SyncRequest.model_validate({"files": world.put_files(CUSTOMERS, PRODUCTS, ORDERS)})
     started = world.service.start_sync(ORG, request, world.start)
     world.service.run_sync(ORG, started.sync_id)
-    version = world.datasets.current(ORG)
+    version = world.datasets.latest(ORG)  # stored; in force once its purchase model is trained
     assert version is not None
     return version
 

@@ -49,32 +49,43 @@ def failed_file_error(world: DataSourceWorld) -> dict[str, str]:
     return latest.error
 
 
-def test_a_clean_shop_becomes_the_current_dataset_and_training_is_pending(world: DataSourceWorld) -> None:
+def test_a_clean_shop_is_stored_pending_training_and_in_force_once_its_purchase_model_is_trained(
+    world: DataSourceWorld,
+) -> None:
     # Given three valid files
     keys = world.put_files(CUSTOMERS, PRODUCTS, ORDERS)
 
     # When they are synced
     sync_id = sync(world, keys)
 
-    # Then the background run was started, and a version is in force with the good rows counted
+    # Then the background run was started, and a version is stored with the good rows counted, its
+    # models pending, not yet in force (nothing was before it)
     assert world.started == [(sync_id, {"org_id": ORG, "sync_id": sync_id})]
     view = world.service.view(ORG)
-    assert view.current is not None
-    assert view.current.version == sync_id
-    assert view.current.row_counts == {"customers": 3, "products": 2, "orders": 3}
-    assert view.current.rejected_count == 0
-    assert {kind: t.state for kind, t in view.current.training.items()} == {
+    assert view.syncs[0].state == "synced"
+    [stored] = view.versions
+    assert stored.version == sync_id
+    assert stored.row_counts == {"customers": 3, "products": 2, "orders": 3}
+    assert stored.rejected_count == 0
+    assert {kind: t.state for kind, t in stored.training.items()} == {
         "purchase": "pending",
         "recommendation": "pending",
     }
-    assert view.syncs[0].state == "synced"
+    assert view.current is None
+    # And once its purchase model is trained it is the data in force
+    world.train_purchase(sync_id)
+    in_force = world.service.view(ORG).current
+    assert in_force is not None
+    assert in_force.version == sync_id
 
 
 def test_a_training_that_ends_while_the_page_is_read_is_shown_once_not_twice(
     world: DataSourceWorld, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a synced shop whose models finish training between the view's reads of the store
+    # Given a synced shop in force (its purchase model trained) whose recommendation model finishes
+    # training between the view's reads of the store
     sync_id = sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
+    world.train_purchase(sync_id)
     read_pointer = world.datasets.current
 
     def pointer_then_training_ends(org_id: str) -> object:
@@ -98,7 +109,7 @@ def test_a_training_that_ends_while_the_page_is_read_is_shown_once_not_twice(
 
 
 @pytest.mark.parametrize("read", ["list_syncs", "current", "list_versions"])
-def test_a_sync_that_ends_while_the_page_is_read_is_in_force_wherever_it_is_shown_synced(
+def test_a_sync_that_ends_while_the_page_is_read_is_listed_wherever_it_is_shown_synced(
     world: DataSourceWorld, monkeypatch: pytest.MonkeyPatch, read: str
 ) -> None:
     # Given a sync started (validating), which ends just after one of the view's reads of the store
@@ -117,16 +128,15 @@ def test_a_sync_that_ends_while_the_page_is_read_is_in_force_wherever_it_is_show
     # When the page is read
     view = world.service.view(ORG)
 
-    # Then the sync did end during the read; an answer that shows it synced has its version in force,
-    # and the version in force
-    # is one of the versions listed (a poll that waits for "synced" may read the version it made)
+    # Then the sync did end during the read; an answer that shows it synced lists its version (a poll
+    # that waits for "synced" may read the version it made), and the version in force, if any, is one
+    # of the versions listed
     ended = world.datasets.get_sync(ORG, sync_id)
     assert ended is not None
     assert ended.state == "synced"
     [shown] = [s for s in view.syncs if s.sync_id == sync_id]
     if shown.state == "synced":
-        assert view.current is not None
-        assert view.current.version == sync_id
+        assert sync_id in [v.version for v in view.versions]
     if view.current is not None:
         assert view.current.version in [v.version for v in view.versions]
 
@@ -134,7 +144,7 @@ def test_a_sync_that_ends_while_the_page_is_read_is_in_force_wherever_it_is_show
 def test_the_stored_dataset_is_encrypted_with_the_service_key(world: DataSourceWorld) -> None:
     # Given a synced shop
     sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
-    version = world.datasets.current(ORG)
+    version = world.datasets.latest(ORG)
     assert version is not None
 
     # Then each stored object is SSE-KMS
@@ -146,7 +156,7 @@ def test_the_stored_dataset_is_encrypted_with_the_service_key(world: DataSourceW
 def test_identifier_coverage_is_stored_after_normalisation(world: DataSourceWorld) -> None:
     # Given a synced shop where u2 has no identifier and u3 only an e-mail
     sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
-    version = world.datasets.current(ORG)
+    version = world.datasets.latest(ORG)
     assert version is not None
 
     # When its coverage is read
@@ -178,8 +188,8 @@ def test_coverage_per_match_key_is_recorded_with_the_version_and_shown(world: Da
     # value the platform would take (an address that is no e-mail, a two-digit phone number and a gender
     # it cannot read as m or f are given, not usable)
     view = world.service.view(ORG)
-    assert view.current is not None
-    coverage = {key: (c.given, c.usable) for key, c in view.current.match_keys.items()}
+    [stored] = view.versions
+    coverage = {key: (c.given, c.usable) for key, c in stored.match_keys.items()}
     assert coverage == {
         "email": (3, 2),
         "phone": (2, 1),
@@ -195,11 +205,11 @@ def test_coverage_per_match_key_is_recorded_with_the_version_and_shown(world: Da
         "madid": (1, 1),
     }
     # And two of the three can be uploaded (u2 has neither a usable e-mail nor a phone)
-    assert view.current.matchable_customers == 2
+    assert stored.matchable_customers == 2
     # And it is in the response body as the API sends it
     body = view.model_dump(by_alias=True)
-    assert body["current"]["matchKeys"]["email"] == {"given": 3, "usable": 2}
-    assert body["current"]["matchableCustomers"] == 2
+    assert body["versions"][0]["matchKeys"]["email"] == {"given": 3, "usable": 2}
+    assert body["versions"][0]["matchableCustomers"] == 2
 
 
 def test_rejected_rows_wait_for_review_and_store_nothing(world: DataSourceWorld) -> None:
@@ -227,11 +237,12 @@ def test_rejected_rows_wait_for_review_and_store_nothing(world: DataSourceWorld)
 
 def test_accepting_the_report_keeps_the_good_rows(world: DataSourceWorld) -> None:
     # Given orders with one unknown customer, and a previous clean version in force
-    sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
+    world.train_purchase(sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS)))
     orders = ORDERS + b"o5,u9,p1,1,9.5,2026-10-01T00:00:00\n"
 
-    # When the user syncs again accepting rejected rows
+    # When the user syncs again accepting rejected rows, and its purchase model is trained
     sync_id = sync(world, world.put_files(CUSTOMERS, PRODUCTS, orders), accept=True)
+    world.train_purchase(sync_id)
 
     # Then the new version holds the good rows, counts the rejected one, and the full report is stored
     view = world.service.view(ORG)
@@ -273,6 +284,7 @@ def test_a_file_level_problem_fails_the_sync_and_the_previous_dataset_stays(
 ) -> None:
     # Given a dataset in force
     first = sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
+    world.train_purchase(first)
 
     # When a customers file with a whole-file problem is synced
     sync(world, world.put_files(customers, PRODUCTS, ORDERS))
@@ -410,13 +422,15 @@ def test_a_horizon_outside_the_trainable_range_is_refused_at_the_request(days: i
 
 
 def _trained(world: DataSourceWorld, version: str) -> None:
-    """Both models of ``version`` finished training, as the state machine records it."""
+    """Both models of ``version`` finished training, as the training jobs record it (the purchase
+    model's puts the version in force)."""
     for model_type, name in (("purchase", "shop-purchase"), ("recommendation", "shop-recommendations")):
         world.datasets.record_training(
             ORG,
             version,
             model_type,
             ModelTraining(model_name=name, state="succeeded", updated_at=datetime(2026, 11, 22, tzinfo=UTC)),
+            publish=model_type == "purchase",
         )
 
 
@@ -434,14 +448,16 @@ def test_retraining_syncs_the_current_data_again_with_its_horizon(world: DataSou
     ended = world.service.run_sync(ORG, started.sync_id)
 
     # Then the state machine ran a sync of the stored files, which became a new version of the same
-    # rows, pending training for the same horizon
+    # rows, pending training for the same horizon; the first stays in force until it is trained
     assert world.started[-1] == (started.sync_id, {"org_id": ORG, "sync_id": started.sync_id})
     assert (ended.state, ended.horizon_days, ended.dataset_version) == ("synced", 14, started.sync_id)
     view = world.service.view(ORG)
+    newest = view.versions[0]
+    assert newest.version == started.sync_id != first.sync_id
+    assert newest.row_counts == {"customers": 3, "products": 2, "orders": 3}
+    assert {t.state for t in newest.training.values()} == {"pending"}
     assert view.current is not None
-    assert view.current.version == started.sync_id != first.sync_id
-    assert view.current.row_counts == {"customers": 3, "products": 2, "orders": 3}
-    assert {t.state for t in view.current.training.values()} == {"pending"}
+    assert view.current.version == first.sync_id
 
 
 def test_retraining_before_any_sync_says_to_sync_first(world: DataSourceWorld) -> None:
@@ -504,9 +520,8 @@ def test_a_field_quoted_after_a_space_or_followed_by_spaces_is_synced_as_meant(
     # Then every row is good: the email is an email, the order's product p2 (they were refused)
     view = world.service.view(ORG)
     assert view.syncs[0].state == "synced"
-    assert view.current is not None
-    assert view.current.row_counts == {"customers": 3, "products": 2, "orders": 3}
-    assert view.current.rejected_count == 0
+    assert view.versions[0].row_counts == {"customers": 3, "products": 2, "orders": 3}
+    assert view.versions[0].rejected_count == 0
 
 
 _TEXT_AFTER = "text follows the quote that closes a quoted field."

@@ -30,7 +30,7 @@ def synced(world: DataSourceWorld) -> DatasetVersion:
     request = SyncRequest.model_validate({"files": world.put_files(*files)})
     started = world.service.start_sync(ORG, request, world.start)
     assert world.service.run_sync(ORG, started.sync_id).state == "synced"
-    version = world.datasets.current(ORG)
+    version = world.datasets.latest(ORG)  # stored; in force once its purchase model is trained
     assert version is not None
     return version
 
@@ -140,13 +140,15 @@ def test_retraining_syncs_the_parquet_tables_again(world: DataSourceWorld) -> No
     first = synced(world)
     for model_type in ("purchase", "recommendation"):
         training = first.training[model_type].model_copy(update={"state": "succeeded"})
-        world.datasets.record_training(ORG, first.version, model_type, training)
+        world.datasets.record_training(
+            ORG, first.version, model_type, training, publish=model_type == "purchase"
+        )
 
     # When retrained, the stored Parquet tables are synced again into a new version of the same rows
     started = world.service.retrain(ORG, world.start)
     ended = world.service.run_sync(ORG, started.sync_id)
     assert ended.state == "synced"
-    current = world.datasets.current(ORG)
+    current = world.datasets.latest(ORG)
     assert current is not None
     assert current.version != first.version
     assert current.row_counts == first.row_counts

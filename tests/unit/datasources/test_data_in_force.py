@@ -1,0 +1,147 @@
+"""Which synced data is in force: a version is stored by its sync and put in force only when its
+purchase model is trained on it, so a sync whose training fails never replaces good data.
+
+Walking make dev, a merchant synced a file of three customers and three order lines over the demo
+shop's 1,000 customers; both trainings failed ("Training needs at least 20 order lines; got 3") and yet
+the three customers became the data in force, which Retrain, targeting and audience syncs then used.
+The failing training here is the real training job, on the version the sync stored.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.datasources.models import SyncRequest
+from shared.errors import Conflict, NotFound, ValidationFailed
+from shared.predictions.training_job import TrainingRequest, run_training
+from tests.unit.datasources.conftest import ORG, DataSourceWorld
+from tests.unit.datasources.test_sync import CUSTOMERS, ORDERS, PRODUCTS
+from tests.unit.ml.test_serving_gate import Blobs, Models
+
+TINY_CUSTOMERS = b"user_id,email\nx1,x1@example.com\nx2,x2@example.com\nx3,x3@example.com\n"
+TINY_PRODUCTS = b"product_id,name,category,price\nq1,Thing,cat,10\n"
+TINY_ORDERS = (
+    b"order_id,user_id,product_id,quantity,amount,timestamp\n"
+    b"o1,x1,q1,1,10,2026-11-01T10:00:00Z\no2,x2,q1,1,10,2026-11-02T10:00:00Z\n"
+    b"o3,x3,q1,1,10,2026-11-03T10:00:00Z\n"
+)
+
+
+def sync(world: DataSourceWorld, customers: bytes, products: bytes, orders: bytes) -> str:
+    request = SyncRequest.model_validate({"files": world.put_files(customers, products, orders)})
+    started = world.service.start_sync(ORG, request, world.start)
+    assert world.service.run_sync(ORG, started.sync_id).state == "synced"
+    return started.sync_id
+
+
+def train_purchase_for_real(world: DataSourceWorld, version: str) -> None:
+    """The state machine's purchase training of ``version``: the training job, recording on the store."""
+    stored = world.datasets.get(ORG, version)
+    assert stored is not None
+    request = TrainingRequest(
+        org_id=ORG,
+        name="shop-purchase",
+        type="purchase",
+        training_key=stored.keys["training"],
+        dataset_version=version,
+    )
+    with pytest.raises(ValidationFailed, match="Training needs at least 20 order lines; got 3"):
+        run_training(request, data=world.blobs, artifacts=Blobs(), models=Models(), progress=world.datasets)
+
+
+def test_a_sync_whose_purchase_training_fails_leaves_the_data_synced_before_in_force(
+    world: DataSourceWorld,
+) -> None:
+    # Given a shop's data in force (its purchase model trained)
+    first = sync(world, CUSTOMERS, PRODUCTS, ORDERS)
+    world.train_purchase(first)
+
+    # When three other customers with three order lines are synced, and their purchase training fails
+    second = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    train_purchase_for_real(world, second)
+
+    # Then the data synced before is still in force
+    view = world.service.view(ORG)
+    assert view.current is not None
+    assert view.current.version == first
+    assert view.current.row_counts["customers"] == 3
+    # And the new version stays listed, newest, with its failure and what to do
+    newest = view.versions[0]
+    assert newest.version == second
+    failed = newest.training["purchase"]
+    assert failed.state == "failed"
+    assert failed.error == "Training needs at least 20 order lines; got 3."
+    assert failed.remedy
+    # And Retrain retrains on the data in force, not on the failed sync's files
+    in_force = world.datasets.get(ORG, first)
+    assert in_force is not None
+    world.datasets.record_training(
+        ORG,
+        second,
+        "recommendation",
+        newest.training["recommendation"].model_copy(update={"state": "failed"}),
+    )
+    retrain = world.service.retrain(ORG, world.start)
+    retrained = world.datasets.get_sync(ORG, retrain.sync_id)
+    assert retrained is not None
+    assert retrained.keys == {kind: in_force.keys[kind] for kind in ("customers", "products", "orders")}
+
+
+def test_a_first_sync_whose_purchase_training_fails_puts_nothing_in_force_and_retrain_says_why(
+    world: DataSourceWorld,
+) -> None:
+    # Given no data before, a first sync whose purchase training fails (the other model's too)
+    version = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    train_purchase_for_real(world, version)
+    stored = world.datasets.get(ORG, version)
+    assert stored is not None
+    world.datasets.record_training(
+        ORG,
+        version,
+        "recommendation",
+        stored.training["recommendation"].model_copy(update={"state": "failed"}),
+    )
+
+    # When the data source is read, and a retrain is asked for
+    view = world.service.view(ORG)
+    with pytest.raises(NotFound) as refused:
+        world.service.retrain(ORG, world.start)
+
+    # Then nothing is in force, the version is listed with its failure, and the retrain says why
+    assert view.current is None
+    assert [v.version for v in view.versions] == [version]
+    assert view.versions[0].training["purchase"].state == "failed"
+    assert "No synced data is in force yet" in refused.value.message
+    assert "could not be trained" in refused.value.message
+    assert refused.value.remedy is not None
+    assert "Sync corrected files" in refused.value.remedy
+
+
+def test_a_training_under_way_on_a_sync_not_yet_in_force_refuses_a_retrain(world: DataSourceWorld) -> None:
+    # Given data in force, and a newer sync whose models are still pending
+    world.train_purchase(sync(world, CUSTOMERS, PRODUCTS, ORDERS))
+    sync(world, CUSTOMERS, PRODUCTS, ORDERS)
+
+    # When / Then: a retrain waits for that training rather than starting a second beside it
+    with pytest.raises(Conflict, match="shop-purchase"):
+        world.service.retrain(ORG, world.start)
+
+
+def test_an_older_syncs_training_that_ends_last_does_not_replace_a_newer_version_in_force(
+    world: DataSourceWorld,
+) -> None:
+    # Given two syncs, the newer's purchase model trained first
+    older = sync(world, CUSTOMERS, PRODUCTS, ORDERS)
+    newer = sync(world, CUSTOMERS, PRODUCTS, ORDERS)
+    world.train_purchase(newer)
+
+    # When the older's purchase training ends after it
+    world.train_purchase(older)
+
+    # Then the newer stays in force, and the older's training is still recorded
+    current = world.datasets.current(ORG)
+    assert current is not None
+    assert current.version == newer
+    stored = world.datasets.get(ORG, older)
+    assert stored is not None
+    assert stored.training["purchase"].state == "succeeded"

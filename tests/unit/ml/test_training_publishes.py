@@ -1,0 +1,93 @@
+"""A dataset version is put in force by its purchase model's training, in the write that records the
+success (``shared.records.datasources.PUBLISHED_BY``): audiences, segments and targeting score with
+that model, so the data they read is data it was trained on. The recommendation model's success does
+not put a version in force. A purchase model trained but not made current (the quality gate kept the
+version in service) was trained on good data, so its version goes in force too; a training that refused
+the data never does (``test_training_failure_remedy``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from shared.ml.datasets import dump_records
+from shared.predictions.training_job import ModelRejected, TrainingRequest, run_training
+from shared.records.datasources import ModelTraining
+from tests.unit.ml.test_serving_gate import Blobs, Models, verdict
+from tools.synthetic import SyntheticConfig, generate_shop
+
+ORG = "org-1"
+
+
+class Progress:
+    """The dataset store's training records: each state, and whether its write published the version."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[str, bool]] = []
+
+    def record_training(
+        self, org_id: str, version: str, model_type: str, training: ModelTraining, *, publish: bool = False
+    ) -> None:
+        self.writes.append((training.state, publish))
+
+
+def shop_files() -> Blobs:
+    shop = generate_shop(SyntheticConfig(n_users=300, n_products=30, seed=3))
+    data = Blobs()
+    data.objects.update(
+        {
+            "customers.csv": dump_records(shop.data.customers, "csv"),
+            "products.csv": dump_records(shop.data.products, "csv"),
+            "orders.csv": dump_records(shop.data.orders, "csv"),
+        }
+    )
+    return data
+
+
+def job(model_type: str, name: str) -> TrainingRequest:
+    return TrainingRequest(
+        org_id=ORG,
+        name=name,
+        type=model_type,  # type: ignore[arg-type]
+        orders_key="orders.csv",
+        customers_key="customers.csv",
+        products_key="products.csv",
+        dataset_version="v1",
+    )
+
+
+@pytest.mark.parametrize(
+    ("model_type", "name", "publishes"),
+    [("purchase", "shop-purchase", True), ("recommendation", "shop-recommendations", False)],
+)
+def test_only_the_purchase_models_success_puts_its_version_in_force(
+    model_type: str, name: str, publishes: bool
+) -> None:
+    # Given a shop's files and a model to train from the dataset version they are
+    data = shop_files()
+    request = job(model_type, name)
+    progress = Progress()
+
+    # When it trains
+    run_training(request, data=data, artifacts=Blobs(), models=Models(), progress=progress)
+
+    # Then only the success is written publishing, and only by the purchase model
+    assert progress.writes[-1] == ("succeeded", publishes)
+    assert not any(published for _, published in progress.writes[:-1])
+
+
+def test_a_purchase_model_kept_out_of_service_by_the_quality_gate_still_puts_its_data_in_force() -> None:
+    # Given a purchase model in service
+    data, models = shop_files(), Models()
+    with verdict(passed=True):
+        run_training(job("purchase", "shop-purchase"), data=data, artifacts=Blobs(), models=models)
+    progress = Progress()
+
+    # When a newer version's model does not beat the strongest simple method
+    with verdict(passed=False), pytest.raises(ModelRejected):
+        run_training(
+            job("purchase", "shop-purchase"), data=data, artifacts=Blobs(), models=models, progress=progress
+        )
+
+    # Then its failure is recorded publishing the version: the data trained a model, the model in
+    # service stays
+    assert progress.writes[-1] == ("failed", True)
