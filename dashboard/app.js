@@ -231,10 +231,18 @@ export function formatDate(iso) {
   return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "—";
 }
 
-/** A link to the Ad account page when a failure's remedy is to reconnect the ad account (its code is
- * `platform_reconnect_required`), else null. `label` is the link's accessible name, if not its text. */
+// The failures whose remedy ends in reconnecting the ad account (shared/platform/errors.py).
+const RECONNECT_CODES = new Set([
+  "platform_reconnect_required",
+  "platform_permissions",
+  "platform_no_ad_accounts",
+  "platform_business_account_required",
+]);
+
+/** A link to the Ad account page when a failure's remedy is to reconnect the ad account (its code is one
+ * of RECONNECT_CODES), else null. `label` is the link's accessible name, if not its text. */
 export function reconnectLink(failure, label) {
-  if (failure?.code !== "platform_reconnect_required") return null;
+  if (!RECONNECT_CODES.has(failure?.code)) return null;
   return el("a", { href: "connection.html", ...(label ? { "aria-label": label } : {}) }, "Reconnect on the Ad account page");
 }
 

@@ -35,7 +35,8 @@ from shared.records.payments import CheckoutRecord, PaymentsConnection
 from shared.wire_models import CamelModel
 
 NOT_CONNECTED = "No payments account is connected."
-CONNECT_REMEDY = "Connect a payments account on the dashboard's Payments page."
+# Shown on the Payments page itself (its status, its Disconnect): the button to press, not the page.
+CONNECT_REMEDY = "Press Connect a payments account and finish the payment provider's pages."
 RECONNECT_REMEDY = (
     "Press Reconnect to take card payments again on the same account, or Connect a different account."
 )

@@ -318,7 +318,7 @@ _PERMISSIONS = ErrorRule(
     "Permissions error: the service's application is in development mode or your ad account access is "
     "limited.",
     "Ask the operator to add you as a Tester on the service's application, make sure the ad account is "
-    "owned by your business, then reconnect.",
+    "owned by your business, then reconnect the ad account on the Ad account page.",
 )
 _TERMS = ErrorRule(
     CustomAudienceTermsNotAccepted,

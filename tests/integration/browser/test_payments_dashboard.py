@@ -40,6 +40,11 @@ def test_connecting_payments_through_the_providers_page_and_back(page: Page, sta
     sign_in(page, email, password)
     page.goto("/payments.html")
     expect(page.get_by_text("Not connected")).to_be_visible(timeout=LOADED)
+    # (what to do names the button on this very page, not the page)
+    expect(page.locator("#message")).to_have_text(
+        "No payments account is connected. "
+        "Press Connect a payments account and finish the payment provider's pages."
+    )
     assert axe_violations(page) == [], dump(axe_violations(page))
     # When: Connect, the provider's page filled in and agreed, back through payments-callback.html
     page.get_by_role("button", name="Connect a payments account").click()

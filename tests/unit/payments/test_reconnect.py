@@ -228,3 +228,11 @@ def test_closing_the_organization_destroys_the_kept_account_id(world: World) -> 
     # Then: nothing was connected to stop, and the account id is gone
     assert stopped is False
     assert world.store.connections[ORG].account is None
+
+
+def test_the_status_says_what_to_press_on_the_payments_page_not_to_go_there(world: World) -> None:
+    # Given: nothing connected (the status is read on the Payments page itself)
+    status = world.service.status(ORG)
+    # Then: the remedy names the page's button, not the page it is read on
+    assert status.remedy == "Press Connect a payments account and finish the payment provider's pages."
+    assert "Payments page" not in status.remedy
