@@ -6,6 +6,13 @@ so concurrent requests can lose an ``ADD`` or both pass a ``ConditionExpression`
 item; running moto's DynamoDB requests one at a time gives the local stack the same guarantee, so
 concurrency tests exercise the service's code rather than moto's races. Other services run as
 before. In front of it all, each function's calls are held to its IAM role (``local.iam``).
+
+moto also keeps every model object it ever builds (``moto.core.common_models.BaseModel.__new__``
+appends each to its class's ``instances_tracked``, for its dashboard), so nothing it replaces is ever
+freed: every DynamoDB item written, every item a Query or Scan copied out, and the copy of each whole
+table ``TransactWriteItems`` takes before writing (``DynamoDBBackend.transact_write_items``). A
+test run's process grew by gigabytes that way; the local stack stops that tracking
+(``untrack_moto_models``), and moto frees what AWS would have forgotten.
 """
 
 from __future__ import annotations
@@ -19,12 +26,24 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qsl
 
+from moto.core.common_models import BaseModel
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import BaseWSGIServer, make_server
 
 from local.iam import IamEnforcement
 
 DYNAMODB_TARGET_PREFIX = "DynamoDB_"
+
+
+def _untracked(cls: type[BaseModel], *args: Any, **kwargs: Any) -> BaseModel:
+    return object.__new__(cls)
+
+
+def untrack_moto_models() -> None:
+    """Build moto's model objects without keeping each one in its class's ``instances_tracked``
+    (only moto's dashboard and its reset read it; a reset still disposes every stored S3 object), so
+    an item, object or table copy moto no longer refers to is freed (the module's docstring)."""
+    BaseModel.__new__ = staticmethod(_untracked)  # type: ignore[method-assign]
 
 
 # How long DynamoDB keeps a TransactWriteItems client token (its API reference: ten minutes).
@@ -169,6 +188,7 @@ class MotoServer:
         self._thread: threading.Thread | None = None
 
     def start(self) -> None:
+        untrack_moto_models()
         moto = SerializedDynamoDB(DomainDispatcherApplication(create_backend_app))
         self.iam = IamEnforcement(moto)
         app = self.call_log = AwsCallLog(self.iam)
