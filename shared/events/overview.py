@@ -316,12 +316,23 @@ def rejection_view(rejection: StoredRejection) -> RejectionView:
     )
 
 
+def _refused_whole(field: str | None) -> bool:
+    """Whether a site rejection's ``field`` is one the relay's 400 names for a body it cannot take
+    (``body``, ``events``, ``events.0.eventName``): the request was refused whole."""
+    return field is not None and (field in ("body", "events") or field.startswith("events."))
+
+
 def _plain_words(rejection: EventRejection, source: str) -> tuple[str, str]:
     if rejection.platform_code is None and rejection.field and source == "checkout":
         # The service built the checkout's purchase itself: nothing on the merchant's side to correct.
         for field, explanation, *_ in _PLAIN:
             if rejection.field == field or rejection.field.startswith(field + "."):
                 return explanation, rejection.remedy
+    if source == "site" and rejection.platform_code is None and _refused_whole(rejection.field):
+        return (
+            "The shop's page sent a request the service could not take: none of its events was sent.",
+            rejection.remedy,
+        )
     if rejection.platform_code is None and rejection.field:
         for field, explanation, on_site, on_sync in _PLAIN:
             if rejection.field == field or rejection.field.startswith(field + "."):

@@ -240,6 +240,7 @@ def test_a_request_refused_whole_is_on_the_events_page_with_why_and_what_to_do(
         ]
     )
     assert all("shopEvent" in r.remedy for r in report.rejections)
+    assert all("none of its events was sent" in r.explanation for r in report.rejections)
     # And counts them rejected: the purchase under its name, the unknown name under Other
     rows = {(row.event_name, row.rejected, row.sent) for row in report.by_source if row.source == "site"}
     assert rows == {("Other", 1, 0), ("Purchase", 1, 0)}
