@@ -314,19 +314,22 @@ class DataSourceService:
         """The dataset in force, every version, the latest syncs, and what the wizard needs to read a
         file: the service's columns, the shop exports read as they are, the columns last matched."""
         # Read in the order the jobs write backwards: a sync is marked synced only after its version
-        # is stored, and the pointer moves only after that, so the syncs are read first, then the
-        # pointer, then the versions. A sync this answer shows as synced has its version in the list,
-        # and so has the version in force; the other order could show a sync synced with no version,
-        # or a pointer to a version the list lacks, when a job ended between the reads.
+        # is stored, and the pointer moves to a version only in the write that records its purchase
+        # model trained, so the syncs are read first, then the versions, then the pointer. A sync this
+        # answer shows as synced has its version in the list, and a version it lists with its purchase
+        # model trained is in force in it (or a newer one is); the other orders could show a sync
+        # synced with no version, or a training succeeded beside the previous data in force, when a
+        # job ended between the reads.
         syncs = self.datasets.list_syncs(org_id)
-        current = self.datasets.current(org_id)
         saved: dict[str, dict[str, str]] = {}
         for sync in syncs:  # newest first: each file's latest mapping
             for kind, mapping in sync.mappings.items():
                 saved.setdefault(kind, mapping)
         versions = self.datasets.list_versions(org_id)
-        # The version in force is shown as the list read last shows it: a training that ends between
-        # the reads would otherwise read "running" above and "succeeded" in the list of the same answer.
+        current = self.datasets.current(org_id)
+        # The version in force is shown as the list shows it, so the answer says one thing of it (a
+        # training that ends between the reads would otherwise read two ways); one published after the
+        # list was read is shown as the pointer's read found it.
         if current is not None:
             current = next((v for v in versions if v.version == current.version), current)
         return DataSourceView(

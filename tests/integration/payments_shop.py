@@ -52,8 +52,8 @@ def new_user(stack: LocalStack) -> tuple[ConnectedOrg, str, str]:
 
 
 def sync_products(api: httpx.Client, org: ConnectedOrg, products: bytes = PRODUCTS) -> None:
-    """Sync the shop's three files through the API and wait until the version is in force (its
-    purchase model trained)."""
+    """Sync the shop's three files through the API and wait until its trainings have ended: the
+    version is then in force if its purchase model trained (a first sync of these files does)."""
     upload_id = upload_shop(api, org, {"customers": CUSTOMERS, "products": products, "orders": ORDERS})
     started = api.post("/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=org.headers)
     assert started.status_code == 202, started.text
@@ -61,7 +61,6 @@ def sync_products(api: httpx.Client, org: ConnectedOrg, products: bytes = PRODUC
     source = wait_for_sync(api, org, sync_id, trained=True)
     [sync] = [s for s in source["syncs"] if s["syncId"] == sync_id]
     assert sync["state"] == "synced", sync
-    assert source["current"]["version"] == sync_id, source["versions"][0]["training"]
 
 
 def shop_taking_payments(stack: LocalStack, *, business_name: str = "Ada's Mugs") -> PaymentsShop:

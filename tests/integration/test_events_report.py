@@ -140,7 +140,7 @@ def test_a_hosted_checkout_order_sent_again_by_the_next_sync_is_counted_once_und
     org = connected_org(stack, api)
     assert connect_payments(stack.api_url, org.headers["Authorization"]).json()["checkoutAvailable"] is True
     sync_products(api, org)
-    first = wiring.dataset_store().current(org.org_id)
+    first = wiring.dataset_store().latest(org.org_id)
     assert first is not None
     purchases_of(org, first.version, until=("sent",))
     synced_before = purchases_sent(report(api, org), "sync")
@@ -153,7 +153,7 @@ def test_a_hosted_checkout_order_sent_again_by_the_next_sync_is_counted_once_und
     # When the shop syncs again: the order is in the new version, and its purchase is sent again
     # with the same event id (the platform keeps one)
     sync_products(api, org)
-    second = wiring.dataset_store().current(org.org_id)
+    second = wiring.dataset_store().latest(org.org_id)
     assert second is not None
     assert second.version != first.version
     sent = purchases_of(org, second.version, until=("sent",))

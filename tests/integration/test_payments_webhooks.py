@@ -379,7 +379,7 @@ def test_a_paid_order_joins_the_next_sync_whose_purchase_of_it_the_pixel_keeps_o
     # When: the shop syncs its files again
     sync_products(api, org)
     # Then: the new version holds the order under the session id, the buyer a customer by e-mail
-    version = wiring.dataset_store().current(org.org_id)
+    version = wiring.dataset_store().latest(org.org_id)
     assert version is not None
     [order] = [o for o in parquet_rows(version.keys["orders"], tmp_path) if o["order_id"] == session_id]
     assert (order["product_id"], order["quantity"], order["amount"]) == ("p-mug", 2, 25.0)

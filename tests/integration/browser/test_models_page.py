@@ -10,7 +10,15 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from local.stack import LocalStack
-from tests.integration.browser.conftest import DESKTOP, PHONE, ShopUser, axe_violations, dump, sign_in
+from tests.integration.browser.conftest import (
+    DESKTOP,
+    PHONE,
+    ShopUser,
+    axe_violations,
+    dump,
+    make_synced_user,
+    sign_in,
+)
 from tests.integration.patience import BACKGROUND_JOB_MS
 
 pytestmark = pytest.mark.integration
@@ -84,4 +92,49 @@ def test_the_models_page_shows_each_models_health_and_retrains_both(
     assert after["shop-purchase"]["version"] != before["shop-purchase"]["version"]
     assert after["shop-purchase"]["datasetVersion"] != before["shop-purchase"]["datasetVersion"]
     expect(purchase).to_contain_text(after["shop-purchase"]["version"])
+    expect(page.get_by_role("button", name="Retrain both models")).to_be_enabled()
+
+
+def test_after_a_sync_whose_training_failed_the_page_says_the_data_synced_before_is_still_in_use(
+    page: Page, stack: LocalStack
+) -> None:
+    # Given a shop of its own, synced and trained, then synced again with three customers and three
+    # order lines, on which both trainings fail (walking make dev, that sync replaced the shop's data)
+    from tests.integration.test_data_source import upload_shop, wait_for_sync
+
+    user = make_synced_user(stack)
+    tiny = {
+        "customers": b"user_id,email\nx1,x1@example.com\nx2,x2@example.com\nx3,x3@example.com\n",
+        "products": b"product_id,name,category,price\nq1,Thing,cat,10\n",
+        "orders": b"order_id,user_id,product_id,quantity,amount,timestamp\n"
+        b"o1,x1,q1,1,10,2026-11-01T10:00:00Z\no2,x2,q1,1,10,2026-11-02T10:00:00Z\n"
+        b"o3,x3,q1,1,10,2026-11-03T10:00:00Z\n",
+    }
+    with httpx.Client(base_url=stack.api_url, timeout=60) as api:
+        before = api.get("/platform-ads/data-source", headers=user.org.headers).json()["current"]["version"]
+        started = api.post(
+            "/platform-ads/data-source/sync",
+            json={"uploadId": upload_shop(api, user.org, tiny)},
+            headers=user.org.headers,
+        )
+        assert started.status_code == 202, started.text
+        failed = started.json()["syncId"]
+        wait_for_sync(api, user.org, failed, trained=True)
+    sign_in(page, user.email, user.password)
+
+    # When the Models page is opened
+    page.get_by_role("link", name="Models").click()
+
+    # Then it says plainly that the latest sync is not in use and the data synced before still is
+    expect(page.locator("#training-summary")).to_have_text(
+        f"The latest sync (version {failed}) is not in use: the purchase model could not be trained on it "
+        f"(see below). The data synced before, version {before}, is still in use for audiences, segments "
+        "and Retrain."
+    )
+    # And the purchase model's card says why, on that sync, and what to do
+    training = page.get_by_role("region", name="shop-purchase").locator(".training")
+    expect(training).to_contain_text(f"On the latest sync ({failed}, not in use):")
+    expect(training).to_contain_text("Training failed")
+    expect(training).to_contain_text("Training needs at least 20 order lines; got 3.")
+    # And Retrain (on the data in force) is offered
     expect(page.get_by_role("button", name="Retrain both models")).to_be_enabled()

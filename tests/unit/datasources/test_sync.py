@@ -79,33 +79,35 @@ def test_a_clean_shop_is_stored_pending_training_and_in_force_once_its_purchase_
     assert in_force.version == sync_id
 
 
-def test_a_training_that_ends_while_the_page_is_read_is_shown_once_not_twice(
-    world: DataSourceWorld, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("read", ["list_syncs", "list_versions", "current"])
+def test_a_purchase_training_that_ends_while_the_page_is_read_is_in_force_wherever_it_is_shown_trained(
+    world: DataSourceWorld, monkeypatch: pytest.MonkeyPatch, read: str
 ) -> None:
-    # Given a synced shop in force (its purchase model trained) whose recommendation model finishes
-    # training between the view's reads of the store
+    # Given a synced shop whose models finish training (the purchase model's putting the version in
+    # force) just after one of the view's reads of the store
     sync_id = sync(world, world.put_files(CUSTOMERS, PRODUCTS, ORDERS))
-    world.train_purchase(sync_id)
-    read_pointer = world.datasets.current
+    original = getattr(world.datasets, read)
 
-    def pointer_then_training_ends(org_id: str) -> object:
-        found = read_pointer(org_id)
+    def then_training_ends(org_id: str) -> object:
+        found = original(org_id)
+        monkeypatch.setattr(world.datasets, read, original)
         _trained(world, sync_id)
         return found
 
-    monkeypatch.setattr(world.datasets, "current", pointer_then_training_ends)
+    monkeypatch.setattr(world.datasets, read, then_training_ends)
 
     # When the page is read
     view = world.service.view(ORG)
 
-    # Then the version in force says what the list of versions says, in the same answer
-    assert view.current is not None
-    [listed] = [v for v in view.versions if v.version == view.current.version]
-    assert view.current.training == listed.training
-    assert {kind: t.state for kind, t in view.current.training.items()} == {
-        "purchase": "succeeded",
-        "recommendation": "succeeded",
-    }
+    # Then an answer that lists the purchase model trained has the version in force (a poll that waits
+    # for the training reads the data in force it made), and the version in force says what the list
+    # says of it, in the same answer
+    [listed] = view.versions
+    if listed.training["purchase"].state == "succeeded":
+        assert view.current is not None
+        assert view.current.version == sync_id
+    if view.current is not None:
+        assert view.current.training == listed.training
 
 
 @pytest.mark.parametrize("read", ["list_syncs", "current", "list_versions"])
