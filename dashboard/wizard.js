@@ -565,7 +565,9 @@ function renderTraining(version, inForce) {
 
 /** After a sync whose purchase training failed: the data still in use, or none, in words. */
 function stillInUse(version, inForce) {
-  if (inForce && inForce.version !== version.version) {
+  // The training failed on the service's side (not a verdict on the data): the data is in use all the same.
+  if (inForce && inForce.version === version.version) return "The data itself is in use: retrain from the Models page later.";
+  if (inForce) {
     return `This sync replaced nothing: your data synced ${formatDate(inForce.createdAt)} (${inForce.rowCounts.customers.toLocaleString()} customers) is still the data in use.`;
   }
   return "No data is in use yet: nothing was synced and trained before, and this sync is not used.";

@@ -16,7 +16,7 @@ from typing import Protocol
 
 from shared.clock import Clock
 from shared.observability import logger
-from shared.records.datasources import DatasetVersion, ModelTraining, SyncRecord
+from shared.records.datasources import PUBLISHED_BY, DatasetVersion, ModelTraining, SyncRecord
 
 SYNC_AGAIN = "Sync the files again; if it fails again, report the sync id to support."
 TRAIN_AGAIN = (
@@ -43,7 +43,7 @@ class FailureStore(Protocol):
     def get_sync(self, org_id: str, sync_id: str) -> SyncRecord | None: ...
     def put_sync(self, record: SyncRecord) -> None: ...
     def record_training(
-        self, org_id: str, version: str, model_type: str, training: ModelTraining
+        self, org_id: str, version: str, model_type: str, training: ModelTraining, *, publish: bool = False
     ) -> None: ...
 
 
@@ -83,5 +83,7 @@ class StepFailures:
             error=f"{step_failure_message('The training', error)} {TRAIN_AGAIN}",
             updated_at=self.clock(),
         )
-        self.datasets.record_training(org_id, version, model_type, failed)
+        # A killed or timed-out step is the service's fault, not the data's (which the training did not
+        # refuse): the purchase model's puts the version in force, as a crash inside the job does.
+        self.datasets.record_training(org_id, version, model_type, failed, publish=model_type == PUBLISHED_BY)
         logger.warning("training step failed", extra={"version": version, "error_type": error})

@@ -14,9 +14,10 @@ both models retrained from it.
 4. The state machine then trains both models from the version; each training job records its progress
    on the version (``record_training``). The version is published (atomically made the data in force
    for audiences, segments, targeting and Retrain) when its purchase model is trained, in the write
-   that records that training as succeeded (``PUBLISHED_BY``). Until then, and for good if that training
-   fails, the previous version stays in force; a version whose training failed stays listed with the
-   failure and its remedy. Before the first version is published nothing is in force.
+   that records that training's outcome (``PUBLISHED_BY``), unless the training refused the data (too
+   few orders, say). Until then, and for good if it refused the data, the previous version stays in
+   force; a refused version stays listed with the failure and its remedy. Before the first version is
+   published nothing is in force.
 """
 
 from __future__ import annotations

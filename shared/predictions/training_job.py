@@ -197,10 +197,10 @@ def run_training(
 
     With a ``dataset_version`` each stage, the outcome and any failure are recorded on that version
     through ``progress`` (the data source's GET shows them); a failure is re-raised after recording.
-    A purchase model's training puts the version in force (``PUBLISHED_BY``) when it trains a model:
-    registered, or rejected by the quality gate while a version serves (the data trained it; the model
-    in service stays). A training that refuses the data or fails otherwise leaves the data in force as
-    it was, so a sync of too little data never replaces the shop's.
+    A purchase model's training puts the version in force (``PUBLISHED_BY``) when it ends, unless it
+    refused the data (``ValidationFailed``: too few orders, say): then the data in force stays as it
+    was, so a sync of too little data never replaces the shop's. A model rejected by the quality gate,
+    or a crash, still puts it in force: the data trained a model, or the fault is not the data's.
     """
 
     def report(state: TrainingState, publish: bool = False, **fields: str | None) -> None:
@@ -249,14 +249,17 @@ def run_training(
             request.org_id, model, artifacts=artifacts, models=models, dataset_version=request.dataset_version
         )
     except Exception as exc:
+        # Only data the training refuses (too few orders, say) is kept out of force: it cannot train
+        # the model audiences depend on, so it must not replace the shop's data. A model trained but
+        # kept out of service (ModelRejected) was trained on it, and a crash is the service's fault,
+        # not the data's: both put the version in force beside the model in service, so the lift
+        # report, audience syncs and the checkout's catalog read the newest data.
+        refused = isinstance(exc, ValidationFailed) and not isinstance(exc, ModelRejected)
+        publish = request.type == PUBLISHED_BY and not refused
         if isinstance(exc, ServiceError):
-            # A model trained but not made current was trained on good data: the data goes in force
-            # beside the model in service (lift, audience syncs and the catalog read the newest data).
-            # A data the training refused, or a crash, leaves the data in force as it was.
-            publish = isinstance(exc, ModelRejected) and request.type == PUBLISHED_BY
             report("failed", publish=publish, error=exc.message, remedy=exc.remedy or None)
         else:
-            report("failed", error="training failed unexpectedly")
+            report("failed", publish=publish, error="training failed unexpectedly")
         raise
     report("succeeded", publish=request.type == PUBLISHED_BY, model_version=record.version)
     logger.info(

@@ -11,7 +11,7 @@ FileKind = Literal["customers", "products", "orders"]
 TrainingState = Literal["pending", "running", "succeeded", "failed"]
 FILE_KINDS: tuple[FileKind, ...] = ("customers", "products", "orders")
 # The model whose training puts a dataset version in force: audiences, segments and targeting score with
-# it, so a version it could not be trained on never replaces the data they use.
+# it, so a version whose data its training refused never replaces the data they use.
 PUBLISHED_BY = "purchase"
 
 
@@ -54,7 +54,8 @@ class MatchKeyCoverage(BaseModel):
 
 class DatasetVersion(BaseModel):
     """One sync's result, never changed after it is stored except for its ``training`` progress. It is
-    in force (the store's pointer) from when its ``PUBLISHED_BY`` model is trained on it.
+    in force (the store's pointer) from when its ``PUBLISHED_BY`` model's training ends, unless that
+    training refused the data.
 
     ``keys`` name the stored objects (data bucket, SSE-KMS): the three validated files, the customers'
     identifier coverage (``identifiers``) and the full rejection report (``report``).

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import pytest
 
+from shared.datasources.failures import StepFailures
 from shared.datasources.models import SyncRequest
 from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.predictions.training_job import TrainingRequest, run_training
-from tests.unit.datasources.conftest import ORG, DataSourceWorld
+from tests.unit.datasources.conftest import NOW, ORG, DataSourceWorld
 from tests.unit.datasources.test_sync import CUSTOMERS, ORDERS, PRODUCTS
 from tests.unit.ml.test_serving_gate import Blobs, Models
 
@@ -145,3 +146,23 @@ def test_an_older_syncs_training_that_ends_last_does_not_replace_a_newer_version
     stored = world.datasets.get(ORG, older)
     assert stored is not None
     assert stored.training["purchase"].state == "succeeded"
+
+
+def test_a_purchase_training_killed_by_the_platform_still_puts_the_version_in_force(
+    world: DataSourceWorld,
+) -> None:
+    # Given data in force, and a newer sync whose purchase training step is killed (no verdict on the
+    # data: the state machine's Record task records it)
+    world.train_purchase(sync(world, CUSTOMERS, PRODUCTS, ORDERS))
+    newer = sync(world, CUSTOMERS, PRODUCTS, ORDERS)
+
+    # When the failure is recorded
+    StepFailures(datasets=world.datasets, clock=lambda: NOW).training_failed(
+        ORG, newer, "purchase", "Runtime.ExitError"
+    )
+
+    # Then the newer version is in force, its training failed with what to do
+    current = world.datasets.current(ORG)
+    assert current is not None
+    assert current.version == newer
+    assert current.training["purchase"].state == "failed"

@@ -3,13 +3,14 @@ success (``shared.records.datasources.PUBLISHED_BY``): audiences, segments and t
 that model, so the data they read is data it was trained on. The recommendation model's success does
 not put a version in force. A purchase model trained but not made current (the quality gate kept the
 version in service) was trained on good data, so its version goes in force too; a training that refused
-the data never does (``test_training_failure_remedy``)."""
+the data never does (``test_training_failure_remedy``); a crash is no verdict on the data and does."""
 
 from __future__ import annotations
 
 import pytest
 
 from shared.ml.datasets import dump_records
+from shared.predictions import training_job
 from shared.predictions.training_job import ModelRejected, TrainingRequest, run_training
 from shared.records.datasources import ModelTraining
 from tests.unit.ml.test_serving_gate import Blobs, Models, verdict
@@ -90,4 +91,28 @@ def test_a_purchase_model_kept_out_of_service_by_the_quality_gate_still_puts_its
 
     # Then its failure is recorded publishing the version: the data trained a model, the model in
     # service stays
+    assert progress.writes[-1] == ("failed", True)
+
+
+def test_a_purchase_training_that_crashes_still_puts_its_data_in_force(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a training that crashes on the service's side (a bug, not the data's fault)
+    def crash(*args: object, **kwargs: object) -> None:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(training_job, "train_model", crash)
+    progress = Progress()
+
+    # When it runs
+    with pytest.raises(ZeroDivisionError):
+        run_training(
+            job("purchase", "shop-purchase"),
+            data=shop_files(),
+            artifacts=Blobs(),
+            models=Models(),
+            progress=progress,
+        )
+
+    # Then its failure is recorded publishing the version
     assert progress.writes[-1] == ("failed", True)
