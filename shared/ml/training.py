@@ -479,6 +479,17 @@ def _encode(data: ShopData | EncodedShop, requested: int | None) -> _Shop:
             field="orders",
             remedy="Upload a longer order history or a shorter horizon_days.",
         )
+    if history.between(train_day, cutoff_day).size == 0:
+        # The models learn who bought in this window from what came before it: with no order in it
+        # there is nothing to learn (a shop whose file stops months before a new order, say).
+        first, last = (from_day(day).date().isoformat() for day in (train_day, cutoff_day))
+        raise ValidationFailed(
+            f"The orders have a gap: none from {first} to {last}, the {horizon} days before the "
+            f"{horizon}-day holdout that the models learn from, so there is nothing to train on.",
+            field="orders",
+            remedy="Sync an orders file with your shop's orders up to its latest one, with no months "
+            "missing before it.",
+        )
     fields = {f.name: getattr(encoded, f.name) for f in dataclass_fields(EncodedShop)}
     return _Shop(**fields, cutoff_day=cutoff_day, train_day=train_day, horizon_days=horizon)
 

@@ -113,6 +113,34 @@ def test_a_history_too_short_to_split_is_rejected() -> None:
     assert "at least 104 days" in raised.value.message
 
 
+@pytest.mark.parametrize("model_type", ["purchase", "recommendation"])
+def test_orders_with_a_gap_where_the_models_learn_are_refused_naming_it(model_type: str) -> None:
+    # Given a shop's file whose orders stop in September, then one new order at the end of November
+    # (a checkout's purchase after an old export): no order in the 30 days before the holdout
+    start = datetime(2026, 1, 10, tzinfo=UTC)
+    orders = [
+        OrderRecord(
+            order_id=f"o{k}", user_id=f"u{k % 12}", product_id=f"p{k % 2}", quantity=1, amount=1.0,
+            timestamp=start + timedelta(days=7 * k),
+        )
+        for k in range(36)
+    ] + [
+        OrderRecord(
+            order_id="paid", user_id="u1", product_id="p0", quantity=1, amount=1.0,
+            timestamp=datetime(2026, 11, 29, 10, tzinfo=UTC),
+        )
+    ]  # fmt: skip
+
+    # When training
+    with pytest.raises(ValidationFailed) as raised:
+        train_model(ShopData([], [], orders), name="m", model_type=model_type)
+
+    # Then it is refused (not a crash), naming the empty window and what to sync
+    assert raised.value.field == "orders"
+    assert "none from 2026-09-30 to 2026-10-30" in raised.value.message
+    assert "orders up to its latest one" in (raised.value.remedy or "")
+
+
 def _daily_orders(days: int) -> ShopData:
     start = datetime(2024, 1, 1, tzinfo=UTC)
     orders = [
@@ -244,16 +272,19 @@ def test_taste_factors_make_products_bought_by_the_same_customers_alike() -> Non
         for user in range(200)
         for line, product in enumerate(rng.choice(8, size=4, replace=False))
     ]
-    # ... and one late order, so the history spans a year
-    last = OrderRecord(
-        order_id="last",
-        user_id="u000",
-        product_id="p00",
-        timestamp=start + timedelta(days=364),
-        quantity=1,
-        amount=10.0,
-    )
-    shop = _encode(ShopData(customers=[], products=[], orders=[*orders, last]), None)
+    # ... and two late orders, so the history spans a year with orders in the window the models learn from
+    late = [
+        OrderRecord(
+            order_id=f"late{day}",
+            user_id="u000",
+            product_id="p00",
+            timestamp=start + timedelta(days=day),
+            quantity=1,
+            amount=10.0,
+        )
+        for day in (320, 364)
+    ]
+    shop = _encode(ShopData(customers=[], products=[], orders=[*orders, *late]), None)
 
     # When the taste factors are learnt
     factors = _taste_factors(shop, shop.train_day, TrainingConfig())
