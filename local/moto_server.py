@@ -12,11 +12,14 @@ appends each to its class's ``instances_tracked``, for its dashboard), so nothin
 freed: every DynamoDB item written, every item a Query or Scan copied out, and the copy of each whole
 table ``TransactWriteItems`` takes before writing (``DynamoDBBackend.transact_write_items``). A
 test run's process grew by gigabytes that way; the local stack stops that tracking
-(``untrack_moto_models``), and moto frees what AWS would have forgotten.
+(``untrack_moto_models``), and moto frees what AWS would have forgotten. That copy of whole tables is
+also slow (3.6 s a transaction on a table of 20,000 items): the local stack backs up the items a
+transaction names instead, and puts those back when it is cancelled (``transactions_back_up_items``).
 """
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import threading
@@ -27,6 +30,9 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from moto.core.common_models import BaseModel
+from moto.dynamodb import models as dynamodb_models
+from moto.dynamodb.models import DynamoDBBackend, Table
+from moto.dynamodb.models.dynamo_type import DynamoType, Item
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from werkzeug.serving import BaseWSGIServer, make_server
 
@@ -44,6 +50,58 @@ def untrack_moto_models() -> None:
     (only moto's dashboard and its reset read it; a reset still disposes every stored S3 object), so
     an item, object or table copy moto no longer refers to is freed (the module's docstring)."""
     BaseModel.__new__ = staticmethod(_untracked)  # type: ignore[method-assign]
+
+
+class _TablesNotCopied:
+    """Stands in for the ``copy`` module in ``moto.dynamodb.models``, whose ``transact_write_items``
+    deep-copies each table it writes to: a table is given back as it is (the transaction's own items
+    are backed up instead, by ``_transact_write_items``); anything else is deep-copied as before."""
+
+    @staticmethod
+    def deepcopy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+        return value if isinstance(value, Table) else copy.deepcopy(value, memo)
+
+
+_moto_transact_write_items = DynamoDBBackend.transact_write_items
+
+
+_Backup = tuple[Table, DynamoType, DynamoType | None, Item | None]
+
+
+def _backup(backend: DynamoDBBackend, op: dict[str, Any]) -> _Backup | None:
+    """The table, key and a copy of the item (None if there is none) one operation of a transaction
+    names; None when moto would refuse the operation itself, before writing it."""
+    try:
+        table = backend.get_table(op["TableName"])
+        hash_key, range_key = backend.get_keys_value(table, op["Key"] if "Key" in op else op["Item"])
+        before = table.get_item(hash_key, range_key)
+    except Exception:
+        return None
+    return table, hash_key, range_key, copy.deepcopy(before)
+
+
+def _transact_write_items(self: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
+    """moto's TransactWriteItems with a copy of each item it names kept beforehand, put back (or the
+    item removed again) if the transaction is cancelled, as DynamoDB writes all of it or nothing."""
+    backups = [found for entry in transact_items for op in entry.values() if (found := _backup(self, op))]
+    try:
+        _moto_transact_write_items(self, transact_items)
+    except Exception:
+        for table, hash_key, range_key, before in reversed(backups):
+            if before is None:
+                table.delete_item(hash_key, range_key)
+            elif range_key is None:
+                table.items[hash_key] = before  # type: ignore[assignment]
+            else:
+                table.items[hash_key][range_key] = before
+        raise
+
+
+def transactions_back_up_items() -> None:
+    """TransactWriteItems copies the items it names before writing, not each whole table (the
+    module's docstring)."""
+    dynamodb_models.copy = _TablesNotCopied  # type: ignore[assignment]
+    DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
 
 
 # How long DynamoDB keeps a TransactWriteItems client token (its API reference: ten minutes).
@@ -189,6 +247,7 @@ class MotoServer:
 
     def start(self) -> None:
         untrack_moto_models()
+        transactions_back_up_items()
         moto = SerializedDynamoDB(DomainDispatcherApplication(create_backend_app))
         self.iam = IamEnforcement(moto)
         app = self.call_log = AwsCallLog(self.iam)

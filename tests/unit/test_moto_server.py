@@ -96,3 +96,57 @@ def test_moto_keeps_only_the_items_its_tables_hold(dynamodb: DynamoDBClient) -> 
     # Then: the table holds its ten items, and moto holds no other copy of them
     assert dynamodb.scan(TableName="main", Select="COUNT")["Count"] == 10
     assert items_alive(marker) == 10
+
+
+def test_a_cancelled_transaction_leaves_every_item_as_it_was(dynamodb: DynamoDBClient) -> None:
+    # Given: a counter at 1 and a marker, and no item for a second marker
+    marker = f"ORG#{uuid.uuid4().hex}"
+    counter = {"pk": {"S": f"{marker}#day"}, "sk": {"S": "counts"}}
+    dynamodb.put_item(TableName="main", Item={**counter, "sent": {"N": "1"}})
+    dynamodb.put_item(TableName="main", Item={"pk": {"S": f"{marker}#a"}, "sk": {"S": "m"}})
+
+    # When: a transaction adds to the counter and puts the second marker, but its last condition fails
+    with pytest.raises(dynamodb.exceptions.TransactionCanceledException):
+        dynamodb.transact_write_items(
+            TransactItems=[
+                {
+                    "Update": {
+                        "TableName": "main",
+                        "Key": counter,
+                        "UpdateExpression": "ADD sent :one",
+                        "ExpressionAttributeValues": {":one": {"N": "1"}},
+                    }
+                },
+                {"Put": {"TableName": "main", "Item": {"pk": {"S": f"{marker}#b"}, "sk": {"S": "m"}}}},
+                {
+                    "Put": {
+                        "TableName": "main",
+                        "Item": {"pk": {"S": f"{marker}#a"}, "sk": {"S": "m"}},
+                        "ConditionExpression": "attribute_not_exists(pk)",
+                    }
+                },
+            ]
+        )
+
+    # Then: nothing of it was written: the counter is still 1, the second marker absent, the first kept
+    assert dynamodb.get_item(TableName="main", Key=counter)["Item"]["sent"] == {"N": "1"}
+    assert "Item" not in dynamodb.get_item(
+        TableName="main", Key={"pk": {"S": f"{marker}#b"}, "sk": {"S": "m"}}
+    )
+    assert "Item" in dynamodb.get_item(TableName="main", Key={"pk": {"S": f"{marker}#a"}, "sk": {"S": "m"}})
+    # And the next transaction on the same items still writes all of its items
+    dynamodb.transact_write_items(
+        TransactItems=[
+            {
+                "Update": {
+                    "TableName": "main",
+                    "Key": counter,
+                    "UpdateExpression": "ADD sent :one",
+                    "ExpressionAttributeValues": {":one": {"N": "1"}},
+                }
+            },
+            {"Put": {"TableName": "main", "Item": {"pk": {"S": f"{marker}#b"}, "sk": {"S": "m"}}}},
+        ]
+    )
+    assert dynamodb.get_item(TableName="main", Key=counter)["Item"]["sent"] == {"N": "2"}
+    assert items_alive(marker) == 3
