@@ -47,7 +47,7 @@ function trainingSummary(listed, running) {
   if (!waiting) return `The data in force is version ${inForce}.`;
   return inForce
     ? `The latest sync (version ${newest}) is not in use: the purchase model could not be trained on it (see below). The data synced before, version ${inForce}, is still in use for audiences, segments and Retrain.`
-    : `No data is in use yet: the purchase model could not be trained on the data synced (version ${newest}; see below). Sync corrected files in the launch wizard.`;
+    : `No data is in use yet: the purchase model could not be trained on the data synced (version ${newest}). Sync corrected files in the launch wizard: its sync step says what the training needs.`;
 }
 
 // How long ago a model was trained, in words: "0 days ago" read as a fault on a model just trained.

@@ -1,0 +1,74 @@
+"""The wizard's sync step after a sync whose purchase training refused the data: it says which data is
+still in use, the data synced before or none, so a merchant knows a bad file replaced nothing (walking
+make dev, three customers synced over the demo shop's 1,000 became the data in force)."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from local.seed import create_user
+from local.stack import LocalStack
+from tests.integration.browser.conftest import make_synced_user, sign_in
+from tests.integration.patience import BACKGROUND_JOB_MS
+
+pytestmark = pytest.mark.integration
+
+TINY = {
+    "customers": b"user_id,email\nx1,x1@example.com\nx2,x2@example.com\nx3,x3@example.com\n",
+    "products": b"product_id,name,category,price\nq1,Thing,cat,10\n",
+    "orders": b"order_id,user_id,product_id,quantity,amount,timestamp\n"
+    b"o1,x1,q1,1,10,2026-11-01T10:00:00Z\no2,x2,q1,1,10,2026-11-02T10:00:00Z\n"
+    b"o3,x3,q1,1,10,2026-11-03T10:00:00Z\n",
+}
+
+
+def sync_tiny_files(page: Page) -> None:
+    page.goto("/wizard.html")
+    for kind, data in TINY.items():
+        page.get_by_label(f"{kind.capitalize()} file").set_input_files(
+            files=[{"name": f"{kind}.csv", "mimeType": "text/csv", "buffer": data}]
+        )
+    page.get_by_role("button", name="Upload and sync").click()
+
+
+def test_a_first_sync_whose_training_refused_the_data_says_no_data_is_in_use(
+    page: Page, stack: LocalStack
+) -> None:
+    # Given a new shop with nothing synced
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
+
+    # When three customers and three order lines are synced (too few orders to train on)
+    sync_tiny_files(page)
+
+    # Then, once the trainings end, the step says why and that no data is in use
+    expect(page.locator("#sync-state")).to_contain_text(
+        "No data is in use yet: nothing was synced and trained before, and this sync is not used.",
+        timeout=BACKGROUND_JOB_MS,
+    )
+    expect(page.locator("#sync-state")).to_contain_text(
+        "The purchase model could not be trained on this data"
+    )
+    expect(page.get_by_role("button", name="Continue to readiness")).to_be_disabled()
+
+
+def test_a_sync_whose_training_refused_the_data_says_the_data_synced_before_is_still_in_use(
+    page: Page, stack: LocalStack
+) -> None:
+    # Given a shop of 300 customers synced and trained
+    user = make_synced_user(stack)
+    sign_in(page, user.email, user.password)
+
+    # When three other customers and three order lines are synced over it
+    sync_tiny_files(page)
+
+    # Then, once the trainings end, the step says the sync replaced nothing and the 300 are in use
+    expect(page.locator("#sync-state")).to_contain_text(
+        "This sync replaced nothing: your data synced", timeout=BACKGROUND_JOB_MS
+    )
+    expect(page.locator("#sync-state")).to_contain_text("(300 customers) is still the data in use.")
+    expect(page.get_by_role("button", name="Continue to readiness")).to_be_disabled()
