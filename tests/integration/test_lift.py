@@ -42,6 +42,13 @@ def sync_orders_after_activation(
     time.sleep(2)
     elapsed = (datetime.now(UTC) - activated).total_seconds() - 0.5
     orders = load_records(files["orders"], OrderRecord, file_name="orders.csv")
+    # The shop's history is moved to end a day before the activation, as a shop's that kept selling: a
+    # history that ends months before the planted orders is refused by training (a gap where the
+    # models learn, a4eb5b0), and a sync whose training refuses its data never goes in force, so the
+    # lift would never read its orders. The moved orders are all before the activation: none counts.
+    shift = activated - timedelta(days=1) - max(order.timestamp for order in orders)
+    if shift > timedelta(0):
+        orders = [order.model_copy(update={"timestamp": order.timestamp + shift}) for order in orders]
     rng = np.random.default_rng(seed)
     for user_id, group in sorted(groups.items()):
         if rng.random() < (rates[0] if group == "uploaded" else rates[1]):
