@@ -128,6 +128,13 @@ _MIN_ORDERS = 20
 _UNCATEGORISED = "Uncategorised"
 
 
+class OrdersGap(ValidationFailed):
+    """The orders hold none in the window the models learn from (the horizon before the holdout): the
+    file is valid and its data usable, but its timeline cannot train a model now (a shop closed for a
+    season, or an old export with a new purchase after it). Unlike the other refusals, it says nothing
+    against the data itself (``shared.predictions.training_job`` puts such a version in force)."""
+
+
 class PurchaseOracle(Protocol):
     """The true purchase probabilities, known only for synthetic data (``SyntheticShop`` is one)."""
 
@@ -483,7 +490,7 @@ def _encode(data: ShopData | EncodedShop, requested: int | None) -> _Shop:
         # The models learn who bought in this window from what came before it: with no order in it
         # there is nothing to learn (a shop whose file stops months before a new order, say).
         first, last = (from_day(day).date().isoformat() for day in (train_day, cutoff_day))
-        raise ValidationFailed(
+        raise OrdersGap(
             f"The orders have a gap: none from {first} to {last}, the {horizon} days before the "
             f"{horizon}-day holdout that the models learn from, so there is nothing to train on.",
             field="orders",

@@ -20,6 +20,7 @@ from shared.ml.training import (
     MAX_HORIZON_DAYS,
     MIN_HORIZON_DAYS,
     EncodedShop,
+    OrdersGap,
     TrainingConfig,
     encode_shop,
     read_training_arrays,
@@ -200,7 +201,8 @@ def run_training(
     A purchase model's training puts the version in force (``PUBLISHED_BY``) when it ends, unless it
     refused the data (``ValidationFailed``: too few orders, say): then the data in force stays as it
     was, so a sync of too little data never replaces the shop's. A model rejected by the quality gate,
-    or a crash, still puts it in force: the data trained a model, or the fault is not the data's.
+    orders with a gap where the models learn (``OrdersGap``), or a crash, still put it in force: the
+    data trained a model, is usable but untrainable now, or the fault is not the data's.
     """
 
     def report(state: TrainingState, publish: bool = False, **fields: str | None) -> None:
@@ -254,7 +256,9 @@ def run_training(
         # kept out of service (ModelRejected) was trained on it, and a crash is the service's fault,
         # not the data's: both put the version in force beside the model in service, so the lift
         # report, audience syncs and the checkout's catalog read the newest data.
-        refused = isinstance(exc, ValidationFailed) and not isinstance(exc, ModelRejected)
+        # Orders with a gap where the models learn are usable data on a timeline no model can be trained
+        # on now (OrdersGap): kept out of force, a seasonal shop's catalog and lift would stop moving.
+        refused = isinstance(exc, ValidationFailed) and not isinstance(exc, (ModelRejected, OrdersGap))
         publish = request.type == PUBLISHED_BY and not refused
         if isinstance(exc, ServiceError):
             report("failed", publish=publish, error=exc.message, remedy=exc.remedy or None)

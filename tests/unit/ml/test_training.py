@@ -14,6 +14,7 @@ from shared.ml.features import GROWS_WITH_TIME, MODEL_DEPENDENT
 from shared.ml.training import (
     TRAINING_ARRAYS,
     EncodedShop,
+    OrdersGap,
     TrainedModel,
     TrainingConfig,
     baseline_shortfall,
@@ -132,7 +133,7 @@ def test_orders_with_a_gap_where_the_models_learn_are_refused_naming_it(model_ty
     ]  # fmt: skip
 
     # When training
-    with pytest.raises(ValidationFailed) as raised:
+    with pytest.raises(OrdersGap) as raised:
         train_model(ShopData([], [], orders), name="m", model_type=model_type)
 
     # Then it is refused (not a crash), naming the empty window and what to sync

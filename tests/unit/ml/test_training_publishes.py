@@ -3,13 +3,15 @@ success (``shared.records.datasources.PUBLISHED_BY``): audiences, segments and t
 that model, so the data they read is data it was trained on. The recommendation model's success does
 not put a version in force. A purchase model trained but not made current (the quality gate kept the
 version in service) was trained on good data, so its version goes in force too; a training that refused
-the data never does (``test_training_failure_remedy``); a crash is no verdict on the data and does."""
+the data never does (``test_training_failure_remedy``); a crash, or orders with a gap where the models
+learn (usable data, an untrainable timeline), is no verdict on the data and does."""
 
 from __future__ import annotations
 
 import pytest
 
 from shared.ml.datasets import dump_records
+from shared.ml.training import OrdersGap
 from shared.predictions import training_job
 from shared.predictions.training_job import ModelRejected, TrainingRequest, run_training
 from shared.records.datasources import ModelTraining
@@ -115,4 +117,29 @@ def test_a_purchase_training_that_crashes_still_puts_its_data_in_force(
         )
 
     # Then its failure is recorded publishing the version
+    assert progress.writes[-1] == ("failed", True)
+
+
+def test_a_purchase_training_on_orders_with_a_gap_still_puts_its_data_in_force(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a training refused because the orders have none in the window the models learn from (a
+    # seasonal shop's files: usable data, a timeline no model can be trained on now)
+    def gap(*args: object, **kwargs: object) -> None:
+        raise OrdersGap("The orders have a gap: none from 2026-09-30 to 2026-10-30 ...", field="orders")
+
+    monkeypatch.setattr(training_job, "train_model", gap)
+    progress = Progress()
+
+    # When it runs
+    with pytest.raises(OrdersGap):
+        run_training(
+            job("purchase", "shop-purchase"),
+            data=shop_files(),
+            artifacts=Blobs(),
+            models=Models(),
+            progress=progress,
+        )
+
+    # Then its failure is recorded publishing the version: the shop's catalog and lift read its data
     assert progress.writes[-1] == ("failed", True)
