@@ -227,6 +227,11 @@ export function announce(message, kind = "info") {
   status.textContent = (kind === "error" ? "Error: " : "") + message;
 }
 
+/** A failure's text as a sentence: capitalised, ending with a full stop ("training failed unexpectedly"). */
+export function sentence(text) {
+  return `${text[0].toUpperCase()}${text.slice(1)}${text.endsWith(".") ? "" : "."}`;
+}
+
 export function formatDate(iso) {
   return iso ? new Date(iso).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }) : "—";
 }

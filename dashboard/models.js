@@ -1,4 +1,4 @@
-import { announce, api, el, formatDate, page } from "./app.js";
+import { announce, api, el, formatDate, page, sentence } from "./app.js";
 
 // Words carry every verdict; the badge colour only repeats them.
 const TRAINING = { pending: ["info", "Waiting to train"], running: ["info", "Training"], succeeded: ["ok", "Trained"], failed: ["bad", "Training failed"] };
@@ -12,7 +12,9 @@ async function load() {
   if (!listed.models.length) {
     container.replaceChildren(el("section", { class: "card" },
       el("h2", {}, "No models yet"),
-      el("p", {}, "Models train from your shop's data: ", el("a", { href: "wizard.html" }, "upload and sync it in the launch wizard"), ".")));
+      listed.purchaseTraining?.state === "failed"
+        ? el("p", {}, "No model could be trained on your synced data: the Retrain card above says why and what to do.")
+        : el("p", {}, "Models train from your shop's data: ", el("a", { href: "wizard.html" }, "upload and sync it in the launch wizard"), ".")));
   } else {
     container.replaceChildren(...listed.models.map(card));
   }
@@ -25,12 +27,14 @@ async function load() {
   const running = listed.models.filter((m) => m.training && ["pending", "running"].includes(m.training.state));
   document.getElementById("retrain").disabled = !listed.currentDatasetVersion || running.length > 0;
   document.getElementById("training-summary").textContent = trainingSummary(listed, running);
-  return { running: running.length > 0, version: listed.currentDatasetVersion, newest: listed.newestDatasetVersion };
+  const untrained = listed.purchaseTraining?.state === "failed" && listed.purchaseTraining.inForce;
+  return { running: running.length > 0, version: listed.currentDatasetVersion, newest: listed.newestDatasetVersion, untrained };
 }
 
-/** Which synced data is in use, in words: a sync is used (audiences, segments, Retrain) only once its
- * purchase model is trained on it, so a newer sync still training or whose training failed is said
- * apart from the data in force. */
+/** Which synced data is in use, in words: a sync is used (audiences, segments, Retrain) once its
+ * purchase model's training ends, so a newer sync still training or whose training refused it is said
+ * apart from the data in force; data in force with no model trained on it (a young shop's first sync,
+ * in force though too short to train on) says why and what to do. */
 function trainingSummary(listed, running) {
   const inForce = listed.currentDatasetVersion;
   const newest = listed.newestDatasetVersion;
@@ -41,8 +45,12 @@ function trainingSummary(listed, running) {
       ? ""
       : inForce
         ? ` Until the purchase model is trained on the new sync, the data synced before (version ${inForce}) stays in use.`
-        : " The synced data is used once the purchase model is trained on it.";
+        : " The synced data is in use once the purchase model's training ends.";
     return `Training now: ${running.map((m) => m.name).join(" and ")}. This page follows it.${until}`;
+  }
+  const training = listed.purchaseTraining;
+  if (!waiting && training?.state === "failed") {
+    return `The data in force is version ${inForce}: it is in use for the checkout's catalog and audiences, but no model could be trained on it. ${sentence(training.error ?? "the purchase model's training failed")} What to do: ${training.remedy ?? "retrain; if it fails again, sync corrected files."}`;
   }
   if (!waiting) return `The data in force is version ${inForce}.`;
   return inForce
@@ -133,10 +141,15 @@ async function follow(syncId = null) {
   following = true;
   try {
     for (;;) {
-      const { running, version, newest } = await load();
+      const { running, version, newest, untrained } = await load();
       // The newest sync trained but not put in force: its purchase model failed (the summary says so).
       if (!running && (!syncId || newest === syncId) && newest !== version) {
         announce("Training failed: the purchase model could not be trained on the latest sync, so the data in force stays as it was. See below.", "error");
+        return;
+      }
+      // In force, but no model could be trained on it (nothing better was in force): the summary says why.
+      if (!running && (!syncId || newest === syncId) && untrained) {
+        announce(`Training failed: ${document.getElementById("training-summary").textContent}`, "error");
         return;
       }
       if (!running && (!syncId || version === syncId)) break;

@@ -1,4 +1,4 @@
-import { announce, api, el, formatDate, page, reconnectLink, signedInEmail } from "./app.js";
+import { announce, api, el, formatDate, page, reconnectLink, sentence, signedInEmail } from "./app.js";
 import { clearColumnQuestions, columnsOf } from "./mapping.js";
 import { productPicker } from "./product-picker.js";
 
@@ -157,8 +157,11 @@ async function showCurrentData() {
   $("data-current").textContent = current
     ? `Your current data: ${current.rowCounts.customers.toLocaleString()} customers, ${current.rowCounts.products.toLocaleString()} products and ${current.rowCounts.orders.toLocaleString()} orders, synced ${formatDate(current.createdAt)}. Upload new files, or use it as it is.`
     : source.versions.length
-      // Synced data is used once the purchase model is trained on it: none has been yet.
-      ? "No synced data is in use yet: the purchase model could not be trained on the files synced so far. Upload corrected files."
+      // Synced data is in use once its purchase model's training ends (a first sync even if it refuses
+      // the data); a first sync refused before that rule is not.
+      ? ["pending", "running"].includes(source.versions[0].training.purchase?.state)
+        ? `Your data synced ${formatDate(source.versions[0].createdAt)} is in use once its purchase model's training ends.`
+        : "No synced data is in use yet. Upload the files again to put them in use."
       : "No data is synced yet.";
   return source;
 }
@@ -534,10 +537,11 @@ function renderMatchKeys(version) {
       : "Your file has every key the platform takes.");
 }
 
-/** Show both models' training; true once both have finished. */
-/** The version's trainings; once they end, whether the sync is now the data in use. A sync is put in
- * use (audiences, segments, Retrain) only when its purchase model is trained, so a failed one says
- * which data is still in use: ``inForce``, the data synced before, or none. */
+/** The version's trainings; true once both have finished, and then whether the sync is now the data in
+ * use. A sync is put in use (audiences, segments, Retrain) when its purchase model's training ends,
+ * unless it refused the data while better data was in force, so a failed one says which data is in
+ * use: this sync (a first sync, or a failure that is no verdict on the data) with why no model was
+ * trained on it, or ``inForce``, the data synced before. */
 function renderTraining(version, inForce) {
   const trainings = Object.values(version.training);
   $("training").replaceChildren(
@@ -556,21 +560,27 @@ function renderTraining(version, inForce) {
     const summary = state.syncSummary ? `${state.syncSummary} ` : "";
     $("sync-state").textContent = purchase?.state === "succeeded"
       ? `${summary}Your data is synced (${version.rowCounts.customers.toLocaleString()} customers) and the models are trained.`
-      : `${summary}The purchase model could not be trained on this data: see below, then upload the files again. ${stillInUse(version, inForce)}`;
+      : `${summary}${untrained(version, inForce, purchase)}`;
     announce(purchase?.state === "succeeded" ? "The models are trained: continue to readiness." : $("sync-state").textContent,
       purchase?.state === "succeeded" ? "success" : "error");
   }
   return done;
 }
 
-/** After a sync whose purchase training failed: the data still in use, or none, in words. */
-function stillInUse(version, inForce) {
-  // The training failed on the service's side (not a verdict on the data): the data is in use all the same.
-  if (inForce && inForce.version === version.version) return "The data itself is in use: retrain from the Models page later.";
-  if (inForce) {
-    return `This sync replaced nothing: your data synced ${formatDate(inForce.createdAt)} (${inForce.rowCounts.customers.toLocaleString()} customers) is still the data in use.`;
+/** After a sync whose purchase training failed: which data is in use and, when it is this sync, why no
+ * model was trained on it and what to do. */
+function untrained(version, inForce, purchase) {
+  if (inForce && inForce.version === version.version) {
+    // In use all the same: nothing better was in force (a young shop's first sync, its history too short
+    // to train on), or the failure is no verdict on the data (orders with a gap, a crash).
+    const why = sentence(purchase?.error ?? "the purchase model's training failed");
+    return `Your data is in use for the checkout's catalog and audiences (${version.rowCounts.customers.toLocaleString()} customers), but no model could be trained on it. ${why} What to do: ${purchase?.remedy ?? "retrain from the Models page later."}`;
   }
-  return "No data is in use yet: nothing was synced and trained before, and this sync is not used.";
+  const failed = "The purchase model could not be trained on this data: see below, then upload the files again.";
+  if (inForce) {
+    return `${failed} This sync replaced nothing: your data synced ${formatDate(inForce.createdAt)} (${inForce.rowCounts.customers.toLocaleString()} customers) is still the data in use.`;
+  }
+  return `${failed} No data is in use yet.`;
 }
 
 $("accept-rejected").addEventListener("click", () =>

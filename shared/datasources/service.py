@@ -16,8 +16,11 @@ both models retrained from it.
    for audiences, segments, targeting and Retrain) when its purchase model is trained, in the write
    that records that training's outcome (``PUBLISHED_BY``), unless the training refused the data (too
    few orders, say). Until then, and for good if it refused the data, the previous version stays in
-   force; a refused version stays listed with the failure and its remedy. Before the first version is
-   published nothing is in force.
+   force; a refused version stays listed with the failure and its remedy. Refused data goes in force
+   only where nothing better is: with nothing in force (a young shop's first sync, whose catalog,
+   audiences and readiness would otherwise read nothing) or in place of refused data with no more
+   customers (``shared.repositories.datasources``). Before the first version's training ends nothing
+   is in force.
 """
 
 from __future__ import annotations

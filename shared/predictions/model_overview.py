@@ -2,6 +2,8 @@
 features drifted, how many users it was trained on, and its training on the newest synced data: the
 data in force, or a newer sync still training or whose purchase training failed, which is then not in
 force (``shared.datasources.service``), so the page can say the data synced before is still in use.
+The purchase training on the newest synced data is also given on its own (``purchase_training``): a
+young shop's first sync refused for training is in force with no model, and the page says why.
 
 Freshness uses the same rules as every prediction's ``model_info`` (``shared.ml.freshness``): stale
 after ``stale_after_days``, retrain after ``retrain_after_days`` or when the drift check measured a
@@ -19,7 +21,7 @@ from pydantic import Field
 from shared.ml.freshness import FreshnessRules, freshness
 from shared.ml.quality_gate import quality_gate
 from shared.predictions.metric_words import MetricWords, explain_metrics
-from shared.records.datasources import DatasetVersion
+from shared.records.datasources import PUBLISHED_BY, DatasetVersion
 from shared.records.models import ModelRecord
 from shared.wire_models import CamelModel
 
@@ -117,6 +119,11 @@ class DashboardModelList(CamelModel):
         description="The newest synced dataset: the one in force, or a newer one whose training is under "
         "way or failed (then the one in force stays). Null before any sync."
     )
+    purchase_training: ModelTrainingStateView | None = Field(
+        description="The purchase model's training on the newest synced dataset, which decides whether it "
+        "goes in force: with its error and remedy when it refused the data, even before any model exists "
+        "(a first sync refused for training is in force all the same). Null before any sync.",
+    )
 
 
 class ModelLister(Protocol):
@@ -144,6 +151,7 @@ def model_overview(
         ],
         current_dataset_version=in_force,
         newest_dataset_version=newest.version if newest else None,
+        purchase_training=_training_view(newest, PUBLISHED_BY, in_force),
     )
 
 
@@ -160,7 +168,6 @@ def _model(
     reasons = list(status.reasons)
     if drifted:
         reasons.append(f"a feature drifted (PSI {psi:.2f} > {rules.psi_threshold:g}): retrain")
-    training = newest.training.get(record.type) if newest else None
     return DashboardModel(
         name=record.name,
         type=record.type,
@@ -190,20 +197,27 @@ def _model(
             drifted=drifted,
             feature_psi=dict(sorted((record.feature_psi or {}).items(), key=lambda kv: -kv[1])),
         ),
-        training=ModelTrainingStateView(
-            dataset_version=newest.version,
-            in_force=newest.version == in_force,
-            state=training.state,
-            stage=training.stage,
-            model_version=training.model_version,
-            error=training.error,
-            remedy=training.remedy,
-            updated_at=training.updated_at,
-        )
-        if newest is not None and training is not None
-        else None,
+        training=_training_view(newest, record.type, in_force),
         total_predictions=record.usageStats.total_predictions,
         last_prediction_date=record.last_prediction_date,
+    )
+
+
+def _training_view(
+    newest: DatasetVersion | None, model_type: str, in_force: str | None
+) -> ModelTrainingStateView | None:
+    training = newest.training.get(model_type) if newest else None
+    if newest is None or training is None:
+        return None
+    return ModelTrainingStateView(
+        dataset_version=newest.version,
+        in_force=newest.version == in_force,
+        state=training.state,
+        stage=training.stage,
+        model_version=training.model_version,
+        error=training.error,
+        remedy=training.remedy,
+        updated_at=training.updated_at,
     )
 
 

@@ -172,10 +172,18 @@ class ServedModels(ModelRecords, Protocol):
 
 class TrainingProgress(Protocol):
     """Where a dataset version's training states are kept (``shared.repositories.datasources``);
-    ``publish`` also puts the version in force, in the same write."""
+    ``publish`` also puts the version in force, in the same write; with ``refused`` (the training
+    refused the data) only in place of nothing, or of refused data with no more customers."""
 
     def record_training(
-        self, org_id: str, version: str, model_type: str, training: ModelTraining, *, publish: bool = False
+        self,
+        org_id: str,
+        version: str,
+        model_type: str,
+        training: ModelTraining,
+        *,
+        publish: bool = False,
+        refused: bool = False,
     ) -> None: ...
 
 
@@ -198,18 +206,27 @@ def run_training(
 
     With a ``dataset_version`` each stage, the outcome and any failure are recorded on that version
     through ``progress`` (the data source's GET shows them); a failure is re-raised after recording.
-    A purchase model's training puts the version in force (``PUBLISHED_BY``) when it ends, unless it
-    refused the data (``ValidationFailed``: too few orders, say): then the data in force stays as it
-    was, so a sync of too little data never replaces the shop's. A model rejected by the quality gate,
-    orders with a gap where the models learn (``OrdersGap``), or a crash, still put it in force: the
-    data trained a model, is usable but untrainable now, or the fault is not the data's.
+    A purchase model's training puts the version in force (``PUBLISHED_BY``) when it ends. If it
+    refused the data (``ValidationFailed``: too few orders, say), the version goes in force only where
+    nothing better is: no data in force (a young shop's first sync), or data refused too with no more
+    customers; otherwise the data in force stays as it was, so a sync of too little data never replaces
+    the shop's. A model rejected by the quality gate, orders with a gap where the models learn
+    (``OrdersGap``), or a crash, still put it in force: the data trained a model, is usable but
+    untrainable now, or the fault is not the data's.
     """
 
-    def report(state: TrainingState, publish: bool = False, **fields: str | None) -> None:
+    def report(
+        state: TrainingState, publish: bool = False, refused: bool = False, **fields: str | None
+    ) -> None:
         if progress is not None and request.dataset_version is not None:
             training = ModelTraining(model_name=request.name, state=state, updated_at=clock(), **fields)
             progress.record_training(
-                request.org_id, request.dataset_version, request.type, training, publish=publish
+                request.org_id,
+                request.dataset_version,
+                request.type,
+                training,
+                publish=publish,
+                refused=refused,
             )
 
     def stage(name: str) -> None:
@@ -251,17 +268,19 @@ def run_training(
             request.org_id, model, artifacts=artifacts, models=models, dataset_version=request.dataset_version
         )
     except Exception as exc:
-        # Only data the training refuses (too few orders, say) is kept out of force: it cannot train
-        # the model audiences depend on, so it must not replace the shop's data. A model trained but
-        # kept out of service (ModelRejected) was trained on it, and a crash is the service's fault,
-        # not the data's: both put the version in force beside the model in service, so the lift
-        # report, audience syncs and the checkout's catalog read the newest data.
+        # Only data the training refuses (too few orders, say) may be kept out of force: it cannot train
+        # the model audiences depend on, so it must not replace the shop's data; but with nothing in
+        # force (or only refused data with no more customers) it is the best the shop has, and the
+        # store puts it in force then (``refused``). A model trained but kept out of service
+        # (ModelRejected) was trained on it, and a crash is the service's fault, not the data's: both
+        # put the version in force beside the model in service, so the lift report, audience syncs and
+        # the checkout's catalog read the newest data.
         # Orders with a gap where the models learn are usable data on a timeline no model can be trained
         # on now (OrdersGap): kept out of force, a seasonal shop's catalog and lift would stop moving.
         refused = isinstance(exc, ValidationFailed) and not isinstance(exc, (ModelRejected, OrdersGap))
-        publish = request.type == PUBLISHED_BY and not refused
+        publish = request.type == PUBLISHED_BY
         if isinstance(exc, ServiceError):
-            report("failed", publish=publish, error=exc.message, remedy=exc.remedy or None)
+            report("failed", publish=publish, refused=refused, error=exc.message, remedy=exc.remedy or None)
         else:
             report("failed", publish=publish, error="training failed unexpectedly")
         raise

@@ -26,7 +26,7 @@ from shared.platform.client import GraphClient
 from shared.platform.oauth import DEFAULT_SCOPES, TokenInfo
 from shared.platform.preflight import AccountFacts, app_is_live, read_account_facts
 from shared.records.connections import Connection
-from shared.records.datasources import DatasetVersion
+from shared.records.datasources import PUBLISHED_BY, DatasetVersion
 from shared.records.events import EventDay
 from shared.records.models import ModelRecord
 from shared.targeting.models import MIN_SEED_USERS
@@ -95,6 +95,7 @@ class ModelReader(Protocol):
 
 class DatasetReader(Protocol):
     def current(self, org_id: str) -> DatasetVersion | None: ...
+    def latest(self, org_id: str) -> DatasetVersion | None: ...
 
 
 class EventCounts(Protocol):
@@ -191,16 +192,7 @@ class ReadinessService:
         model = self.models.get(org_id, query.model_name)
         items = [self._model_item(model, dataset)]
         if dataset is None:
-            items.append(
-                _item(
-                    "enough_users",
-                    "data",
-                    "fail",
-                    "No data source is synced, so no customer identifiers are known.",
-                    "Upload and sync the shop's customers, products and orders in the launch wizard's "
-                    "first step.",
-                )
-            )
+            items.append(self._nothing_in_force(org_id))
             return items
         coverage = self.coverages.coverage(dataset)
         usable = coverage.flags["usable"]
@@ -224,8 +216,46 @@ class ReadinessService:
         )
         return items
 
+    def _nothing_in_force(self, org_id: str) -> ReadinessItem:
+        """``enough_users`` with no data in force: nothing synced, or a first sync whose purchase
+        training has not ended (it goes in force when it does, even if it refuses the data)."""
+        newest = self.datasets.latest(org_id)
+        training = newest.training.get(PUBLISHED_BY) if newest else None
+        if newest is None:
+            evidence = "No data source is synced, so no customer identifiers are known."
+            remedy = (
+                "Upload and sync the shop's customers, products and orders in the launch wizard's first step."
+            )
+        elif training is not None and training.state in ("pending", "running"):
+            evidence = (
+                f"The data synced (version {newest.version}) is put in use when its purchase model's "
+                "training ends, so no customer identifiers are known yet."
+            )
+            remedy = "Wait for the training to end (the wizard's sync step and the Models page show it)."
+        else:
+            # A first sync refused for training before first syncs were put in use whatever training said.
+            evidence = (
+                f"The data synced (version {newest.version}) is not in use, so no customer identifiers are "
+                "known."
+            )
+            remedy = (
+                "Sync the shop's files again in the launch wizard's first step: a first sync is put in use."
+            )
+        return _item("enough_users", "data", "fail", evidence, remedy)
+
     def _model_item(self, model: ModelRecord | None, dataset: DatasetVersion | None) -> ReadinessItem:
         if model is None:
+            refused = dataset.training.get(PUBLISHED_BY) if dataset else None
+            if dataset is not None and refused is not None and refused.state == "failed":
+                # A young shop's first sync: in force, though its training refused the data.
+                return _item(
+                    "model_fresh",
+                    "data",
+                    "fail",
+                    f"No model could be trained on the data in use (version {dataset.version}). "
+                    + _sentence(refused.error or "its purchase training failed"),
+                    refused.remedy or "Sync the shop's files again in the launch wizard's first step.",
+                )
             return _item(
                 "model_fresh",
                 "data",

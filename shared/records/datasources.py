@@ -11,7 +11,7 @@ FileKind = Literal["customers", "products", "orders"]
 TrainingState = Literal["pending", "running", "succeeded", "failed"]
 FILE_KINDS: tuple[FileKind, ...] = ("customers", "products", "orders")
 # The model whose training puts a dataset version in force: audiences, segments and targeting score with
-# it, so a version whose data its training refused never replaces the data they use.
+# it, so a version whose data its training refused never replaces data it accepted.
 PUBLISHED_BY = "purchase"
 
 
@@ -55,7 +55,8 @@ class MatchKeyCoverage(BaseModel):
 class DatasetVersion(BaseModel):
     """One sync's result, never changed after it is stored except for its ``training`` progress. It is
     in force (the store's pointer) from when its ``PUBLISHED_BY`` model's training ends, unless that
-    training refused the data.
+    training refused the data and better data is in force (data a training did not refuse, or refused
+    data with more customers).
 
     ``keys`` name the stored objects (data bucket, SSE-KMS): the three validated files, the customers'
     identifier coverage (``identifiers``) and the full rejection report (``report``).

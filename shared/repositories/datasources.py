@@ -2,13 +2,17 @@
 (``DATASOURCE``) naming the version in force.
 
 A sync stores its version whole (one conditional put) without moving the pointer; the pointer moves
-when the version's purchase model is trained, in the same transaction that records that training as
-succeeded, so a reader sees either the previous dataset or the whole new one with its model, never
-half a sync, and a version whose training fails never replaces the data in force. The pointer only
-moves forward: a version older than the one in force never takes its place. Versions are named so they
-sort by time; their items are never rewritten except for the ``training`` map, which each model's
-training job updates by path (``training.<model type>``), so the two jobs running side by side cannot
-overwrite each other.
+when the version's purchase training ends, in the same transaction that records its outcome, so a
+reader sees either the previous dataset or the whole new one with its model, never half a sync. A
+version whose data the training refused replaces only what is no better than it: nothing (a young
+shop's first sync: its catalog, audiences and readiness read it rather than nothing), or a version the
+training refused too with no more customers (the pointer keeps ``refused_customers`` for that
+condition), so the newest data serves until a model accepts one, and a tiny file never replaces a
+larger one or data a model was trained on. The pointer only moves forward: a version older than the
+one in force never takes its place. Both rules are conditions of the one write, so two syncs racing
+cannot both take the pointer as first. Versions are named so they sort by time; their items are never
+rewritten except for the ``training`` map, which each model's training job updates by path
+(``training.<model type>``), so the two jobs running side by side cannot overwrite each other.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from shared.repositories.items import from_item, query_all, to_item
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.service_resource import Table
+    from mypy_boto3_dynamodb.type_defs import AttributeValueTypeDef
 
 _POINTER = "DATASOURCE"
 _VERSION = "DATASET#"
@@ -69,11 +74,20 @@ class DynamoDatasetStore:
         return _to_record(items[0]) if items else None
 
     def record_training(
-        self, org_id: str, version: str, model_type: str, training: ModelTraining, *, publish: bool = False
+        self,
+        org_id: str,
+        version: str,
+        model_type: str,
+        training: ModelTraining,
+        *,
+        publish: bool = False,
+        refused: bool = False,
     ) -> None:
         """Set one model's training state on a version (which must exist); with ``publish``, put the
         version in force in the same transaction, unless the one in force is newer (then only the
-        training is recorded)."""
+        training is recorded). With ``refused`` too (the training refused the data), the version goes in
+        force only where nothing is, or where the version in force was refused as well and has no more
+        customers than this one."""
         update: dict[str, Any] = {
             "Key": {"pk": _pk(org_id), "sk": _VERSION + version},
             "UpdateExpression": "SET #training.#type = :training",
@@ -89,6 +103,7 @@ class DynamoDatasetStore:
             def typed(values: dict[str, Any]) -> dict[str, Any]:
                 return {k: serializer.serialize(v) for k, v in values.items()}
 
+            move, condition, values = self._pointer_move(org_id, version, refused)
             try:
                 self._client.transact_write_items(
                     TransactItems=[
@@ -106,12 +121,9 @@ class DynamoDatasetStore:
                             "Update": {
                                 "TableName": self._table.name,
                                 "Key": typed({"pk": _pk(org_id), "sk": _POINTER}),
-                                "UpdateExpression": "SET current_version = :v",
-                                # Forward only: a slower training of an older sync never undoes a newer one.
-                                "ConditionExpression": (
-                                    "attribute_not_exists(current_version) OR current_version < :v"
-                                ),
-                                "ExpressionAttributeValues": {":v": {"S": version}},
+                                "UpdateExpression": move,
+                                "ConditionExpression": condition,
+                                "ExpressionAttributeValues": values,
                             }
                         },
                     ]
@@ -120,8 +132,32 @@ class DynamoDatasetStore:
             except ClientError as exc:
                 if exc.response.get("Error", {}).get("Code") != "TransactionCanceledException":
                     raise
-                # A newer version is in force (or this one is gone: the plain update below says so).
+                # A newer (or, for refused data, a better) version is in force, or this one is gone:
+                # the plain update below says so.
         self._table.update_item(**update)
+
+    def _pointer_move(
+        self, org_id: str, version: str, refused: bool
+    ) -> tuple[str, str, dict[str, AttributeValueTypeDef]]:
+        """The pointer's update, its condition and their values, forward only: a slower training of an
+        older sync never undoes a newer one."""
+        if not refused:
+            return (
+                "SET current_version = :v REMOVE refused_customers",
+                "attribute_not_exists(current_version) OR current_version < :v",
+                {":v": {"S": version}},
+            )
+        # Refused data: only in place of nothing, or of refused data with no more customers. A version
+        # is never rewritten, so its count read here is the one it was stored with. A pointer without
+        # refused_customers names data a training did not refuse: the comparison is false there.
+        stored = self.get(org_id, version)
+        customers = stored.row_counts.get("customers", 0) if stored else 0
+        return (
+            "SET current_version = :v, refused_customers = :customers",
+            "attribute_not_exists(current_version) OR "
+            "(current_version < :v AND refused_customers <= :customers)",
+            {":v": {"S": version}, ":customers": {"N": str(customers)}},
+        )
 
     def put_sync(self, record: SyncRecord) -> None:
         """Store a sync's state (the sync job rewrites it as it moves on)."""

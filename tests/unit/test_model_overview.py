@@ -163,6 +163,29 @@ def test_a_newer_sync_whose_purchase_training_failed_is_shown_beside_the_data_st
     )
 
 
+def test_a_first_sync_refused_for_training_is_in_force_with_no_model_and_the_list_says_why() -> None:
+    # Given a young shop's first sync (v1), in force though its purchase training refused the data
+    refused = dataset(
+        "failed",
+        "v1",
+        error="Training needs at least 20 order lines; got 3.",
+        remedy="Sync an orders file with at least 20 order lines.",
+    )
+
+    # When the models are listed (there are none)
+    listed = model_overview(ORG, models=Models(), datasets=Datasets(refused), rules=RULES, now=NOW)
+
+    # Then the list says v1 is in force, and why no model was trained on it and what to do
+    assert (listed.models, listed.current_dataset_version, listed.newest_dataset_version) == ([], "v1", "v1")
+    training = listed.purchase_training
+    assert training is not None
+    assert (training.dataset_version, training.in_force, training.state) == ("v1", True, "failed")
+    assert (training.error, training.remedy) == (
+        "Training needs at least 20 order lines; got 3.",
+        "Sync an orders file with at least 20 order lines.",
+    )
+
+
 def test_the_models_page_says_what_a_model_beat_to_be_made_current() -> None:
     # Given a recommendation model whose holdout figures beat both simple methods
     metrics = {"ndcg_at_10": 0.52, "popularity_ndcg_at_10": 0.30, "own_history_ndcg_at_10": 0.50}

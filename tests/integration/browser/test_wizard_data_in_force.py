@@ -1,6 +1,8 @@
 """The wizard's sync step after a sync whose purchase training refused the data: it says which data is
-still in use, the data synced before or none, so a merchant knows a bad file replaced nothing (walking
-make dev, three customers synced over the demo shop's 1,000 became the data in force)."""
+in use, so a merchant knows a bad file replaced nothing (walking make dev, three customers synced over
+the demo shop's 1,000 became the data in force), and a young shop whose first sync is too short to train
+on knows its data is in use all the same, why no model was trained and what to do (the Models page
+says so too)."""
 
 from __future__ import annotations
 
@@ -34,7 +36,7 @@ def sync_tiny_files(page: Page) -> None:
     page.get_by_role("button", name="Upload and sync").click()
 
 
-def test_a_first_sync_whose_training_refused_the_data_says_no_data_is_in_use(
+def test_a_first_sync_whose_training_refused_the_data_is_in_use_and_says_why_no_model_was_trained(
     page: Page, stack: LocalStack
 ) -> None:
     # Given a new shop with nothing synced
@@ -45,15 +47,26 @@ def test_a_first_sync_whose_training_refused_the_data_says_no_data_is_in_use(
     # When three customers and three order lines are synced (too few orders to train on)
     sync_tiny_files(page)
 
-    # Then, once the trainings end, the step says why and that no data is in use
+    # Then, once the trainings end, the step says the data is in use, why no model was trained and what
+    # to do
     expect(page.locator("#sync-state")).to_contain_text(
-        "No data is in use yet: nothing was synced and trained before, and this sync is not used.",
+        "Your data is in use for the checkout's catalog and audiences (3 customers), but no model could "
+        "be trained on it. Training needs at least 20 order lines; got 3. What to do: Sync an orders file "
+        "with at least 20 order lines (more of your shop's history).",
         timeout=BACKGROUND_JOB_MS,
     )
-    expect(page.locator("#sync-state")).to_contain_text(
-        "The purchase model could not be trained on this data"
-    )
     expect(page.get_by_role("button", name="Continue to readiness")).to_be_disabled()
+
+    # And the Models page says the same, with no model card claiming nothing was synced
+    page.get_by_role("link", name="Models").click()
+    expect(page.locator("#training-summary")).to_contain_text(
+        "is in use for the checkout's catalog and audiences, but no model could be trained on it. "
+        "Training needs at least 20 order lines; got 3. What to do: Sync an orders file with at least 20 "
+        "order lines (more of your shop's history)."
+    )
+    expect(page.locator("#models")).to_contain_text(
+        "No model could be trained on your synced data: the Retrain card above says why and what to do."
+    )
 
 
 def test_a_sync_whose_training_refused_the_data_says_the_data_synced_before_is_still_in_use(

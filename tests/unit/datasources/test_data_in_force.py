@@ -1,10 +1,15 @@
-"""Which synced data is in force: a version is stored by its sync and put in force only when its
-purchase model is trained on it, so a sync whose training fails never replaces good data.
+"""Which synced data is in force: a version is stored by its sync and put in force when its purchase
+training ends, so a sync whose training refuses the data never replaces good data.
 
 Walking make dev, a merchant synced a file of three customers and three order lines over the demo
 shop's 1,000 customers; both trainings failed ("Training needs at least 20 order lines; got 3") and yet
 the three customers became the data in force, which Retrain, targeting and audience syncs then used.
-The failing training here is the real training job, on the version the sync stored.
+
+But a young shop whose history is too short to train on has nothing better in force: its first sync
+goes in force all the same (its checkout's catalog, audiences and readiness read it; no model is made),
+and while no model has accepted a version, a newer refused sync with at least as many customers
+replaces it (the merchant's newest data), one with fewer does not (a tiny file never replaces a larger
+one). The failing training here is the real training job, on the version the sync stored.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ import pytest
 
 from shared.datasources.failures import StepFailures
 from shared.datasources.models import SyncRequest
-from shared.errors import Conflict, NotFound, ValidationFailed
+from shared.errors import Conflict, ValidationFailed
 from shared.predictions.training_job import TrainingRequest, run_training
 from tests.unit.datasources.conftest import NOW, ORG, DataSourceWorld
 from tests.unit.datasources.test_sync import CUSTOMERS, ORDERS, PRODUCTS
@@ -35,6 +40,10 @@ def sync(world: DataSourceWorld, customers: bytes, products: bytes, orders: byte
     return started.sync_id
 
 
+FOUR_CUSTOMERS = TINY_CUSTOMERS + b"x4,x4@example.com\n"
+FOUR_ORDERS = TINY_ORDERS + b"o4,x4,q1,1,10,2026-11-04T10:00:00Z\n"
+
+
 def train_purchase_for_real(world: DataSourceWorld, version: str) -> None:
     """The state machine's purchase training of ``version``: the training job, recording on the store."""
     stored = world.datasets.get(ORG, version)
@@ -46,7 +55,7 @@ def train_purchase_for_real(world: DataSourceWorld, version: str) -> None:
         training_key=stored.keys["training"],
         dataset_version=version,
     )
-    with pytest.raises(ValidationFailed, match="Training needs at least 20 order lines; got 3"):
+    with pytest.raises(ValidationFailed, match="Training needs at least 20 order lines"):
         run_training(request, data=world.blobs, artifacts=Blobs(), models=Models(), progress=world.datasets)
 
 
@@ -88,34 +97,96 @@ def test_a_sync_whose_purchase_training_fails_leaves_the_data_synced_before_in_f
     assert retrained.keys == {kind: in_force.keys[kind] for kind in ("customers", "products", "orders")}
 
 
-def test_a_first_sync_whose_purchase_training_fails_puts_nothing_in_force_and_retrain_says_why(
+def test_a_young_shops_first_sync_refused_for_training_is_in_force_all_the_same(
     world: DataSourceWorld,
 ) -> None:
-    # Given no data before, a first sync whose purchase training fails (the other model's too)
+    # Given no data before, a first sync whose purchase training refuses the data (too few orders)
     version = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+
+    # When its training records the refusal
     train_purchase_for_real(world, version)
-    stored = world.datasets.get(ORG, version)
-    assert stored is not None
-    world.datasets.record_training(
-        ORG,
-        version,
-        "recommendation",
-        stored.training["recommendation"].model_copy(update={"state": "failed"}),
-    )
 
-    # When the data source is read, and a retrain is asked for
+    # Then the version is in force (nothing better was), its refusal listed with what to do
     view = world.service.view(ORG)
-    with pytest.raises(NotFound) as refused:
-        world.service.retrain(ORG, world.start)
+    assert view.current is not None
+    assert view.current.version == version
+    refused = view.current.training["purchase"]
+    assert (refused.state, refused.error) == ("failed", "Training needs at least 20 order lines; got 3.")
+    assert refused.remedy
+    # And what reads the data in force reads it: the checkout's catalog finds its product
+    assert [p.product_id for p in world.service.search_products(ORG, "Thing", 5).products] == ["q1"]
 
-    # Then nothing is in force, the version is listed with its failure, and the retrain says why
-    assert view.current is None
-    assert [v.version for v in view.versions] == [version]
-    assert view.versions[0].training["purchase"].state == "failed"
-    assert "No synced data is in force yet" in refused.value.message
-    assert "could not be trained" in refused.value.message
-    assert refused.value.remedy is not None
-    assert "Sync corrected files" in refused.value.remedy
+
+def test_a_newer_refused_sync_with_at_least_as_many_customers_replaces_a_refused_version_in_force(
+    world: DataSourceWorld,
+) -> None:
+    # Given a young shop's first sync in force though its training refused it (3 customers)
+    first = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    train_purchase_for_real(world, first)
+
+    # When a newer sync of 4 customers is refused too
+    newer = sync(world, FOUR_CUSTOMERS, TINY_PRODUCTS, FOUR_ORDERS)
+    train_purchase_for_real(world, newer)
+
+    # Then the newest data is in force: no model accepted either, and it is no smaller
+    current = world.datasets.current(ORG)
+    assert current is not None
+    assert (current.version, current.row_counts["customers"]) == (newer, 4)
+
+
+def test_a_newer_refused_sync_with_fewer_customers_leaves_the_refused_version_in_force(
+    world: DataSourceWorld,
+) -> None:
+    # Given a young shop's first sync of 4 customers in force though its training refused it
+    first = sync(world, FOUR_CUSTOMERS, TINY_PRODUCTS, FOUR_ORDERS)
+    train_purchase_for_real(world, first)
+
+    # When a newer sync of 3 customers is refused too
+    train_purchase_for_real(world, sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS))
+
+    # Then the larger stays in force: a smaller file never replaces it
+    current = world.datasets.current(ORG)
+    assert current is not None
+    assert (current.version, current.row_counts["customers"]) == (first, 4)
+
+
+def test_once_a_model_is_trained_on_a_version_a_refused_sync_never_replaces_it(
+    world: DataSourceWorld,
+) -> None:
+    # Given a refused first sync in force, then a sync whose purchase model is trained (3 customers)
+    first = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    train_purchase_for_real(world, first)
+    refused = world.datasets.current(ORG)
+    assert refused is not None
+    assert refused.version == first
+    trained = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    world.train_purchase(trained)
+
+    # When a newer sync with more customers is refused
+    train_purchase_for_real(world, sync(world, FOUR_CUSTOMERS, TINY_PRODUCTS, FOUR_ORDERS))
+
+    # Then the version a model was trained on stays in force
+    current = world.datasets.current(ORG)
+    assert current is not None
+    assert current.version == trained
+
+
+@pytest.mark.parametrize("ending_first", ["older", "newer"])
+def test_of_two_first_syncs_refused_side_by_side_only_the_newer_is_in_force(
+    world: DataSourceWorld, ending_first: str
+) -> None:
+    # Given two first syncs of a young shop, both trainings under way with nothing in force
+    older = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    newer = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+
+    # When both refuse the data, in either order
+    for version in [older, newer] if ending_first == "older" else [newer, older]:
+        train_purchase_for_real(world, version)
+
+    # Then the newer is in force: the pointer only moved forward, whichever took it first
+    current = world.datasets.current(ORG)
+    assert current is not None
+    assert current.version == newer
 
 
 def test_a_training_under_way_on_a_sync_not_yet_in_force_refuses_a_retrain(world: DataSourceWorld) -> None:

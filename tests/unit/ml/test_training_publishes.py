@@ -3,13 +3,15 @@ success (``shared.records.datasources.PUBLISHED_BY``): audiences, segments and t
 that model, so the data they read is data it was trained on. The recommendation model's success does
 not put a version in force. A purchase model trained but not made current (the quality gate kept the
 version in service) was trained on good data, so its version goes in force too; a training that refused
-the data never does (``test_training_failure_remedy``); a crash, or orders with a gap where the models
-learn (usable data, an untrainable timeline), is no verdict on the data and does."""
+the data asks the store to put it in force only where nothing better is (no data in force: a young
+shop's first sync; ``tests/unit/datasources/test_data_in_force.py``); a crash, or orders with a gap
+where the models learn (usable data, an untrainable timeline), is no verdict on the data and does."""
 
 from __future__ import annotations
 
 import pytest
 
+from shared.errors import ValidationFailed
 from shared.ml.datasets import dump_records
 from shared.ml.training import OrdersGap
 from shared.predictions import training_job
@@ -22,15 +24,23 @@ ORG = "org-1"
 
 
 class Progress:
-    """The dataset store's training records: each state, and whether its write published the version."""
+    """The dataset store's training records: each state, whether its write published the version, and
+    whether only as data the training refused."""
 
     def __init__(self) -> None:
-        self.writes: list[tuple[str, bool]] = []
+        self.writes: list[tuple[str, bool, bool]] = []
 
     def record_training(
-        self, org_id: str, version: str, model_type: str, training: ModelTraining, *, publish: bool = False
+        self,
+        org_id: str,
+        version: str,
+        model_type: str,
+        training: ModelTraining,
+        *,
+        publish: bool = False,
+        refused: bool = False,
     ) -> None:
-        self.writes.append((training.state, publish))
+        self.writes.append((training.state, publish, refused))
 
 
 def shop_files() -> Blobs:
@@ -74,8 +84,8 @@ def test_only_the_purchase_models_success_puts_its_version_in_force(
     run_training(request, data=data, artifacts=Blobs(), models=Models(), progress=progress)
 
     # Then only the success is written publishing, and only by the purchase model
-    assert progress.writes[-1] == ("succeeded", publishes)
-    assert not any(published for _, published in progress.writes[:-1])
+    assert progress.writes[-1] == ("succeeded", publishes, False)
+    assert not any(published for _, published, _ in progress.writes[:-1])
 
 
 def test_a_purchase_model_kept_out_of_service_by_the_quality_gate_still_puts_its_data_in_force() -> None:
@@ -93,7 +103,7 @@ def test_a_purchase_model_kept_out_of_service_by_the_quality_gate_still_puts_its
 
     # Then its failure is recorded publishing the version: the data trained a model, the model in
     # service stays
-    assert progress.writes[-1] == ("failed", True)
+    assert progress.writes[-1] == ("failed", True, False)
 
 
 @pytest.mark.parametrize(
@@ -128,4 +138,31 @@ def test_a_purchase_training_that_fails_for_no_fault_of_the_data_still_puts_it_i
         )
 
     # Then its failure is recorded publishing the version: the catalog, lift and syncs read its data
-    assert progress.writes[-1] == ("failed", True)
+    assert progress.writes[-1] == ("failed", True, False)
+
+
+def test_a_purchase_training_that_refuses_the_data_publishes_it_only_as_refused_data() -> None:
+    # Given a shop of three order lines, too few to train on
+    data = Blobs()
+    data.objects.update(
+        {
+            "customers.csv": b"user_id,email\nu1,a@example.com\nu2,b@example.com\nu3,c@example.com\n",
+            "products.csv": b"product_id,name,category,price\np1,Thing,cat,10\n",
+            "orders.csv": (
+                b"order_id,user_id,product_id,quantity,amount,timestamp\n"
+                b"o1,u1,p1,1,10,2026-11-01T10:00:00Z\no2,u2,p1,1,10,2026-11-02T10:00:00Z\n"
+                b"o3,u3,p1,1,10,2026-11-03T10:00:00Z\n"
+            ),
+        }
+    )
+    progress = Progress()
+
+    # When its purchase model trains
+    with pytest.raises(ValidationFailed, match="Training needs at least 20 order lines"):
+        run_training(
+            job("purchase", "shop-purchase"), data=data, artifacts=Blobs(), models=Models(), progress=progress
+        )
+
+    # Then the refusal is recorded asking the store to publish the version as refused data: in force
+    # where nothing better is (a young shop's first sync), never over data a model was trained on
+    assert progress.writes[-1] == ("failed", True, True)

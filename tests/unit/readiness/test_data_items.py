@@ -10,7 +10,7 @@ import pytest
 from shared.datasources.coverage import Coverage
 from shared.errors import NotFound
 from shared.readiness.service import ReadinessItem, ReadinessQuery, ReadinessService
-from shared.records.datasources import DatasetVersion
+from shared.records.datasources import DatasetVersion, ModelTraining
 from shared.records.models import ModelRecord
 from tests.unit.records import NOW, RULES, coverage, dataset_version, model_record
 
@@ -29,11 +29,17 @@ class Models:
 
 
 class Datasets:
-    def __init__(self, version: DatasetVersion | None) -> None:
+    """The version in force and the newest synced (the one in force unless given)."""
+
+    def __init__(self, version: DatasetVersion | None, newest: DatasetVersion | None = None) -> None:
         self.version = version
+        self.newest = newest or version
 
     def current(self, org_id: str) -> DatasetVersion | None:
         return self.version
+
+    def latest(self, org_id: str) -> DatasetVersion | None:
+        return self.newest
 
 
 class Coverages:
@@ -56,11 +62,12 @@ def items(
     version: DatasetVersion | None,
     covered: Coverage | None = None,
     query: ReadinessQuery | None = None,
+    newest: DatasetVersion | None = None,
 ) -> dict[str, ReadinessItem]:
     service = ReadinessService(
         connections=NoConnection(),
         models=Models(record),
-        datasets=Datasets(version),
+        datasets=Datasets(version, newest),
         coverages=Coverages(covered or covering({"GB": 200})),
         rules=RULES,
         clock=lambda: NOW,
@@ -79,6 +86,61 @@ def test_without_a_synced_dataset_both_data_items_fail() -> None:
     assert found["model_fresh"].status == "fail"
     assert found["enough_users"].status == "fail"
     assert "No data source is synced" in found["enough_users"].evidence
+
+
+def purchase_training(version: DatasetVersion, state: str, **fields: str) -> DatasetVersion:
+    """``version`` with its purchase model's training ``state``."""
+    training = ModelTraining(model_name="shop-purchase", state=state, updated_at=NOW, **fields)  # type: ignore[arg-type]
+    return version.model_copy(update={"training": {"purchase": training}})
+
+
+def test_a_first_sync_in_force_though_training_refused_it_is_read_and_the_model_item_says_why() -> None:
+    # Given a young shop's first sync, in force though its purchase training refused the data
+    refused = purchase_training(
+        dataset_version(),
+        "failed",
+        error="Training needs at least 20 order lines; got 3.",
+        remedy="Sync an orders file with at least 20 order lines.",
+    )
+
+    # When the checklist is read
+    found = items(None, refused)
+
+    # Then its customers are counted (the data is synced and in use)
+    assert found["enough_users"].status == "pass"
+    assert "No data source is synced" not in found["enough_users"].evidence
+    # And the model item says no model could be trained on it, why, and what to do
+    assert found["model_fresh"].status == "fail"
+    assert found["model_fresh"].evidence == (
+        "No model could be trained on the data in use (version v1). Training needs at least 20 order "
+        "lines; got 3."
+    )
+    assert found["model_fresh"].remedy == "Sync an orders file with at least 20 order lines."
+
+
+@pytest.mark.parametrize(
+    ("state", "evidence", "remedy"),
+    [
+        (
+            "running",
+            "The data synced (version v1) is put in use when its purchase model's training ends",
+            "Wait for the training to end",
+        ),
+        # refused before first syncs were put in use whatever training said
+        ("failed", "The data synced (version v1) is not in use", "Sync the shop's files again"),
+    ],
+)
+def test_with_a_sync_stored_but_nothing_in_force_the_checklist_does_not_say_nothing_is_synced(
+    state: str, evidence: str, remedy: str
+) -> None:
+    # Given a first sync stored, nothing in force
+    found = items(None, None, newest=purchase_training(dataset_version(), state))
+
+    # Then the identifiers item says why no data is in use, and what to do
+    assert found["enough_users"].status == "fail"
+    assert found["enough_users"].evidence.startswith(evidence)
+    assert found["enough_users"].remedy is not None
+    assert found["enough_users"].remedy.startswith(remedy)
 
 
 def test_a_model_trained_on_an_older_dataset_fails() -> None:
