@@ -42,6 +42,11 @@ def sync(world: DataSourceWorld, customers: bytes, products: bytes, orders: byte
 
 FOUR_CUSTOMERS = TINY_CUSTOMERS + b"x4,x4@example.com\n"
 FOUR_ORDERS = TINY_ORDERS + b"o4,x4,q1,1,10,2026-11-04T10:00:00Z\n"
+# Shops too small to train on, by their number of customers.
+REFUSED_SHOPS = {
+    3: (TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS),
+    4: (FOUR_CUSTOMERS, TINY_PRODUCTS, FOUR_ORDERS),
+}
 
 
 def train_purchase_for_real(world: DataSourceWorld, version: str) -> None:
@@ -117,53 +122,43 @@ def test_a_young_shops_first_sync_refused_for_training_is_in_force_all_the_same(
     assert [p.product_id for p in world.service.search_products(ORG, "Thing", 5).products] == ["q1"]
 
 
-def test_a_newer_refused_sync_with_at_least_as_many_customers_replaces_a_refused_version_in_force(
-    world: DataSourceWorld,
+@pytest.mark.parametrize(
+    ("first_customers", "newer_customers", "in_force"),
+    [(3, 4, "newer"), (4, 3, "first")],
+    ids=["more-customers-replace", "fewer-customers-do-not"],
+)
+def test_a_newer_refused_sync_replaces_a_refused_version_in_force_only_with_at_least_as_many_customers(
+    world: DataSourceWorld, first_customers: int, newer_customers: int, in_force: str
 ) -> None:
-    # Given a young shop's first sync in force though its training refused it (3 customers)
-    first = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    # Given a young shop's first sync in force though its training refused it
+    first = sync(world, *REFUSED_SHOPS[first_customers])
     train_purchase_for_real(world, first)
 
-    # When a newer sync of 4 customers is refused too
-    newer = sync(world, FOUR_CUSTOMERS, TINY_PRODUCTS, FOUR_ORDERS)
+    # When a newer sync is refused too
+    newer = sync(world, *REFUSED_SHOPS[newer_customers])
     train_purchase_for_real(world, newer)
 
-    # Then the newest data is in force: no model accepted either, and it is no smaller
+    # Then the newest data is in force if it is no smaller (no model accepted either), else the larger
     current = world.datasets.current(ORG)
     assert current is not None
-    assert (current.version, current.row_counts["customers"]) == (newer, 4)
-
-
-def test_a_newer_refused_sync_with_fewer_customers_leaves_the_refused_version_in_force(
-    world: DataSourceWorld,
-) -> None:
-    # Given a young shop's first sync of 4 customers in force though its training refused it
-    first = sync(world, FOUR_CUSTOMERS, TINY_PRODUCTS, FOUR_ORDERS)
-    train_purchase_for_real(world, first)
-
-    # When a newer sync of 3 customers is refused too
-    train_purchase_for_real(world, sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS))
-
-    # Then the larger stays in force: a smaller file never replaces it
-    current = world.datasets.current(ORG)
-    assert current is not None
-    assert (current.version, current.row_counts["customers"]) == (first, 4)
+    assert current.version == {"first": first, "newer": newer}[in_force]
+    assert current.row_counts["customers"] == max(first_customers, newer_customers)
 
 
 def test_once_a_model_is_trained_on_a_version_a_refused_sync_never_replaces_it(
     world: DataSourceWorld,
 ) -> None:
     # Given a refused first sync in force, then a sync whose purchase model is trained (3 customers)
-    first = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    first = sync(world, *REFUSED_SHOPS[3])
     train_purchase_for_real(world, first)
     refused = world.datasets.current(ORG)
     assert refused is not None
     assert refused.version == first
-    trained = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    trained = sync(world, *REFUSED_SHOPS[3])
     world.train_purchase(trained)
 
     # When a newer sync with more customers is refused
-    train_purchase_for_real(world, sync(world, FOUR_CUSTOMERS, TINY_PRODUCTS, FOUR_ORDERS))
+    train_purchase_for_real(world, sync(world, *REFUSED_SHOPS[4]))
 
     # Then the version a model was trained on stays in force
     current = world.datasets.current(ORG)

@@ -28,8 +28,8 @@ class Progress:
         self.trainings.append(training)
 
 
-def test_a_training_refused_for_too_few_orders_keeps_its_remedy_on_the_dataset_version() -> None:
-    # Given a shop of three orders
+def three_orders() -> Blobs:
+    """A shop's files with three order lines: too few for any training."""
     data = Blobs()
     data.objects.update(
         {
@@ -42,6 +42,12 @@ def test_a_training_refused_for_too_few_orders_keeps_its_remedy_on_the_dataset_v
             ),
         }
     )
+    return data
+
+
+def test_a_training_refused_for_too_few_orders_keeps_its_remedy_on_the_dataset_version() -> None:
+    # Given a shop of three orders
+    data = three_orders()
     request = TrainingRequest(
         org_id=ORG,
         name="shop-purchase",

@@ -18,6 +18,7 @@ from shared.predictions import training_job
 from shared.predictions.training_job import ModelRejected, TrainingRequest, run_training
 from shared.records.datasources import ModelTraining
 from tests.unit.ml.test_serving_gate import Blobs, Models, verdict
+from tests.unit.ml.test_training_failure_remedy import three_orders
 from tools.synthetic import SyntheticConfig, generate_shop
 
 ORG = "org-1"
@@ -143,18 +144,7 @@ def test_a_purchase_training_that_fails_for_no_fault_of_the_data_still_puts_it_i
 
 def test_a_purchase_training_that_refuses_the_data_publishes_it_only_as_refused_data() -> None:
     # Given a shop of three order lines, too few to train on
-    data = Blobs()
-    data.objects.update(
-        {
-            "customers.csv": b"user_id,email\nu1,a@example.com\nu2,b@example.com\nu3,c@example.com\n",
-            "products.csv": b"product_id,name,category,price\np1,Thing,cat,10\n",
-            "orders.csv": (
-                b"order_id,user_id,product_id,quantity,amount,timestamp\n"
-                b"o1,u1,p1,1,10,2026-11-01T10:00:00Z\no2,u2,p1,1,10,2026-11-02T10:00:00Z\n"
-                b"o3,u3,p1,1,10,2026-11-03T10:00:00Z\n"
-            ),
-        }
-    )
+    data = three_orders()
     progress = Progress()
 
     # When its purchase model trains
