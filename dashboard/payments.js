@@ -9,7 +9,9 @@ const STATES = {
 
 async function load() {
   const status = await api("/payments/status");
-  const [kind, text] = STATES[status.status] ?? ["bad", status.status];
+  // Onboarding with card payments enabled at the provider is a reconnect waiting for its return.
+  const reconnecting = status.status === "onboarding" && status.chargesEnabled;
+  const [kind, text] = reconnecting ? ["info", "Reconnecting"] : STATES[status.status] ?? ["bad", status.status];
   document.getElementById("state").replaceChildren(el("span", { class: `badge ${kind}` }, text));
   document.getElementById("message").textContent = status.remedy ? `${status.message} ${status.remedy}` : status.message;
   const rows = [

@@ -40,6 +40,7 @@ CONNECT_REMEDY = "Press Connect a payments account and finish the payment provid
 RECONNECT_REMEDY = (
     "Press Reconnect to take card payments again on the same account, or Connect a different account."
 )
+CONTINUE_REMEDY = "Press Continue setup and finish the provider's pages."
 
 # The provider's requirement names, by prefix, in words a merchant acts on.
 REQUIREMENT_WORDS: tuple[tuple[str, str], ...] = (
@@ -308,8 +309,10 @@ class PaymentsConnectionService:
                 "payments account refused a reconnect: a new one", extra={"org_id": connection.org_id}
             )
             return None
+        # What the provider says of the account is recorded as it is (it may take card payments
+        # there), but the connection is not active until the return reads it again.
+        _apply(connection, account, now)
         connection.status = "onboarding"
-        connection.account_hint = account.account_id[-4:]
         connection.started_by, connection.started_at = user_id, now
         connection.disconnected_at = None
         connection.checkout_base_url = service_url or connection.checkout_base_url
@@ -379,11 +382,19 @@ def status_view(connection: PaymentsConnection | None) -> PaymentsStatusView:
         message, remedy = "The payments account is disconnected.", CONNECT_REMEDY
         if connection.account is not None:
             remedy = RECONNECT_REMEDY
+    elif connection.status == "onboarding" and connection.charges_enabled:
+        # Only a reconnect is onboarding with charges enabled (``_resumed``): ``_apply`` makes such
+        # an account active.
+        message = (
+            "Reconnecting: the payments account takes card payments here again once you finish "
+            "the payment provider's pages."
+        )
+        remedy = CONTINUE_REMEDY
     elif connection.charges_enabled:
         message, remedy = "The payments account takes card payments.", None
     elif missing:
         message = f"The payment provider still needs: {', '.join(missing)}."
-        remedy = "Press Continue setup and finish the provider's pages."
+        remedy = CONTINUE_REMEDY
     else:
         message = "The payment provider is reviewing the account; charges are not enabled yet."
         remedy = "Wait for the provider's review, or press Continue setup to check what it needs."

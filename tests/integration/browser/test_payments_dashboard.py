@@ -118,8 +118,19 @@ def test_disconnecting_asks_first_and_reconnecting_resumes_the_same_account(
     expect(page.get_by_role("button", name="Connect a different account")).to_be_visible()
     expect(page.locator("#message")).to_contain_text("Press Reconnect")
     assert "can no longer take payments" in asked[0]
-    # When: Reconnect, and the provider's page agreed again
+    # When: Reconnect, and the merchant comes back without finishing the provider's page
     page.get_by_role("button", name="Reconnect").click()
+    expect(page.get_by_role("heading", name="Set up payments")).to_be_visible(timeout=LOADED)
+    page.goto("/payments.html")
+    # Then: the page says what it waits for (not a review at the provider) and the button to press
+    expect(page.locator(".badge")).to_have_text("Reconnecting", timeout=LOADED)
+    expect(page.locator("#message")).to_have_text(
+        "Reconnecting: the payments account takes card payments here again once you finish the "
+        "payment provider's pages. Press Continue setup and finish the provider's pages."
+    )
+    assert axe_violations(page) == [], dump(axe_violations(page))
+    # When: Continue setup, and the provider's page agreed again
+    page.get_by_role("button", name="Continue setup").click()
     page.get_by_label("I agree to the connected account services agreement").check()
     page.get_by_role("button", name="Agree and submit").click()
     page.wait_for_url("**/payments.html?returned=1", timeout=LOADED)

@@ -182,6 +182,27 @@ def test_a_disconnected_account_takes_no_checkout_until_the_return_reads_it_agai
     assert not checkout_available(world.store.get_connection(ORG))
 
 
+def test_a_reconnect_left_before_the_providers_pages_are_finished_says_to_finish_them(world: World) -> None:
+    # Given: an account that took card payments, disconnected
+    world.connect()
+    world.service.disconnect(ORG)
+    # When: the merchant presses Reconnect and closes the provider's page without finishing it
+    world.service.start(ORG, USER, "https://service.test")
+    # Then: the page says the account is waiting for those pages, not for a review at the provider,
+    # and what the provider says of the account (it takes card payments there) is shown as it is
+    status = world.service.status(ORG)
+    assert (status.status, status.checkout_available) == ("onboarding", False)
+    assert status.message == (
+        "Reconnecting: the payments account takes card payments here again once you finish "
+        "the payment provider's pages."
+    )
+    assert status.remedy == "Press Continue setup and finish the provider's pages."
+    assert (status.charges_enabled, status.payouts_enabled) == (True, True)
+    # And finishing them makes it take payments again
+    world.connect()
+    assert world.service.status(ORG).checkout_available
+
+
 def test_asking_for_a_different_account_after_a_disconnect_creates_a_new_one(world: World) -> None:
     # Given: a disconnected account
     first = world.connect()
