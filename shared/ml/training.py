@@ -469,12 +469,16 @@ def _encode(data: ShopData | EncodedShop, requested: int | None) -> _Shop:
         )
     horizon = requested if requested is not None else min(DEFAULT_HORIZON_DAYS, safe)
     if horizon < MIN_HORIZON_DAYS:
+        needed = 2 * MIN_HORIZON_DAYS + FEATURE_HISTORY_DAYS
+        # A young shop has no older orders to upload: the day it will have enough, if it keeps selling.
+        ready_on = from_day(float(np.floor(history.day.min())) + needed).date().isoformat()
         raise ValidationFailed(
-            f"Order history spans {span:.0f} days; training needs at least "
-            f"{2 * MIN_HORIZON_DAYS + FEATURE_HISTORY_DAYS} days ({FEATURE_HISTORY_DAYS} days of history, "
-            f"then {MIN_HORIZON_DAYS} days of training labels and {MIN_HORIZON_DAYS} of holdout).",
+            f"Order history spans {span:.0f} days; training needs at least {needed} days "
+            f"({FEATURE_HISTORY_DAYS} days of history, then {MIN_HORIZON_DAYS} days of training labels "
+            f"and {MIN_HORIZON_DAYS} of holdout).",
             field="orders",
-            remedy="Upload a longer order history.",
+            remedy=f"Upload a longer order history (every order since your shop opened). A younger shop: "
+            f"sync again on or after {ready_on}, when its first order is {needed} days old.",
         )
     # The end is just after the last order, so the last order belongs to the holdout.
     cutoff_day = encoded.end_day - horizon

@@ -112,6 +112,11 @@ def test_a_history_too_short_to_split_is_rejected() -> None:
     # Then the error says what is missing
     assert "spans 20 days" in raised.value.message
     assert "at least 104 days" in raised.value.message
+    # And what to do, also for a shop that has no older orders: the day its first one is 104 days old
+    assert raised.value.remedy == (
+        "Upload a longer order history (every order since your shop opened). A younger shop: sync "
+        "again on or after 2024-04-14, when its first order is 104 days old."
+    )
 
 
 @pytest.mark.parametrize("model_type", ["purchase", "recommendation"])
