@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -340,9 +341,10 @@ class SiteEvents:
         """The events of an admitted request's body (:func:`site_batch`). A body refused whole (400: an
         event name the relay does not take, a value that is no number, not JSON, too many events) is
         kept for the Events page, since the snippet does not show the page its 400: one rejection
-        (the first event's id and name, the reason, what to do) and each of its events counted
-        rejected, under its name when the relay takes that name, else ``Other`` (a page's own names
-        never become counters). The page is answered the 400 even when that cannot be kept."""
+        (the id and name of the event the failed check is about, else the first's; the reason; what
+        to do) and each of its events counted rejected, under its name when the relay takes that
+        name, else ``Other`` (a page's own names never become counters). The page is answered the
+        400 even when that cannot be kept."""
         try:
             return site_batch(text, body)
         except ValidationFailed as exc:
@@ -358,8 +360,12 @@ class SiteEvents:
         events = body.get("events") if isinstance(body, dict) else None
         # As many as the admission counted (events_in): one for a body without events.
         items = events[: self.limits.per_request + 1] if isinstance(events, list) and events else [None]
-        first = items[0] if isinstance(items[0], dict) else {}
-        event_id, event_name = first.get("eventId"), first.get("eventName")
+        # The event the failed check is about ("events.<index>...", else the first) names the rejection.
+        about = re.match(r"events\.(\d+)", refusal.field or "")
+        index = int(about.group(1)) if about and int(about.group(1)) < len(items) else 0
+        item = items[index]
+        named: dict[str, Any] = item if isinstance(item, dict) else {}
+        event_id, event_name = named.get("eventId"), named.get("eventName")
         rejection = StoredRejection(
             event_id=event_id if _printable(event_id, 128) else None,
             event_name=event_name if _printable(event_name, 64) else None,

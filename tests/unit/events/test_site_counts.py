@@ -246,6 +246,26 @@ def test_a_request_refused_whole_is_on_the_events_page_with_why_and_what_to_do(
     assert rows == {("Other", 1, 0), ("Purchase", 1, 0)}
 
 
+def test_a_request_refused_for_a_later_event_is_listed_under_that_event_not_the_first(
+    stores: tuple[DynamoEventSiteStore, DynamoEventStore],
+) -> None:
+    # Given the site events relay counting in the real store
+    counts, purchases = stores
+    service = relay(counts, Platform(), lambda: NOW)
+    overview = EventsOverview(counts=counts, purchases=purchases, clock=lambda: NOW)
+    # When a request holds a good purchase, then an event the relay does not take (walking make dev,
+    # the Events page listed this as the purchase's rejection, with the second event's reason)
+    error = refused(
+        service,
+        page_event("Purchase", "order-2", NOW),
+        {**page_event("Purchase", "lead-1", NOW), "eventName": "Lead"},
+    )
+    # Then the rejection names the event the failed check is about
+    assert error.field == "events.1.eventName"
+    [rejection] = overview.report("org-1", 14).rejections
+    assert (rejection.event_id, rejection.event_name) == ("lead-1", "Lead")
+
+
 def test_a_refused_body_with_what_dynamodb_cannot_store_is_still_answered_400_and_kept(
     stores: tuple[DynamoEventSiteStore, DynamoEventStore],
 ) -> None:
