@@ -10,6 +10,7 @@ import pytest
 from local.connected import ConnectedOrg, connected_org
 from local.seed import DemoCredentials, seed_demo
 from local.stack import LocalStack
+from tests.integration.payments_shop import PaymentsShop, shop_taking_payments
 
 
 @pytest.fixture(scope="session")
@@ -57,3 +58,18 @@ def sandbox(stack: LocalStack) -> Iterator[httpx.Client]:
         yield admin
         admin.delete("/faults")
         admin.post("/scenario", json={"name": "default"})
+
+
+@pytest.fixture
+def payments(stack: LocalStack) -> Iterator[httpx.Client]:
+    """The payments sandbox's admin API; its faults are cleared afterwards (never reset: the stack's
+    webhook endpoint lives there)."""
+    with httpx.Client(base_url=f"{stack.payments.url}/_admin", timeout=30) as admin:
+        yield admin
+        admin.delete("/faults")
+
+
+@pytest.fixture(scope="module")
+def shop(stack: LocalStack) -> PaymentsShop:
+    """A shop taking card payments (its products synced), one per test module."""
+    return shop_taking_payments(stack)

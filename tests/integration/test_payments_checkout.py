@@ -6,7 +6,6 @@ organization that cannot be sold gets a clear page, never an error."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -24,18 +23,6 @@ from tests.integration.payments_shop import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def shop(stack: LocalStack) -> PaymentsShop:
-    return shop_taking_payments(stack)
-
-
-@pytest.fixture
-def payments(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"{stack.payments.url}/_admin", timeout=10) as admin:
-        yield admin
-        admin.delete("/faults")
 
 
 def checkout(org_id: str, product_id: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -31,12 +30,6 @@ from tests.integration.test_payments_webhooks import (
 pytestmark = pytest.mark.integration
 
 CLOSURE = "/platform-ads/account/closure"
-
-
-@pytest.fixture
-def payments(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"{stack.payments.url}/_admin", timeout=30) as admin:
-        yield admin
 
 
 def closed(api: httpx.Client, headers: dict[str, str]) -> dict[str, Any]:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
@@ -19,15 +18,6 @@ from local.stack import LocalStack
 from shared import wiring
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture
-def payments(stack: LocalStack) -> Iterator[httpx.Client]:
-    """The payments sandbox's admin API; its faults are cleared afterwards (never reset: the stack's
-    webhook endpoint lives there)."""
-    with httpx.Client(base_url=f"{stack.payments.url}/_admin", timeout=10) as admin:
-        yield admin
-        admin.delete("/faults")
 
 
 @pytest.fixture

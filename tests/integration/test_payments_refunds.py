@@ -5,14 +5,12 @@ and the order is shown refunded in part, then in whole; a redelivery changes not
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import httpx
 import pytest
 import stripe
 
 from local.stack import LocalStack
-from tests.integration.payments_shop import PaymentsShop, shop_taking_payments
+from tests.integration.payments_shop import PaymentsShop
 from tests.integration.test_payments_webhooks import (
     event_of,
     eventually,
@@ -23,18 +21,6 @@ from tests.integration.test_payments_webhooks import (
 )
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def shop(stack: LocalStack) -> PaymentsShop:
-    return shop_taking_payments(stack)
-
-
-@pytest.fixture
-def payments(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"{stack.payments.url}/_admin", timeout=30) as admin:
-        yield admin
-        admin.delete("/faults")
 
 
 def provider(stack: LocalStack) -> stripe.StripeClient:

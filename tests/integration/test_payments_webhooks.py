@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -29,18 +29,6 @@ pytestmark = pytest.mark.integration
 
 SUCCESS_CARD = "4242 4242 4242 4242"
 DECLINED_CARD = "4000 0000 0000 0002"
-
-
-@pytest.fixture(scope="module")
-def shop(stack: LocalStack) -> PaymentsShop:
-    return shop_taking_payments(stack)
-
-
-@pytest.fixture
-def payments(stack: LocalStack) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=f"{stack.payments.url}/_admin", timeout=30) as admin:
-        yield admin
-        admin.delete("/faults")
 
 
 def new_session(api: httpx.Client, shop: PaymentsShop, product: str = "p-mug", quantity: int = 2) -> str:
