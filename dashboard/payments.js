@@ -47,6 +47,25 @@ const REFUNDS = {
   partial: (order) => `Partly refunded: ${order.refundedAmount} of ${order.amount}`,
 };
 
+const DISPUTES = {
+  warning_needs_response: "an inquiry, needs your response",
+  warning_under_review: "an inquiry, under review",
+  warning_closed: "an inquiry, closed",
+  needs_response: "needs your response",
+  under_review: "under review",
+  won: "won",
+  lost: "lost",
+  prevented: "prevented",
+};
+
+/** A chargeback in words: Disputed, the amount and status, the reason, and what to do about it. */
+function dispute(order) {
+  if (!order.disputeStatus) return "No";
+  const status = DISPUTES[order.disputeStatus] ?? order.disputeStatus.replaceAll("_", " ");
+  const reason = order.disputeReason ? ` (${order.disputeReason.replaceAll("_", " ")})` : "";
+  return `Disputed: ${order.disputedAmount}, ${status}${reason}. ${order.disputeNextStep}`;
+}
+
 function cell(label, ...content) {
   return el("td", { "data-label": label }, ...content);
 }
@@ -68,6 +87,7 @@ async function loadOrders() {
     cell("Amount", order.amount),
     cell("Paid", formatDate(order.paidAt)),
     cell("Refunded", REFUNDS[order.refunded]?.(order) ?? "No"),
+    cell("Dispute", dispute(order)),
   )));
   fill("unpaid", unpaid.map((checkout) => el(
     "tr",

@@ -59,6 +59,11 @@ PAYMENTS_WEBHOOK_EVENTS = (
     "payment_intent.payment_failed",
     "account.updated",
     "charge.refunded",
+    "charge.dispute.created",
+    "charge.dispute.updated",
+    "charge.dispute.closed",
+    "charge.dispute.funds_withdrawn",
+    "charge.dispute.funds_reinstated",
 )
 
 

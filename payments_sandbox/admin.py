@@ -295,6 +295,9 @@ def _summary(state: PaymentsSandboxState) -> dict[str, Any]:
         ],
         "charges": [{**charge.to_api(), "account": charge.account_id} for charge in world.charges.values()],
         "refunds": [{**refund.to_api(), "account": refund.account_id} for refund in world.refunds.values()],
+        "disputes": [
+            {**dispute.to_api(), "account": dispute.account_id} for dispute in world.disputes.values()
+        ],
         "webhook_endpoints": [
             {**endpoint.to_api(), "owner": endpoint.owner, "connect": endpoint.connect}
             for endpoint in world.endpoints.values()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from flask import Flask
 
-from payments_sandbox import accounts, admin, checkout, pages, refunds, webhooks
+from payments_sandbox import accounts, admin, checkout, disputes, pages, refunds, webhooks
 from payments_sandbox.api import EXTENSION_KEY, register_error_handlers
 from payments_sandbox.state import PaymentsSandboxState
 
@@ -19,7 +19,7 @@ def create_app(state: PaymentsSandboxState) -> Flask:
     app.extensions[EXTENSION_KEY] = state
     # Answers keep the order handlers build them in, like the provider's.
     app.json.sort_keys = False  # type: ignore[attr-defined]
-    for module in (accounts, checkout, refunds, webhooks, pages, admin):
+    for module in (accounts, checkout, refunds, disputes, webhooks, pages, admin):
         app.register_blueprint(module.blueprint)
     register_error_handlers(app)
     return app

@@ -26,6 +26,8 @@ class CardResult:
     decline_code: str | None = None
     message: str | None = None
     param: str | None = None
+    # A payment that succeeds, then is disputed by the card's bank: the dispute's reason and status.
+    dispute: tuple[str, str] | None = None
 
 
 SUCCEEDS = CardResult(Outcome.SUCCEEDS)
@@ -34,6 +36,10 @@ TEST_CARDS: dict[str, CardResult] = {
     "4242424242424242": SUCCEEDS,
     "4000000000000002": GENERIC_DECLINE,
     "4000002500003155": CardResult(Outcome.REQUIRES_AUTHENTICATION),
+    # The payment succeeds, then a dispute is opened (docs/payments-notes.md §4.4).
+    "4000000000000259": CardResult(Outcome.SUCCEEDS, dispute=("fraudulent", "needs_response")),
+    "4000000000002685": CardResult(Outcome.SUCCEEDS, dispute=("product_not_received", "needs_response")),
+    "4000000000001976": CardResult(Outcome.SUCCEEDS, dispute=("fraudulent", "warning_needs_response")),
     "4000000000009995": CardResult(
         Outcome.DECLINED, "card_declined", "insufficient_funds", "Your card has insufficient funds."
     ),

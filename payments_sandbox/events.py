@@ -31,6 +31,11 @@ EMITTED = (
     "payment_intent.succeeded",
     "charge.refunded",
     "refund.created",
+    "charge.dispute.created",
+    "charge.dispute.updated",
+    "charge.dispute.closed",
+    "charge.dispute.funds_withdrawn",
+    "charge.dispute.funds_reinstated",
 )
 SUBSCRIBABLE = frozenset(
     {
@@ -42,8 +47,6 @@ SUBSCRIBABLE = frozenset(
         "checkout.session.async_payment_succeeded",
         "charge.succeeded",
         "charge.failed",
-        "charge.dispute.created",
-        "charge.dispute.closed",
         "payment_intent.created",
         "payment_intent.canceled",
     }

@@ -1,6 +1,6 @@
 """What changes accounts, sessions and payments, with the events each change sends
-(docs/payments-notes.md §2-§4): onboarding, payment on the hosted page, expiry by the timer or
-the API. Callers hold the state's lock.
+(docs/payments-notes.md §2-§4): onboarding, payment on the hosted page (and the dispute a dispute
+test card brings), expiry by the timer or the API. Callers hold the state's lock.
 """
 
 from __future__ import annotations
@@ -10,7 +10,16 @@ from typing import Any
 from payments_sandbox import cards
 from payments_sandbox.events import RequestOrigin, emit
 from payments_sandbox.state import PaymentsSandboxState
-from payments_sandbox.world import Account, Charge, CheckoutSession, PaymentIntent, SessionStatus, new_id
+from payments_sandbox.world import (
+    DISPUTE_RESPONSE_SECONDS,
+    Account,
+    Charge,
+    CheckoutSession,
+    Dispute,
+    PaymentIntent,
+    SessionStatus,
+    new_id,
+)
 
 ACCOUNT_FIELDS = ("charges_enabled", "payouts_enabled", "details_submitted", "requirements", "capabilities")
 
@@ -101,8 +110,9 @@ def pay(
     """Record a card attempt on an open session and its consequences.
 
     Succeeded: the session completes, paid, with ``checkout.session.completed`` and
-    ``payment_intent.succeeded``. Declined: the session stays open for another card, with
-    ``payment_intent.payment_failed``. Requires authentication: the intent waits for the challenge.
+    ``payment_intent.succeeded`` (then, for a dispute test card, the dispute's events). Declined: the
+    session stays open for another card, with ``payment_intent.payment_failed``. Requires
+    authentication: the intent waits for the challenge.
     An invalid card (number, expiry, CVC) never reaches a PaymentIntent.
     """
     session.attempts.append({"last4": last4, "outcome": result.outcome.value, "code": result.code})
@@ -140,6 +150,10 @@ def pay(
     session.status, session.payment_status = SessionStatus.COMPLETE, "paid"
     emit(state, "checkout.session.completed", session.to_api(), account=session.account_id)
     emit(state, "payment_intent.succeeded", intent.to_api(), account=session.account_id)
+    if result.dispute is not None:
+        # A dispute test card: the card's bank disputes the payment once it succeeded.
+        reason, status = result.dispute
+        open_dispute(state, charge, reason, status)
 
 
 def success_location(session: CheckoutSession) -> str | None:
@@ -147,3 +161,64 @@ def success_location(session: CheckoutSession) -> str | None:
     if session.success_url is None:
         return None
     return session.success_url.replace("{CHECKOUT_SESSION_ID}", session.session_id)
+
+
+def open_dispute(state: PaymentsSandboxState, charge: Charge, reason: str, status: str) -> Dispute:
+    """The card's bank disputes ``charge`` (all of it): ``charge.dispute.created``, and for a dispute
+    (not an inquiry) the funds withdrawn from the account with ``charge.dispute.funds_withdrawn``."""
+    now = int(state.now())
+    dispute = Dispute(
+        dispute_id=new_id("du"),
+        account_id=charge.account_id,
+        charge_id=charge.charge_id,
+        intent_id=charge.intent_id,
+        amount=charge.amount,
+        currency=charge.currency,
+        created=now,
+        reason=reason,
+        status=status,
+        due_by=now + DISPUTE_RESPONSE_SECONDS,
+    )
+    state.world.disputes[dispute.dispute_id] = dispute
+    charge.disputed = True
+    emit(state, "charge.dispute.created", dispute.to_api(), account=charge.account_id)
+    if not status.startswith("warning_"):
+        _move_funds(state, dispute, -dispute.amount, "charge.dispute.funds_withdrawn", None)
+    return dispute
+
+
+def close_dispute(
+    state: PaymentsSandboxState, dispute: Dispute, status: str, origin: RequestOrigin | None
+) -> None:
+    """Close ``dispute`` as ``status`` (won, lost, warning_closed): ``charge.dispute.closed``, and the
+    funds back with ``charge.dispute.funds_reinstated`` when won."""
+    previous = {"status": dispute.status}
+    dispute.status = status
+    emit(
+        state,
+        "charge.dispute.closed",
+        dispute.to_api(),
+        account=dispute.account_id,
+        origin=origin,
+        previous_attributes=previous,
+    )
+    if status == "won":
+        _move_funds(state, dispute, dispute.amount, "charge.dispute.funds_reinstated", origin)
+
+
+def _move_funds(
+    state: PaymentsSandboxState, dispute: Dispute, amount: int, event: str, origin: RequestOrigin | None
+) -> None:
+    """A balance transaction of the dispute (withdrawn: negative; reinstated: positive) and its event."""
+    dispute.balance_transactions.append(
+        {
+            "id": new_id("txn"),
+            "object": "balance_transaction",
+            "amount": amount,
+            "currency": dispute.currency,
+            "created": int(state.now()),
+            "reporting_category": "dispute" if amount < 0 else "dispute_reversal",
+            "type": "adjustment",
+        }
+    )
+    emit(state, event, dispute.to_api(), account=dispute.account_id, origin=origin)

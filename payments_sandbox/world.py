@@ -233,6 +233,7 @@ class Charge:
     metadata: dict[str, str] = field(default_factory=dict)
     amount_refunded: int = 0
     card_last4: str | None = None
+    disputed: bool = False
 
     def to_api(self) -> dict[str, Any]:
         return {
@@ -244,7 +245,7 @@ class Charge:
             "captured": True,
             "created": self.created,
             "currency": self.currency,
-            "disputed": False,
+            "disputed": self.disputed,
             "livemode": False,
             "metadata": dict(self.metadata),
             "paid": True,
@@ -280,6 +281,61 @@ class Refund:
             "payment_intent": self.intent_id,
             "reason": self.reason,
             "status": "succeeded",
+        }
+
+
+# How long a merchant has to respond to a dispute in the sandbox (the provider's due date is the card
+# network's; docs/payments-notes.md §4.4).
+DISPUTE_RESPONSE_SECONDS = 7 * 24 * 3600
+DISPUTE_CLOSED = frozenset({"warning_closed", "won", "lost", "prevented"})
+
+
+@dataclass
+class Dispute:
+    """A chargeback of a charge (docs/payments-notes.md §4.4): its metadata is its own, not the
+    charge's."""
+
+    dispute_id: str
+    account_id: str | None
+    charge_id: str
+    intent_id: str
+    amount: int
+    currency: str
+    created: int
+    reason: str
+    status: str
+    due_by: int
+    evidence: dict[str, str] = field(default_factory=dict)
+    submission_count: int = 0
+    metadata: dict[str, str] = field(default_factory=dict)
+    balance_transactions: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def closed(self) -> bool:
+        return self.status in DISPUTE_CLOSED
+
+    def to_api(self) -> dict[str, Any]:
+        return {
+            "id": self.dispute_id,
+            "object": "dispute",
+            "amount": self.amount,
+            "balance_transactions": [dict(item) for item in self.balance_transactions],
+            "charge": self.charge_id,
+            "created": self.created,
+            "currency": self.currency,
+            "evidence": dict(self.evidence),
+            "evidence_details": {
+                "due_by": self.due_by,
+                "has_evidence": bool(self.evidence),
+                "past_due": False,
+                "submission_count": self.submission_count,
+            },
+            "is_charge_refundable": False,
+            "livemode": False,
+            "metadata": dict(self.metadata),
+            "payment_intent": self.intent_id,
+            "reason": self.reason,
+            "status": self.status,
         }
 
 
@@ -486,5 +542,6 @@ class World:
     payment_intents: dict[str, PaymentIntent] = field(default_factory=dict)
     charges: dict[str, Charge] = field(default_factory=dict)
     refunds: dict[str, Refund] = field(default_factory=dict)
+    disputes: dict[str, Dispute] = field(default_factory=dict)
     endpoints: dict[str, WebhookEndpoint] = field(default_factory=dict)
     events: dict[str, Event] = field(default_factory=dict)

@@ -998,7 +998,8 @@ def checkout_service() -> CheckoutService:
 
 def payments_webhook() -> WebhookHandler:
     """The provider's webhook deliveries: verified with the endpoint's signing secret, turned into
-    orders, and paid orders sent to the ad account's pixel."""
+    orders, and paid orders sent to the ad account's pixel; the provider is asked whose a disputed
+    charge is."""
     from shared.clock import utc_now
     from shared.payments.pixel import PixelPurchases
     from shared.payments.webhooks import WebhookHandler
@@ -1006,6 +1007,7 @@ def payments_webhook() -> WebhookHandler:
     return WebhookHandler(
         store=payments_store(),
         accounts=payments_connection_status(),
+        charges=payments_provider(),
         buyers=data_blobs(),
         purchases=PixelPurchases(
             connection_service(), utc_now, tally=event_site_store(), claims=payments_store()

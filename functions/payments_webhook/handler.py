@@ -16,7 +16,8 @@ class WebhookReceived(CamelModel):
     received: bool
     outcome: str = Field(
         description="order_recorded, already_paid, expired, failed, refusal_recorded, account_updated, "
-        "awaiting_payment, duplicate (a redelivery), ignored (not the service's), ..."
+        "awaiting_payment, refund_recorded, dispute_recorded, dispute_unchanged (a late or repeated dispute "
+        "event), duplicate (a redelivery), ignored (not the service's), ..."
     )
 
 
@@ -46,8 +47,8 @@ REFUSALS: dict[int, tuple[type[ServiceError], str]] = {
 def webhook() -> WebhookReceived:
     """Verify the delivery's signature on the raw body, handle each event id once, and turn a paid
     Checkout Session into an order of its organization (then a Purchase to the pixel); expired and
-    failed sessions and refused cards are recorded. Register this URL with the provider for
-    connected accounts' events (README, "Card payments")."""
+    failed sessions and refused cards are recorded, and so are refunds and disputes of its orders.
+    Register this URL with the provider for connected accounts' events (README, "Card payments")."""
     signature = app.current_event.headers.get("stripe-signature")
     answer = wiring.payments_webhook().handle(raw_body(app), signature)
     if answer.status != 200:

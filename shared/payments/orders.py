@@ -1,23 +1,23 @@
 """The orders the hosted checkout took, and the checkouts that ended unpaid, for the dashboard.
 
 Orders come from the provider's webhook (``shared.payments.webhooks``), newest first, each with what
-the provider has refunded of it (in part or in whole); a checkout
-whose session expired or whose delayed payment failed is listed too, latest ended first, with the
-cards refused on it, so nothing a shopper started is lost from view. Each list is one bounded query
-(the newest ``ORDERS_SHOWN`` orders, the latest ``UNPAID_SHOWN`` ended checkouts), however many
-checkouts the organization's 30 days hold.
+the provider has refunded of it (in part or in whole) and any chargeback of it with what the
+merchant must do about it; a checkout whose session expired or whose delayed payment failed is
+listed too, latest ended first, with the cards refused on it, so nothing a shopper started is lost
+from view. Each list is one bounded query (the newest ``ORDERS_SHOWN`` orders, the latest
+``UNPAID_SHOWN`` ended checkouts), however many checkouts the organization's 30 days hold.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
 from shared.payments.money import format_amount
-from shared.records.payments import CheckoutRecord, CheckoutState, OrderRecord
+from shared.records.payments import CheckoutRecord, CheckoutState, DisputeRecord, DisputeStatus, OrderRecord
 from shared.wire_models import CamelModel
 
 ORDERS_SHOWN = 100
@@ -73,6 +73,27 @@ class OrderView(CamelModel):
         default=None, description="How much was refunded as a shopper reads it, e.g. $10.00."
     )
     refunded_at: datetime | None = None
+    dispute_status: DisputeStatus | None = Field(
+        default=None,
+        description="A chargeback's status at the provider (None: not disputed): an inquiry's "
+        "warning_needs_response, warning_under_review, warning_closed; a dispute's needs_response, "
+        "under_review, won, lost, prevented.",
+    )
+    amount_disputed: int = Field(default=0, description="How much is disputed, in the smallest unit.")
+    disputed_amount: str | None = Field(
+        default=None, description="How much is disputed as a shopper reads it, e.g. $25.00."
+    )
+    dispute_reason: str | None = Field(
+        default=None, description="The cardholder's reason as the provider names it, e.g. fraudulent."
+    )
+    disputed_at: datetime | None = Field(default=None, description="When the dispute was opened.")
+    dispute_due_by: datetime | None = Field(
+        default=None,
+        description="When the merchant's response is due at the provider (None: no response is possible).",
+    )
+    dispute_next_step: str | None = Field(
+        default=None, description="What the merchant must do about the dispute, in words."
+    )
 
 
 class UnpaidCheckoutView(CamelModel):
@@ -130,6 +151,7 @@ class Orders:
                         else None
                     ),
                     refunded_at=order.refunded_at,
+                    **_dispute_fields(order.dispute),
                 )
                 for order in orders
             ],
@@ -150,3 +172,38 @@ class Orders:
                 for checkout in unpaid
             ],
         )
+
+
+def dispute_next_step(dispute: DisputeRecord) -> str:
+    """What the merchant must do about ``dispute`` now, in words (docs/payments-notes.md §4.4)."""
+    due = f"by {dispute.due_by:%Y-%m-%d %H:%M} UTC" if dispute.due_by else "before it is due"
+    if dispute.status in ("needs_response", "warning_needs_response"):
+        if dispute.status == "needs_response" and dispute.due_by is None:
+            return "The card's bank allows no response to this dispute: nothing to do."
+        kind = "inquiry" if dispute.status == "warning_needs_response" else "dispute"
+        return (
+            f"Respond to the {kind} in your payment provider's dashboard {due}: submit evidence that the "
+            "payment was genuine, or accept it. Without a response it is lost."
+        )
+    return {
+        "warning_under_review": "Your response is with the card's bank: nothing to do until it decides.",
+        "under_review": "Your evidence is with the card's bank: nothing to do until it decides.",
+        "warning_closed": "The inquiry closed without becoming a dispute: nothing to do.",
+        "won": "Won: the disputed amount stays yours. Nothing to do.",
+        "lost": "Lost: the disputed amount went back to the buyer's card. Nothing to do.",
+        "prevented": "Prevented before it became a dispute: nothing to do.",
+    }[dispute.status]
+
+
+def _dispute_fields(dispute: DisputeRecord | None) -> dict[str, Any]:
+    if dispute is None:
+        return {}
+    return {
+        "dispute_status": dispute.status,
+        "amount_disputed": dispute.amount,
+        "disputed_amount": format_amount(dispute.amount, dispute.currency),
+        "dispute_reason": dispute.reason,
+        "disputed_at": dispute.opened_at,
+        "dispute_due_by": dispute.due_by,
+        "dispute_next_step": dispute_next_step(dispute),
+    }

@@ -112,6 +112,16 @@ class ProviderSession:
     expires_at: datetime
 
 
+@dataclass(frozen=True)
+class ProviderCharge:
+    """What the service reads of a Charge: its PaymentIntent, and the metadata the intent gave it
+    (docs/payments-notes.md §4.4), which names the service's organization and checkout."""
+
+    charge_id: str
+    payment_intent: str | None
+    metadata: dict[str, str]
+
+
 def _bounded_http_client(timeout: Callable[[], float]) -> stripe.HTTPXClient:
     """The SDK's httpx client with each attempt's timeout asked of ``timeout`` when it is made, and
     no retry whose wait and a short attempt would not fit in what is left."""
@@ -270,6 +280,30 @@ class PaymentsProvider:
                 if error.http_status in (400, 404):
                     return None
                 raise
+
+    # --- charges ----------------------------------------------------------------------------------
+
+    def retrieve_charge(self, account_id: str, charge_id: str) -> ProviderCharge | None:
+        """The charge ``charge_id`` of the connected account ``account_id``; None when the account has
+        no such charge."""
+        import stripe
+
+        with _mapped_errors():
+            try:
+                charge = self._client.v1.charges.retrieve(
+                    charge_id, options={"stripe_account": account_id}
+                ).to_dict()
+            except stripe.InvalidRequestError as error:
+                if error.code != "resource_missing":
+                    raise
+                return None
+        metadata = charge.get("metadata") or {}
+        intent = charge.get("payment_intent")
+        return ProviderCharge(
+            charge_id=str(charge["id"]),
+            payment_intent=intent if isinstance(intent, str) else None,
+            metadata={str(key): str(value) for key, value in metadata.items()},
+        )
 
 
 def verify_delivery(

@@ -25,6 +25,14 @@ receives the merchant's own sessions, which are none of the service's business (
   Acted on also after a disconnect, from the account the record still holds: the refund is a fact
   about an order the service lists. Nothing is sent to the ad platform: the Conversions API has no
   refund event (docs/payments-notes.md §4.4).
+- ``charge.dispute.created``, ``.updated``, ``.closed``, ``.funds_withdrawn``, ``.funds_reinstated`` (a
+  chargeback): the Dispute names its charge and PaymentIntent but carries no metadata of the
+  service's, so its charge is read from the provider (on the event's account; a charge carries its
+  intent's metadata) to learn the organization; the order paid by the intent then records the
+  dispute's status, amount, reason, opening and evidence due date. Only a later stage of the dispute
+  (or a later dispute) replaces the one recorded (``DisputeRecord.position``), so a late or repeated
+  event never moves it back. Acted on after a disconnect too, like a refund. A provider that cannot
+  say whose charge it is answers 500: the event is delivered again.
 """
 
 from __future__ import annotations
@@ -37,17 +45,52 @@ from typing import Any, Literal, Protocol
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from shared.clock import Clock
+from shared.errors import ServiceError
 from shared.observability import logger
 from shared.payments.checkout import checkout_path
 from shared.payments.money import minor_unit_factor
-from shared.payments.provider import ProviderAccount, SignatureRefused, verify_delivery
-from shared.records.payments import CheckoutRecord, OrderRecord, PaymentsConnection, checkout_orders_prefix
+from shared.payments.provider import (
+    PaymentsAccountRefused,
+    ProviderAccount,
+    ProviderCharge,
+    SignatureRefused,
+    verify_delivery,
+)
+from shared.records.payments import (
+    CheckoutRecord,
+    DisputeRecord,
+    OrderRecord,
+    PaymentsConnection,
+    checkout_orders_prefix,
+)
 
 # A delivery holding an event's claim longer than this is taken to have died: the next may act.
 CLAIM_LEASE = timedelta(minutes=2)
 PAID_EVENTS = frozenset({"checkout.session.completed", "checkout.session.async_payment_succeeded"})
-# Facts about orders already taken: acted on after a disconnect too (from the account still held).
 REFUND_EVENTS = frozenset({"charge.refunded"})
+DISPUTE_EVENTS = frozenset(
+    {
+        "charge.dispute.created",
+        "charge.dispute.updated",
+        "charge.dispute.closed",
+        "charge.dispute.funds_withdrawn",
+        "charge.dispute.funds_reinstated",
+    }
+)
+# Facts about orders already taken: acted on after a disconnect too (from the account still held).
+ORDER_FACT_EVENTS = REFUND_EVENTS | DISPUTE_EVENTS
+# Every event the webhook acts on: what the provider's endpoint must be subscribed to (README,
+# "Registering the webhook endpoint"; local/stack.py's PAYMENTS_WEBHOOK_EVENTS).
+HANDLED_EVENTS = (
+    PAID_EVENTS
+    | ORDER_FACT_EVENTS
+    | {
+        "checkout.session.expired",
+        "checkout.session.async_payment_failed",
+        "payment_intent.payment_failed",
+        "account.updated",
+    }
+)
 
 
 class EventData(BaseModel):
@@ -78,6 +121,46 @@ class ProviderEvent(BaseModel):
     data: EventData
 
 
+class ProviderDispute(BaseModel):
+    """What the service reads of a Dispute (docs/payments-notes.md §4.4)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str = Field(min_length=1)
+    status: str
+    amount: int = Field(ge=0)
+    currency: str
+    reason: str = "general"
+    created: int = Field(ge=0, le=253_402_300_799)
+    evidence_details: dict[str, Any] = Field(default_factory=dict)
+
+    def record(self, now: datetime) -> DisputeRecord:
+        due_by = self.evidence_details.get("due_by")
+        # 0 (or none): the card's bank allows no response to this dispute.
+        due = datetime.fromtimestamp(due_by, UTC) if isinstance(due_by, int) and due_by > 0 else None
+        return DisputeRecord.model_validate(
+            {
+                "dispute_id": self.id,
+                "status": self.status,
+                "amount": self.amount,
+                "currency": self.currency,
+                "reason": self.reason,
+                "opened_at": datetime.fromtimestamp(self.created, UTC),
+                "due_by": due,
+                "recorded_at": now,
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Subject:
+    """Whose an event is: the metadata naming the organization and checkout, and for an event about
+    a payment's charge (a refund, a dispute) the PaymentIntent that paid the order."""
+
+    metadata: dict[str, Any]
+    payment_intent: str | None = None
+
+
 class Store(Protocol):
     """``shared.repositories.payments.DynamoPaymentsStore``."""
 
@@ -89,6 +172,7 @@ class Store(Protocol):
     def record_refusal(self, org_id: str, checkout_id: str, code: str, now: datetime) -> bool: ...
     def record_paid(self, order: OrderRecord, connection_id: str, now: datetime) -> str: ...
     def record_refund(self, org_id: str, payment_intent: str, amount_refunded: int, now: datetime) -> str: ...
+    def record_dispute(self, org_id: str, payment_intent: str, dispute: DisputeRecord) -> str: ...
     def claim_event(self, org_id: str, event_id: str, now: datetime, lease: timedelta) -> str: ...
     def complete_event(self, org_id: str, event_id: str, now: datetime) -> None: ...
     def release_event(self, org_id: str, event_id: str) -> None: ...
@@ -99,6 +183,12 @@ class AccountIds(Protocol):
 
     def account_id(self, connection: PaymentsConnection) -> str: ...
     def record_account(self, connection: PaymentsConnection, account: ProviderAccount) -> None: ...
+
+
+class Charges(Protocol):
+    """The provider's charges (``PaymentsProvider.retrieve_charge``): a Dispute names its charge only."""
+
+    def retrieve_charge(self, account_id: str, charge_id: str) -> ProviderCharge | None: ...
 
 
 class BuyerFiles(Protocol):
@@ -147,6 +237,7 @@ def buyer_key(org_id: str, session_id: str) -> str:
 class WebhookHandler:
     store: Store
     accounts: AccountIds
+    charges: Charges
     buyers: BuyerFiles
     purchases: PurchaseSender | None
     secret: str
@@ -169,14 +260,23 @@ class WebhookHandler:
                 str(event.get("id", ""))[:100], str(event.get("type", ""))[:100], "not an event"
             )
         event_id, kind, obj = parsed.id, parsed.type, parsed.data.object
-        metadata = obj.get("metadata")
-        org_id = metadata.get("org_id") if isinstance(metadata, dict) else None
+        try:
+            subject = self._subject(parsed)
+        except PaymentsAccountRefused:
+            return self._ignored(event_id, kind, "account refuses the service")
+        except ServiceError as error:
+            # The provider could not say whose disputed charge it is: deliver again.
+            logger.warning(
+                "payments event's charge not read", extra={"event_id": event_id, "code": error.code}
+            )
+            return WebhookAnswer(500, "failed")
+        org_id = subject.metadata.get("org_id")
         if not isinstance(org_id, str) or not org_id:
             return self._ignored(event_id, kind, "not the service's")
         connection = self.store.get_connection(org_id)
         if connection is None or connection.account is None:
             return self._ignored(event_id, kind, "no payments connection")
-        if connection.status == "inactive" and kind not in REFUND_EVENTS:
+        if connection.status == "inactive" and kind not in ORDER_FACT_EVENTS:
             return self._ignored(event_id, kind, "payments disconnected")
         if parsed.account != self.accounts.account_id(connection):
             logger.warning(
@@ -190,7 +290,7 @@ class WebhookHandler:
         if claim == "busy":
             return WebhookAnswer(409, "in_progress")
         try:
-            outcome = self._act(org_id, connection, kind, obj, parsed)
+            outcome = self._act(org_id, connection, kind, obj, parsed, subject)
         except Exception:
             self.store.release_event(org_id, event_id)
             logger.exception("payments event failed", extra={"event_id": event_id, "type": kind})
@@ -206,6 +306,7 @@ class WebhookHandler:
         kind: str,
         obj: dict[str, Any],
         event: ProviderEvent,
+        subject: Subject,
     ) -> str:
         now = self.clock()
         checkout_id = str((obj.get("metadata") or {}).get("checkout_id") or "")
@@ -222,6 +323,14 @@ class WebhookHandler:
             if not isinstance(intent, str) or not intent or not isinstance(refunded, int):
                 return "unknown_order"
             return self.store.record_refund(org_id, intent, refunded, now)
+        if kind in DISPUTE_EVENTS:
+            try:
+                dispute = ProviderDispute.model_validate(obj).record(now)
+            except ValidationError:
+                return "not_a_dispute"
+            if subject.payment_intent is None:
+                return "unknown_order"
+            return self.store.record_dispute(org_id, subject.payment_intent, dispute)
         if kind == "checkout.session.expired":
             return (
                 "expired" if self.store.end_checkout(org_id, checkout_id, "expired", now) else "already_paid"
@@ -286,9 +395,33 @@ class WebhookHandler:
             self.purchases.send(order, buyer.email, buyer.name, checkout, page)
         return "order_recorded" if recorded == "recorded" else "already_paid"
 
+    def _subject(self, event: ProviderEvent) -> Subject:
+        """Whose ``event`` is. A Dispute's metadata is its own (empty), not the payment's: its charge,
+        read from the provider on the event's account, carries the intent's metadata."""
+        obj = event.data.object
+        metadata = obj.get("metadata")
+        metadata = metadata if isinstance(metadata, dict) else {}
+        if event.type not in DISPUTE_EVENTS:
+            intent = obj.get("payment_intent")
+            return Subject(metadata, intent if isinstance(intent, str) and intent else None)
+        charge_id = _id_of(obj.get("charge"))
+        if charge_id is None or not event.account:
+            return Subject({})
+        charge = self.charges.retrieve_charge(event.account, charge_id)
+        if charge is None:
+            return Subject({})
+        return Subject(charge.metadata, _id_of(obj.get("payment_intent")) or charge.payment_intent)
+
     def _ignored(self, event_id: str, kind: str, why: str) -> WebhookAnswer:
         logger.info("payments event ignored", extra={"event_id": event_id, "type": kind, "why": why})
         return WebhookAnswer(200, "ignored")
+
+
+def _id_of(value: Any) -> str | None:
+    """An expandable field's id: the id itself, or the expanded object's."""
+    if isinstance(value, dict):
+        value = value.get("id")
+    return value if isinstance(value, str) and value else None
 
 
 def _buyer_file(order: OrderRecord, buyer: Buyer) -> bytes:

@@ -84,6 +84,52 @@ class CheckoutRecord(BaseModel):
     )
 
 
+DisputeStatus = Literal[
+    "warning_needs_response",
+    "warning_under_review",
+    "warning_closed",
+    "needs_response",
+    "under_review",
+    "won",
+    "lost",
+    "prevented",
+]
+# How far along its life each status is (docs/payments-notes.md §4.4): an inquiry (warning_*) comes
+# before a dispute's response, a response before its outcome, and an outcome is final.
+DISPUTE_STATUS_STAGE: dict[str, int] = {
+    "warning_needs_response": 0,
+    "warning_under_review": 1,
+    "needs_response": 2,
+    "under_review": 3,
+    "warning_closed": 4,
+    "won": 5,
+    "lost": 5,
+    "prevented": 5,
+}
+
+
+class DisputeRecord(BaseModel):
+    """A chargeback of an order's payment as the provider's latest Dispute said it
+    (``charge.dispute.*``)."""
+
+    dispute_id: str = Field(description="The provider's Dispute id (du_...).")
+    status: DisputeStatus
+    amount: int = Field(description="Disputed, in the currency's smallest unit (usually the whole charge).")
+    currency: str
+    reason: str = Field(description="The cardholder's reason as the provider names it, e.g. fraudulent.")
+    opened_at: datetime = Field(description="When the dispute was opened (its created).")
+    due_by: datetime | None = Field(
+        default=None,
+        description="When evidence is due (evidence_details.due_by); None when the bank allows no response.",
+    )
+    recorded_at: datetime = Field(description="When the service recorded this status.")
+
+    def position(self) -> int:
+        """Where this state of the dispute stands: a later dispute, or a later stage of the same one,
+        stands higher. A state recorded is only ever replaced by one standing higher."""
+        return int(self.opened_at.timestamp()) * 10 + DISPUTE_STATUS_STAGE[self.status]
+
+
 class OrderRecord(BaseModel):
     """A paid checkout: an order of the organization (one per provider session)."""
 
@@ -107,6 +153,7 @@ class OrderRecord(BaseModel):
         "charge's amount_refunded, cumulative).",
     )
     refunded_at: datetime | None = Field(default=None, description="When the latest refund was recorded.")
+    dispute: DisputeRecord | None = Field(default=None, description="A chargeback of its payment, if any.")
     pixel_counted_by: str | None = Field(
         default=None,
         description="The source the Events page counts its Purchase under: checkout (the webhook sent it "

@@ -10,6 +10,8 @@ closure's deletion of ``ORG#<org>`` takes every one of them):
 | a provider event being or already handled | ``PAYEVENT#<event id>`` | 30 days (TTL) |
 | an order's payment, by its PaymentIntent id | ``PAYREF#<payment intent>`` | as the order |
 
+A refund or a dispute names the payment, not the order: its order is found through ``PAYREF``.
+
 Orders sort by the time they were paid, so the newest come first from one query; checkouts that
 ended unpaid sort by when they ended in the index, so the latest come first from one query of the
 index, however many checkouts the 30 days hold (a sparse index: an open or paid one is not in it).
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from boto3.dynamodb.conditions import Attr, Key
 
 from shared.clock import iso
-from shared.records.payments import CheckoutRecord, OrderRecord, PaymentsConnection
+from shared.records.payments import CheckoutRecord, DisputeRecord, OrderRecord, PaymentsConnection
 from shared.repositories.items import from_item, query_all, to_item
 
 if TYPE_CHECKING:
@@ -37,11 +39,12 @@ if TYPE_CHECKING:
 CHECKOUT_LIFETIME = timedelta(days=30)
 # The provider resends an undelivered event for up to three days (docs/payments-notes.md §4.3).
 EVENT_CLAIM_LIFETIME = timedelta(days=30)
-_KEYS = {"pk", "sk", "gsi1pk", "gsi1sk", "expires_at"}
+_KEYS = {"pk", "sk", "gsi1pk", "gsi1sk", "expires_at", "dispute_position"}
 
 Claim = Literal["claimed", "done", "busy"]
 Recorded = Literal["recorded", "already_paid", "connection_gone", "unknown_checkout"]
 RefundRecorded = Literal["refund_recorded", "refund_unchanged", "unknown_order"]
+DisputeRecorded = Literal["dispute_recorded", "dispute_unchanged", "unknown_order"]
 
 
 def _pk(org_id: str) -> str:
@@ -242,14 +245,12 @@ class DynamoPaymentsStore:
         """Record that the provider has refunded ``amount_refunded`` (cumulative, as the charge says)
         of the order paid by ``payment_intent``. Only a larger amount replaces the one recorded, so a
         late or repeated event never takes a refund back. Says what happened."""
-        ref = self._table.get_item(Key=_payment_ref_key(org_id, payment_intent), ConsistentRead=True).get(
-            "Item"
-        )
-        if ref is None:
+        order_sk = self._order_sk_paid_by(org_id, payment_intent)
+        if order_sk is None:
             return "unknown_order"
         try:
             self._table.update_item(
-                Key={"pk": _pk(org_id), "sk": str(ref["order_sk"])},
+                Key={"pk": _pk(org_id), "sk": order_sk},
                 UpdateExpression="SET amount_refunded = :amount, refunded_at = :now",
                 ConditionExpression="attribute_exists(pk) AND "
                 "(attribute_not_exists(amount_refunded) OR amount_refunded < :amount)",
@@ -258,6 +259,38 @@ class DynamoPaymentsStore:
         except self._table.meta.client.exceptions.ConditionalCheckFailedException:
             return "refund_unchanged"
         return "refund_recorded"
+
+    def record_dispute(self, org_id: str, payment_intent: str, dispute: DisputeRecord) -> DisputeRecorded:
+        """Record ``dispute`` (its latest state, as an event about it says) on the order paid by
+        ``payment_intent``. Only a state standing higher (``DisputeRecord.position``: a later stage, or
+        a later dispute) replaces the one recorded, so a late or repeated event never moves it back.
+        Says what happened."""
+        order_sk = self._order_sk_paid_by(org_id, payment_intent)
+        if order_sk is None:
+            return "unknown_order"
+        position = dispute.position()
+        try:
+            self._table.update_item(
+                Key={"pk": _pk(org_id), "sk": order_sk},
+                UpdateExpression="SET dispute = :dispute, dispute_position = :position",
+                ConditionExpression="attribute_exists(pk) AND "
+                "(attribute_not_exists(dispute_position) OR dispute_position < :position)",
+                ExpressionAttributeValues={
+                    ":dispute": to_item(dispute.model_dump()),
+                    ":position": position,
+                },
+            )
+        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
+            return "dispute_unchanged"
+        return "dispute_recorded"
+
+    def _order_sk_paid_by(self, org_id: str, payment_intent: str) -> str | None:
+        """The sort key of the order ``payment_intent`` paid, from its ``PAYREF`` item (None: no order
+        of the organization was paid by it, or it was paid before orders kept one)."""
+        ref = self._table.get_item(Key=_payment_ref_key(org_id, payment_intent), ConsistentRead=True).get(
+            "Item"
+        )
+        return None if ref is None else str(ref["order_sk"])
 
     def list_orders(self, org_id: str, limit: int) -> list[OrderRecord]:
         """The organization's newest ``limit`` orders, newest first."""

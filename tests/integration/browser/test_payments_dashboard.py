@@ -21,6 +21,7 @@ from shared import wiring
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
 from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tests.integration.payments_shop import shop_taking_payments
+from tests.integration.test_payments_webhooks import new_session, pay
 
 pytestmark = pytest.mark.integration
 
@@ -210,7 +211,7 @@ def test_paid_orders_and_unpaid_checkouts_are_listed_on_the_payments_page(
     orders = page.get_by_role("table", name="Orders")
     expect(orders.get_by_role("row")).to_have_count(2, timeout=LOADED)  # the header and the one order
     row = orders.get_by_role("row").nth(1)
-    expect(row.get_by_role("cell")).to_have_text(["Ada's Mug", "2", "$25.00", re.compile(r"\d"), "No"])
+    expect(row.get_by_role("cell")).to_have_text(["Ada's Mug", "2", "$25.00", re.compile(r"\d"), "No", "No"])
     expect(page.get_by_text("No orders yet.")).to_be_hidden()
     # ... and the checkout that expired unpaid, with the refused card in words
     unpaid = page.get_by_role("table", name="Checkouts not paid")
@@ -248,4 +249,30 @@ def test_paid_orders_and_unpaid_checkouts_are_listed_on_the_payments_page(
     page.goto("/payments.html")
     row = page.get_by_role("table", name="Orders").get_by_role("row").nth(1)
     expect(row.get_by_role("cell").nth(4)).to_have_text("Partly refunded: $10.00 of $25.00", timeout=LOADED)
+    assert axe_violations(page) == [], dump(axe_violations(page))
+
+
+def test_a_disputed_order_shows_disputed_with_what_the_merchant_must_do(
+    page: Page, stack: LocalStack, api: httpx.Client, payments: httpx.Client
+) -> None:
+    # Given: a shop taking card payments whose shopper paid for two mugs with the dispute test card
+    shop = shop_taking_payments(stack)
+    pay(payments, new_session(api, shop), card="4000 0000 0000 0259")
+    # (the page is read once the provider's charge.dispute.created was handled)
+    [order] = eventually(
+        lambda: [o for o in wiring.payments_orders().view(shop.org.org_id).orders if o.dispute_status]
+    )
+    assert order.dispute_due_by is not None
+    # When: the merchant opens the Payments page
+    sign_in(page, shop.email, shop.password)
+    page.goto("/payments.html")
+    # Then: the order is Disputed, with the amount, the status and reason, and the response due at the
+    # provider by its date
+    row = page.get_by_role("table", name="Orders").get_by_role("row").nth(1)
+    expect(row.get_by_role("cell").nth(5)).to_have_text(
+        "Disputed: $25.00, needs your response (fraudulent). Respond to the dispute in your payment "
+        f"provider's dashboard by {order.dispute_due_by:%Y-%m-%d %H:%M} UTC: submit evidence that the "
+        "payment was genuine, or accept it. Without a response it is lost.",
+        timeout=LOADED,
+    )
     assert axe_violations(page) == [], dump(axe_violations(page))

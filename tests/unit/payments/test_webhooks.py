@@ -1,25 +1,30 @@
 """The webhook's handling of the events the payments sandbox does not send (issue 22, item 4): a
 delayed payment method's session, completed unpaid and then paid or failed later
 (``checkout.session.async_payment_succeeded`` / ``async_payment_failed``), and a forged delivery's
-log line, which never holds the body. On moto's DynamoDB (the repository the function uses); the
+log line, which never holds the body; refunds (``charge.refunded``) and disputes
+(``charge.dispute.*``, whose Dispute names only the payment: its charge says whose it is) of the
+orders. On moto's DynamoDB (the repository the function uses); the
 deliveries are signed as the provider signs them, with its SDK."""
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 import stripe
 
+from local.stack import PAYMENTS_WEBHOOK_EVENTS
 from shared.payments.orders import Orders
-from shared.payments.provider import ProviderAccount
-from shared.payments.webhooks import WebhookHandler, buyer_key
+from shared.payments.provider import PaymentsUnavailable, ProviderAccount, ProviderCharge
+from shared.payments.webhooks import DISPUTE_EVENTS, HANDLED_EVENTS, WebhookHandler, buyer_key
 from shared.records.connections import EncryptedSecret
 from shared.records.payments import CheckoutRecord, PaymentsConnection
 from shared.repositories.payments import DynamoPaymentsStore
@@ -53,10 +58,32 @@ class Bucket:
 
 
 @dataclass
+class Charges:
+    """The provider's charges of the shop's account: ``ch_1`` paid the checkout's order (``pi_1``) and
+    carries its intent's metadata, as the provider copies it."""
+
+    charges: dict[str, ProviderCharge] = field(
+        default_factory=lambda: {
+            "ch_1": ProviderCharge("ch_1", "pi_1", {"org_id": ORG, "checkout_id": "chk-1"}),
+            "ch_own": ProviderCharge("ch_own", "pi_own", {}),
+        }
+    )
+    down: bool = False
+    asked: list[tuple[str, str]] = field(default_factory=list)
+
+    def retrieve_charge(self, account_id: str, charge_id: str) -> ProviderCharge | None:
+        self.asked.append((account_id, charge_id))
+        if self.down:
+            raise PaymentsUnavailable("The payment provider is not answering right now.")
+        return self.charges.get(charge_id) if account_id == ACCOUNT else None
+
+
+@dataclass
 class World:
     store: DynamoPaymentsStore
     buyers: Bucket
     handler: WebhookHandler
+    charges: Charges
 
 
 @pytest.fixture
@@ -88,11 +115,17 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
                 updated_at=NOW - timedelta(hours=1),
             )
         )
-        buyers = Bucket()
+        buyers, charges = Bucket(), Charges()
         handler = WebhookHandler(
-            store=store, accounts=Accounts(), buyers=buyers, purchases=None, secret=SECRET, clock=lambda: NOW
+            store=store,
+            accounts=Accounts(),
+            charges=charges,
+            buyers=buyers,
+            purchases=None,
+            secret=SECRET,
+            clock=lambda: NOW,
         )
-        yield World(store, buyers, handler)
+        yield World(store, buyers, handler, charges)
 
 
 def event(event_id: str, kind: str, payment_status: str) -> dict[str, Any]:
@@ -304,3 +337,145 @@ def test_a_refund_of_a_payment_the_service_did_not_take_changes_nothing(world: W
     assert deliver(world, refunded("evt_r1", 2500, intent="pi_other")) == (200, "unknown_order")
     [order] = Orders(world.store).view(ORG).orders
     assert order.refunded is None
+
+
+OPENED = NOW + timedelta(days=3)
+DUE = OPENED + timedelta(days=10)
+
+
+def disputed(
+    event_id: str, kind: str, status: str, *, charge: str = "ch_1", opened: datetime = OPENED
+) -> dict[str, Any]:
+    """A ``charge.dispute.*`` event as the provider sends it: the Dispute, which names the charge and
+    its PaymentIntent and carries only its own (empty) metadata."""
+    return {
+        "id": event_id,
+        "object": "event",
+        "type": kind,
+        "account": ACCOUNT,
+        "created": int(NOW.timestamp()),
+        "data": {
+            "object": {
+                "id": "du_1",
+                "object": "dispute",
+                "amount": 2500,
+                "currency": "usd",
+                "charge": charge,
+                "payment_intent": intent_of(charge),
+                "reason": "fraudulent",
+                "status": status,
+                "created": int(opened.timestamp()),
+                "evidence_details": {
+                    "due_by": int(DUE.timestamp()),
+                    "has_evidence": False,
+                    "past_due": False,
+                },
+                "is_charge_refundable": False,
+                "metadata": {},
+            }
+        },
+    }
+
+
+def intent_of(charge: str) -> str:
+    return {"ch_1": "pi_1", "ch_own": "pi_own"}.get(charge, "pi_unknown")
+
+
+def test_a_chargeback_marks_its_order_disputed_with_what_the_merchant_must_do(world: World) -> None:
+    # Given: a paid order
+    paid_with_intent(world)
+    # When: the buyer's bank opens a dispute of its charge (the Dispute names no organization)
+    assert deliver(world, disputed("evt_d1", "charge.dispute.created", "needs_response")) == (
+        200,
+        "dispute_recorded",
+    )
+    # Then: its charge was read on the event's account to learn whose it is
+    assert world.charges.asked == [(ACCOUNT, "ch_1")]
+    # And the order shows the dispute: status, amount, reason, when, and the response due at the provider
+    [order] = Orders(world.store).view(ORG).orders
+    assert (order.dispute_status, order.amount_disputed, order.disputed_amount, order.dispute_reason) == (
+        "needs_response",
+        2500,
+        "$25.00",
+        "fraudulent",
+    )
+    assert (order.disputed_at, order.dispute_due_by) == (OPENED, DUE)
+    assert order.dispute_next_step is not None
+    assert "payment provider's dashboard by 2026-12-11 12:00 UTC" in order.dispute_next_step
+    # And the funds withdrawn with it change nothing more
+    assert deliver(world, disputed("evt_d2", "charge.dispute.funds_withdrawn", "needs_response")) == (
+        200,
+        "dispute_unchanged",
+    )
+
+
+def test_a_dispute_moves_only_forward_whatever_order_its_events_arrive_in(world: World) -> None:
+    # Given: a disputed order whose merchant responded and won
+    paid_with_intent(world)
+    deliver(world, disputed("evt_d1", "charge.dispute.created", "needs_response"))
+    assert deliver(world, disputed("evt_d3", "charge.dispute.closed", "won")) == (200, "dispute_recorded")
+    # When: the earlier update (evidence submitted) arrives late, and the closing event again
+    assert deliver(world, disputed("evt_d2", "charge.dispute.updated", "under_review")) == (
+        200,
+        "dispute_unchanged",
+    )
+    assert deliver(world, disputed("evt_d3", "charge.dispute.closed", "won")) == (200, "duplicate")
+    # Then: the order stays won, with nothing left to do
+    [order] = Orders(world.store).view(ORG).orders
+    assert order.dispute_status == "won"
+    assert order.dispute_next_step == "Won: the disputed amount stays yours. Nothing to do."
+
+
+def test_a_dispute_after_a_disconnect_is_still_recorded(world: World) -> None:
+    paid_with_intent(world)
+    connection = world.store.get_connection(ORG)
+    assert connection is not None
+    connection.status = "inactive"
+    world.store.put_connection(connection)
+    assert deliver(world, disputed("evt_d1", "charge.dispute.created", "needs_response")) == (
+        200,
+        "dispute_recorded",
+    )
+    [order] = Orders(world.store).view(ORG).orders
+    assert order.dispute_status == "needs_response"
+
+
+def test_a_dispute_of_a_payment_the_service_did_not_take_changes_nothing(world: World) -> None:
+    paid_with_intent(world)
+    # The merchant's own charge (no metadata of the service's), and a charge the account does not have
+    assert deliver(
+        world, disputed("evt_d1", "charge.dispute.created", "needs_response", charge="ch_own")
+    ) == (
+        200,
+        "ignored",
+    )
+    assert deliver(world, disputed("evt_d2", "charge.dispute.created", "needs_response", charge="ch_x")) == (
+        200,
+        "ignored",
+    )
+    [order] = Orders(world.store).view(ORG).orders
+    assert order.dispute_status is None
+
+
+def test_a_dispute_whose_charge_the_provider_cannot_read_is_delivered_again(world: World) -> None:
+    # Given: a paid order, and the provider not answering
+    paid_with_intent(world)
+    world.charges.down = True
+    # When: a dispute arrives, then it fails (the provider delivers it again) without being claimed
+    assert deliver(world, disputed("evt_d1", "charge.dispute.created", "needs_response")) == (500, "failed")
+    # When: it is delivered again with the provider back, then it is recorded
+    world.charges.down = False
+    assert deliver(world, disputed("evt_d1", "charge.dispute.created", "needs_response")) == (
+        200,
+        "dispute_recorded",
+    )
+
+
+def test_the_endpoint_is_registered_for_every_event_the_webhook_acts_on() -> None:
+    # The README's registration (an operator's) and the local stack's both subscribe to exactly the
+    # events the webhook handles: one left out is never delivered (a dispute would go unseen)
+    readme = (Path(__file__).parents[3] / "README.md").read_text()
+    registered = set(re.findall(r'-d "enabled_events\[\]=([a-z_.]+)"', readme))
+    assert registered == set(HANDLED_EVENTS)
+    assert set(PAYMENTS_WEBHOOK_EVENTS) == set(HANDLED_EVENTS)
+    assert DISPUTE_EVENTS <= HANDLED_EVENTS
