@@ -31,7 +31,7 @@ from shared.records.uploads import UploadForm
 from tools.large_shop import ShopFiles
 
 if TYPE_CHECKING:
-    from shared.datasources.service import DataSourceService
+    from shared.datasources.service import DataSourceService, NoRefunds
 
 ORG = "scale-shop"
 
@@ -214,6 +214,7 @@ def _sync_service(datasets: DiskDatasets, blobs: DiskBlobs) -> DataSourceService
     return DataSourceService(
         datasets=datasets,
         blobs=blobs,
+        refunds=NoRefunds(),
         clock=lambda: datetime.now(UTC),
         max_file_bytes=2**32,
         engine_memory_mb=int(fixed) if fixed else None,

@@ -16,7 +16,7 @@ import numpy as np
 
 from benchmarks._bulk_blobs import BulkBlobs
 from shared.datasources.models import SyncRequest
-from shared.datasources.service import DataSourceService
+from shared.datasources.service import DataSourceService, NoRefunds
 from shared.records.datasources import DatasetVersion, SyncRecord
 from shared.records.uploads import UploadForm
 
@@ -119,7 +119,11 @@ def main(n_customers: int, n_orders: int) -> None:
         blobs.put(keys[kind], data)
     del files
     service = DataSourceService(
-        datasets=datasets, blobs=blobs, clock=lambda: datetime.now(UTC), max_file_bytes=2**31
+        datasets=datasets,
+        blobs=blobs,
+        refunds=NoRefunds(),
+        clock=lambda: datetime.now(UTC),
+        max_file_bytes=2**31,
     )
     usage = resource.getrusage(resource.RUSAGE_SELF)
     cpu_before = usage.ru_utime + usage.ru_stime

@@ -77,7 +77,7 @@ def timed_read(
 
     with session() as workspace:
         started = time.perf_counter()
-        days = sync.read_checkout_orders(workspace, parts, singles)
+        days = sync.read_checkout_orders(workspace, parts, singles, {})
         written = sync.write_checkout_order_days(workspace, days) if write else {}
         seconds = time.perf_counter() - started
         kept = {}

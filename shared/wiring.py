@@ -623,6 +623,7 @@ def data_source_service(*, engine_memory_mb: int | None = None) -> DataSourceSer
     return DataSourceService(
         datasets=dataset_store(),
         blobs=data_blobs(),
+        refunds=payments_store(),
         clock=utc_now,
         max_file_bytes=settings().data_source_max_file_bytes,
         engine_memory_mb=engine_memory_mb,

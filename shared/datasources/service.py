@@ -95,6 +95,19 @@ class DataBlobs(Protocol):
     ) -> UploadForm: ...
 
 
+class CheckoutRefunds(Protocol):
+    """What the provider has refunded of the hosted checkout's orders (``DynamoPaymentsStore``)."""
+
+    def refunded_orders(self, org_id: str) -> dict[str, int]: ...
+
+
+class NoRefunds:
+    """No order refunded (a service without the payments store: the benchmarks)."""
+
+    def refunded_orders(self, org_id: str) -> dict[str, int]:
+        return {}
+
+
 class DatasetStore(Protocol):
     def store(self, record: DatasetVersion) -> None: ...
     def get(self, org_id: str, version: str) -> DatasetVersion | None: ...
@@ -115,6 +128,7 @@ def upload_prefix(org_id: str) -> str:
 class DataSourceService:
     datasets: DatasetStore
     blobs: DataBlobs
+    refunds: CheckoutRefunds
     clock: Clock
     max_file_bytes: int
     # The sync's engine's fixed memory limit in MB (``Settings.engine_memory_mb``); None: half the
@@ -284,7 +298,10 @@ class DataSourceService:
             found = self.checkout_orders.gather(org_id, directory)
             checkout_orders = 0
             if found.parts or found.singles:
-                days = engine_sync.read_checkout_orders(workspace, found.part_paths, found.single_paths)
+                # A refunded order is not a purchase the models learn from, or not all of one.
+                days = engine_sync.read_checkout_orders(
+                    workspace, found.part_paths, found.single_paths, self.refunds.refunded_orders(org_id)
+                )
                 check, checkout_orders = engine_sync.add_checkout_orders(workspace, check)
                 # Before the version is published: a failed compaction fails the step, which is run
                 # again whole (the objects it had not yet replaced are still there).

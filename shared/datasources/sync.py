@@ -510,11 +510,15 @@ def _unreadable(name: str, exc: Unreadable) -> ValidationFailed:
 SINGLES_PER_READ = 2_000
 
 
-def read_checkout_orders(workspace: Workspace, parts: Sequence[Path], singles: Sequence[Path]) -> list[str]:
+def read_checkout_orders(
+    workspace: Workspace, parts: Sequence[Path], singles: Sequence[Path], refunds: Mapping[str, int]
+) -> list[str]:
     """The hosted checkout's paid orders into the engine: ``parts`` (the compacted days, Parquet) and
     ``singles`` (the orders paid since: files of JSON objects one after another, one object per order;
-    the sync fetches them all into one). Returns the days (UTC, ``YYYY-MM-DD``) that gained an order,
-    which ``write_checkout_order_days`` writes again whole."""
+    the sync fetches them all into one), less what the provider refunded (``refunds``: order id ->
+    amount refunded, cumulative, in the smallest unit): an order refunded in full is no purchase, one
+    refunded in part counts at the amount kept. The files keep the amounts paid. Returns the days
+    (UTC, ``YYYY-MM-DD``) that gained an order, which ``write_checkout_order_days`` writes again whole."""
     connection = workspace.connection
     queries.run(connection, "checkout_order_files")
     if parts:
@@ -525,6 +529,11 @@ def read_checkout_orders(workspace: Workspace, parts: Sequence[Path], singles: S
     for start in range(0, len(singles), SINGLES_PER_READ):
         chunk = [str(path) for path in singles[start : start + SINGLES_PER_READ]]
         queries.run(connection, "read_checkout_order_singles", {"singles": chunk})
+    queries.run(
+        connection,
+        "read_checkout_refunds",
+        {"order_ids": list(refunds), "amounts_refunded": list(refunds.values())},
+    )
     queries.run(connection, "read_checkout_orders")
     return [str(day) for (day,) in queries.run(connection, "checkout_order_new_days").fetchall()]
 

@@ -9,6 +9,7 @@ closure's deletion of ``ORG#<org>`` takes every one of them):
 | an order (a paid checkout) | ``ORDER#<paid at>#<session id>`` | until closure |
 | a provider event being or already handled | ``PAYEVENT#<event id>`` | 30 days (TTL) |
 | an order's payment, by its PaymentIntent id | ``PAYREF#<payment intent>`` | as the order |
+| what was refunded of an order, for the sync | ``REFUND#<order id>`` | as the order |
 
 A refund or a dispute names the payment, not the order: its order is found through ``PAYREF``.
 
@@ -30,7 +31,7 @@ from boto3.dynamodb.conditions import Attr, Key
 
 from shared.clock import iso
 from shared.records.payments import CheckoutRecord, DisputeRecord, OrderRecord, PaymentsConnection
-from shared.repositories.items import from_item, query_all, to_item
+from shared.repositories.items import as_int, from_item, query_all, to_item
 
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
 CHECKOUT_LIFETIME = timedelta(days=30)
 # The provider resends an undelivered event for up to three days (docs/payments-notes.md §4.3).
 EVENT_CLAIM_LIFETIME = timedelta(days=30)
+REFUND_PREFIX = "REFUND#"
 _KEYS = {"pk", "sk", "gsi1pk", "gsi1sk", "expires_at", "dispute_position"}
 
 Claim = Literal["claimed", "done", "busy"]
@@ -243,22 +245,57 @@ class DynamoPaymentsStore:
         self, org_id: str, payment_intent: str, amount_refunded: int, now: datetime
     ) -> RefundRecorded:
         """Record that the provider has refunded ``amount_refunded`` (cumulative, as the charge says)
-        of the order paid by ``payment_intent``. Only a larger amount replaces the one recorded, so a
-        late or repeated event never takes a refund back. Says what happened."""
+        of the order paid by ``payment_intent``, on the order and, in the same transaction, in its
+        ``REFUND#<order id>`` item (what each sync reads: ``refunded_orders``). Only a larger amount
+        replaces the one recorded, so a late or repeated event never takes a refund back. Says what
+        happened."""
         order_sk = self._order_sk_paid_by(org_id, payment_intent)
         if order_sk is None:
             return "unknown_order"
+        pk, amount = {"S": _pk(org_id)}, {"N": str(amount_refunded)}
+        order_id = order_sk.split("#", 2)[2]
         try:
-            self._table.update_item(
-                Key={"pk": _pk(org_id), "sk": order_sk},
-                UpdateExpression="SET amount_refunded = :amount, refunded_at = :now",
-                ConditionExpression="attribute_exists(pk) AND "
-                "(attribute_not_exists(amount_refunded) OR amount_refunded < :amount)",
-                ExpressionAttributeValues={":amount": amount_refunded, ":now": iso(now)},
+            self._client.transact_write_items(
+                TransactItems=[
+                    {
+                        "Update": {
+                            "TableName": self._table.name,
+                            "Key": {"pk": pk, "sk": {"S": order_sk}},
+                            "UpdateExpression": "SET amount_refunded = :amount, refunded_at = :now",
+                            "ConditionExpression": "attribute_exists(pk) AND "
+                            "(attribute_not_exists(amount_refunded) OR amount_refunded < :amount)",
+                            "ExpressionAttributeValues": {":amount": amount, ":now": {"S": iso(now)}},
+                        }
+                    },
+                    {
+                        "Put": {
+                            "TableName": self._table.name,
+                            "Item": {
+                                "pk": pk,
+                                "sk": {"S": f"{REFUND_PREFIX}{order_id}"},
+                                "order_id": {"S": order_id},
+                                "amount_refunded": amount,
+                            },
+                        }
+                    },
+                ]
             )
-        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
-            return "refund_unchanged"
+        except self._client.exceptions.TransactionCanceledException as cancelled:
+            reasons = [r.get("Code") for r in cancelled.response.get("CancellationReasons", [])]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                return "refund_unchanged"
+            raise  # a conflict with another write: the event is delivered again
         return "refund_recorded"
+
+    def refunded_orders(self, org_id: str) -> dict[str, int]:
+        """What the provider has refunded of each refunded order (by order id, cumulative, in the
+        currency's smallest unit): one query of the ``REFUND#`` items, one per refunded order."""
+        items = query_all(
+            self._table,
+            KeyConditionExpression=Key("pk").eq(_pk(org_id)) & Key("sk").begins_with(REFUND_PREFIX),
+            ConsistentRead=True,
+        )
+        return {str(item["order_id"]): as_int(item["amount_refunded"]) for item in items}
 
     def record_dispute(self, org_id: str, payment_intent: str, dispute: DisputeRecord) -> DisputeRecorded:
         """Record ``dispute`` (its latest state, as an event about it says) on the order paid by

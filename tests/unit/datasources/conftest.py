@@ -31,10 +31,22 @@ class Clock:
 
 
 @dataclass
+class Refunds:
+    """What the provider has refunded of the hosted checkout's orders (order id -> amount, cumulative),
+    as the payments store keeps it for the sync."""
+
+    refunded: dict[str, int] = field(default_factory=dict)
+
+    def refunded_orders(self, org_id: str) -> dict[str, int]:
+        return dict(self.refunded) if org_id == ORG else {}
+
+
+@dataclass
 class DataSourceWorld:
     service: DataSourceService
     datasets: DynamoDatasetStore
     blobs: S3BlobStore
+    refunds: Refunds = field(default_factory=Refunds)
     started: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
     def start(self, name: str, payload: dict[str, str]) -> None:
@@ -64,5 +76,8 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[DataSourceWorld]:
         s3, key_id = encrypted_bucket("data")
         datasets = DynamoDatasetStore(table("main"), boto3.client("dynamodb", region_name=REGION))
         blobs = S3BlobStore(s3, "data", key_id)
-        service = DataSourceService(datasets=datasets, blobs=blobs, clock=Clock(), max_file_bytes=10_000_000)
-        yield DataSourceWorld(service=service, datasets=datasets, blobs=blobs)
+        refunds = Refunds()
+        service = DataSourceService(
+            datasets=datasets, blobs=blobs, refunds=refunds, clock=Clock(), max_file_bytes=10_000_000
+        )
+        yield DataSourceWorld(service=service, datasets=datasets, blobs=blobs, refunds=refunds)

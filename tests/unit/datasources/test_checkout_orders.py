@@ -277,3 +277,27 @@ def test_a_backlog_beyond_a_syncs_share_joins_the_next_syncs_and_none_is_lost(
     assert held[2] == [f"cs_backlog_{number}" for number in range(5)]
     # And every order ends in its day's one part, none left as a single object
     assert order_objects(world) == [f"checkout-orders/{ORG}/days/2026-11-20/"]
+
+
+def test_a_refunded_order_is_learned_from_at_what_the_merchant_kept(
+    world: DataSourceWorld, tmp_path: Path
+) -> None:
+    # Given: two orders of 19.00 synced (compacted), one more paid since; then the provider refunded
+    # one of the compacted in full and the new one in part (9.00 of 19.00)
+    paid_order(world, "cs_kept", datetime(2026, 11, 20, 9, 0, tzinfo=UTC))
+    paid_order(world, "cs_returned", datetime(2026, 11, 20, 10, 0, tzinfo=UTC))
+    synced(world)
+    paid_order(world, "cs_part", datetime(2026, 11, 21, 9, 0, tzinfo=UTC))
+    world.refunds.refunded = {"cs_returned": 1900, "cs_part": 900}
+
+    # When: the shop syncs
+    version = synced(world)
+
+    # Then: the order refunded in full is no purchase the models learn from; the one refunded in part
+    # counts at the 10.00 kept; the other at what was paid
+    orders = {o["order_id"]: o for o in rows(world, version, "orders", tmp_path)}
+    assert "cs_returned" not in orders
+    assert (orders["cs_part"]["amount"], orders["cs_kept"]["amount"]) == (10.0, 19.0)
+    # And the bucket keeps what was paid: a later sync takes the refunds off again
+    again = {o["order_id"]: o for o in rows(world, synced(world), "orders", tmp_path)}
+    assert ("cs_returned" in again, again["cs_part"]["amount"]) == (False, 10.0)

@@ -297,6 +297,8 @@ def test_a_partial_then_a_full_refund_are_recorded_on_the_order(world: World) ->
     [order] = Orders(world.store).view(ORG).orders
     assert (order.refunded, order.amount_refunded, order.refunded_amount) == ("partial", 1000, "$10.00")
     assert order.refunded_at == NOW
+    # And the next sync finds what was refunded of it
+    assert world.store.refunded_orders(ORG) == {"cs_test_delayed": 1000}
     # When: the rest is refunded
     assert deliver(world, refunded("evt_r2", 2500)) == (200, "refund_recorded")
     # Then: the order is refunded in full
@@ -311,9 +313,10 @@ def test_a_refund_delivered_twice_or_late_takes_nothing_back(world: World) -> No
     # When: the same event is delivered again, and the earlier partial one arrives late
     assert deliver(world, refunded("evt_r2", 2500)) == (200, "duplicate")
     assert deliver(world, refunded("evt_r1", 1000)) == (200, "refund_unchanged")
-    # Then: the order stays refunded in full
+    # Then: the order stays refunded in full, for the page and for the next sync
     [order] = Orders(world.store).view(ORG).orders
     assert (order.refunded, order.amount_refunded) == ("full", 2500)
+    assert world.store.refunded_orders(ORG) == {"cs_test_delayed": 2500}
 
 
 def test_a_refund_after_a_disconnect_is_still_recorded(world: World) -> None:
