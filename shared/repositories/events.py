@@ -11,11 +11,14 @@ late step of an older version can never move it back.
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from boto3.dynamodb.types import TypeDeserializer
+from botocore.exceptions import ClientError
 
 from shared.records.events import EventDay, EventSite, PurchaseSend, SiteAdmission, StoredRejection
 from shared.repositories.items import from_item, to_item
@@ -147,6 +150,8 @@ _KEEP_SECONDS = 30 * 86_400
 # What was counted once on the Events page: a checkout order's Purchase (kept as long), a shop page's
 # event (as long as the platform deduplicates it, the caller says).
 _COUNTED = "EVENTCOUNTED#"
+# A plain write to the day item while a transaction holds it is refused (TransactionConflict): tries.
+_CONFLICT_ATTEMPTS = 4
 
 
 def site_key_hash(key: str) -> str:
@@ -365,12 +370,23 @@ class DynamoEventSiteStore:
             return
         names = {f"#c{i}": _count_name(*key) for i, key in enumerate(positive)}
         values = {f":c{i}": value for i, value in enumerate(positive.values())}
-        self._table.update_item(
-            Key={"pk": _pk(org_id), "sk": _DAY + day},
-            UpdateExpression="ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(positive))),
-            ExpressionAttributeNames=names,
-            ExpressionAttributeValues=values,
-        )
+        for attempt in range(1, _CONFLICT_ATTEMPTS + 1):
+            try:
+                self._table.update_item(
+                    Key={"pk": _pk(org_id), "sk": _DAY + day},
+                    UpdateExpression="ADD " + ", ".join(f"#c{i} :c{i}" for i in range(len(positive))),
+                    ExpressionAttributeNames=names,
+                    ExpressionAttributeValues=values,
+                )
+                return
+            except ClientError as exc:
+                # A transaction holds the day (a checkout's or a sync's purchases with their markers):
+                # DynamoDB refuses a plain write to it meanwhile, without applying it, so the ADD is
+                # tried again once the transaction is likely over (botocore does not retry this one).
+                conflict = exc.response.get("Error", {}).get("Code") == "TransactionConflictException"
+                if not conflict or attempt == _CONFLICT_ATTEMPTS:
+                    raise
+                time.sleep(random.uniform(0.02, 0.08) * attempt)
 
     def add_counts_once(
         self,

@@ -191,6 +191,33 @@ def test_a_request_is_never_failed_by_a_cancelled_transaction_on_the_days_counts
     assert sent_by_event(overview) == {"Purchase": 1, "AddToCart": 1}
 
 
+def test_a_count_meeting_a_checkouts_transaction_on_the_day_is_written_once_it_ends(
+    stores: tuple[DynamoEventSiteStore, DynamoEventStore],
+) -> None:
+    # Given DynamoDB refusing the day's update twice for a transaction in progress on that item (a
+    # hosted checkout's or a sync's purchases, written with their markers in one transaction), as it
+    # refuses a plain write to an item a transaction holds, then taking it (moto never does)
+    counts, purchases = stores
+    refusals = {"left": 2}
+
+    def conflict(**_: Any) -> None:
+        if refusals["left"]:
+            refusals["left"] -= 1
+            code = "TransactionConflictException"
+            raise counts._table.meta.client.exceptions.from_code(code)(
+                {"Error": {"Code": code, "Message": "Transaction is ongoing for the item"}}, "UpdateItem"
+            )
+
+    counts._table.meta.client.meta.events.register("before-call.dynamodb.UpdateItem", conflict)
+    service = relay(counts, Platform(), lambda: NOW)
+    # When a page sends a purchase
+    assert post(service, page_event("Purchase", "order-1", NOW)) == 1
+    # Then it is counted (the refused write was tried again), once
+    overview = EventsOverview(counts=counts, purchases=purchases, clock=lambda: NOW)
+    assert refusals["left"] == 0
+    assert sent_by_event(overview) == {"Purchase": 1}
+
+
 def test_events_sent_whose_count_cannot_be_written_are_answered_sent(
     stores: tuple[DynamoEventSiteStore, DynamoEventStore],
 ) -> None:
