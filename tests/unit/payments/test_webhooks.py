@@ -128,25 +128,32 @@ def world(monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
         yield World(store, buyers, handler, charges)
 
 
-def event(event_id: str, kind: str, payment_status: str) -> dict[str, Any]:
+def sent(event_id: str, kind: str, obj: dict[str, Any], **data: Any) -> dict[str, Any]:
+    """An event of the shop's account about ``obj`` as the provider sends it."""
     return {
         "id": event_id,
         "object": "event",
         "type": kind,
         "account": ACCOUNT,
         "created": int(NOW.timestamp()),
-        "data": {
-            "object": {
-                "id": "cs_test_delayed",
-                "object": "checkout.session",
-                "payment_status": payment_status,
-                "amount_total": 2500,
-                "currency": "usd",
-                "customer_details": {"email": "ada@example.com", "name": "Ada Lovelace"},
-                "metadata": {"org_id": ORG, "checkout_id": "chk-1"},
-            }
-        },
+        "data": {"object": obj, **data},
     }
+
+
+def event(event_id: str, kind: str, payment_status: str) -> dict[str, Any]:
+    return sent(
+        event_id,
+        kind,
+        {
+            "id": "cs_test_delayed",
+            "object": "checkout.session",
+            "payment_status": payment_status,
+            "amount_total": 2500,
+            "currency": "usd",
+            "customer_details": {"email": "ada@example.com", "name": "Ada Lovelace"},
+            "metadata": {"org_id": ORG, "checkout_id": "chk-1"},
+        },
+    )
 
 
 def deliver(world: World, body: dict[str, Any], secret: str = SECRET) -> tuple[int, str]:
@@ -266,26 +273,21 @@ def paid_with_intent(world: World) -> None:
 
 def refunded(event_id: str, amount_refunded: int, *, intent: str = "pi_1") -> dict[str, Any]:
     """``charge.refunded`` as the provider sends it: the charge, with its intent's metadata."""
-    return {
-        "id": event_id,
-        "object": "event",
-        "type": "charge.refunded",
-        "account": ACCOUNT,
-        "created": int(NOW.timestamp()),
-        "data": {
-            "object": {
-                "id": "ch_1",
-                "object": "charge",
-                "amount": 2500,
-                "amount_refunded": amount_refunded,
-                "refunded": amount_refunded >= 2500,
-                "currency": "usd",
-                "payment_intent": intent,
-                "metadata": {"org_id": ORG, "checkout_id": "chk-1"},
-            },
-            "previous_attributes": {"amount_refunded": 0},
+    return sent(
+        event_id,
+        "charge.refunded",
+        {
+            "id": "ch_1",
+            "object": "charge",
+            "amount": 2500,
+            "amount_refunded": amount_refunded,
+            "refunded": amount_refunded >= 2500,
+            "currency": "usd",
+            "payment_intent": intent,
+            "metadata": {"org_id": ORG, "checkout_id": "chk-1"},
         },
-    }
+        previous_attributes={"amount_refunded": 0},
+    )
 
 
 def test_a_partial_then_a_full_refund_are_recorded_on_the_order(world: World) -> None:
@@ -351,33 +353,28 @@ def disputed(
 ) -> dict[str, Any]:
     """A ``charge.dispute.*`` event as the provider sends it: the Dispute, which names the charge and
     its PaymentIntent and carries only its own (empty) metadata."""
-    return {
-        "id": event_id,
-        "object": "event",
-        "type": kind,
-        "account": ACCOUNT,
-        "created": int(NOW.timestamp()),
-        "data": {
-            "object": {
-                "id": "du_1",
-                "object": "dispute",
-                "amount": 2500,
-                "currency": "usd",
-                "charge": charge,
-                "payment_intent": intent_of(charge),
-                "reason": "fraudulent",
-                "status": status,
-                "created": int(opened.timestamp()),
-                "evidence_details": {
-                    "due_by": int(DUE.timestamp()),
-                    "has_evidence": False,
-                    "past_due": False,
-                },
-                "is_charge_refundable": False,
-                "metadata": {},
-            }
+    return sent(
+        event_id,
+        kind,
+        {
+            "id": "du_1",
+            "object": "dispute",
+            "amount": 2500,
+            "currency": "usd",
+            "charge": charge,
+            "payment_intent": intent_of(charge),
+            "reason": "fraudulent",
+            "status": status,
+            "created": int(opened.timestamp()),
+            "evidence_details": {
+                "due_by": int(DUE.timestamp()),
+                "has_evidence": False,
+                "past_due": False,
+            },
+            "is_charge_refundable": False,
+            "metadata": {},
         },
-    }
+    )
 
 
 def intent_of(charge: str) -> str:
