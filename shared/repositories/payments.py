@@ -9,7 +9,7 @@ closure's deletion of ``ORG#<org>`` takes every one of them):
 | an order (a paid checkout) | ``ORDER#<paid at>#<session id>`` | until closure |
 | a provider event being or already handled | ``PAYEVENT#<event id>`` | 30 days (TTL) |
 | an order's payment, by its PaymentIntent id | ``PAYREF#<payment intent>`` | as the order |
-| what was refunded of an order, for the sync | ``REFUND#<order id>`` | as the order |
+| what was refunded of an order or lost in a dispute, for the sync | ``REFUND#<order id>`` | as the order |
 
 A refund or a dispute names the payment, not the order: its order is found through ``PAYREF``.
 
@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, Literal
 
 from boto3.dynamodb.conditions import Attr, Key
+from boto3.dynamodb.types import TypeSerializer
 
 from shared.clock import iso
 from shared.records.payments import CheckoutRecord, DisputeRecord, OrderRecord, PaymentsConnection
@@ -36,6 +37,7 @@ from shared.repositories.items import as_int, from_item, query_all, to_item
 if TYPE_CHECKING:
     from mypy_boto3_dynamodb import DynamoDBClient
     from mypy_boto3_dynamodb.service_resource import Table
+    from mypy_boto3_dynamodb.type_defs import TransactWriteItemTypeDef
 
 CHECKOUT_LIFETIME = timedelta(days=30)
 # The provider resends an undelivered event for up to three days (docs/payments-notes.md §4.3).
@@ -192,8 +194,6 @@ class DynamoPaymentsStore:
         """Record ``order`` and its checkout as paid, in one transaction that holds only while the
         organization's payments connection is still ``connection_id`` and the checkout is not yet
         paid. Says what happened."""
-        from boto3.dynamodb.types import TypeSerializer
-
         serialize = TypeSerializer().serialize
         table = self._table.name
         pk = {"S": _pk(order.org_id)}
@@ -267,17 +267,8 @@ class DynamoPaymentsStore:
                             "ExpressionAttributeValues": {":amount": amount, ":now": {"S": iso(now)}},
                         }
                     },
-                    {
-                        "Put": {
-                            "TableName": self._table.name,
-                            "Item": {
-                                "pk": pk,
-                                "sk": {"S": f"{REFUND_PREFIX}{order_id}"},
-                                "order_id": {"S": order_id},
-                                "amount_refunded": amount,
-                            },
-                        }
-                    },
+                    # An update, not a put: a lost dispute's amount may be on the item already.
+                    _taken_back(self._table.name, pk, order_id, "amount_refunded", amount),
                 ]
             )
         except self._client.exceptions.TransactionCanceledException as cancelled:
@@ -288,14 +279,19 @@ class DynamoPaymentsStore:
         return "refund_recorded"
 
     def refunded_orders(self, org_id: str) -> dict[str, int]:
-        """What the provider has refunded of each refunded order (by order id, cumulative, in the
-        currency's smallest unit): one query of the ``REFUND#`` items, one per refunded order."""
+        """What the merchant no longer has of each such order (by order id, in the currency's smallest
+        unit): what the provider refunded (cumulative) and what a lost dispute took back. One query
+        of the ``REFUND#`` items, one per order refunded or lost in a dispute."""
         items = query_all(
             self._table,
             KeyConditionExpression=Key("pk").eq(_pk(org_id)) & Key("sk").begins_with(REFUND_PREFIX),
             ConsistentRead=True,
         )
-        return {str(item["order_id"]): as_int(item["amount_refunded"]) for item in items}
+        return {
+            str(item["order_id"]): as_int(item.get("amount_refunded", 0))
+            + as_int(item.get("amount_disputed_lost", 0))
+            for item in items
+        }
 
     def record_dispute(self, org_id: str, payment_intent: str, dispute: DisputeRecord) -> DisputeRecorded:
         """Record ``dispute`` (its latest state, as an event about it says) on the order paid by
@@ -305,20 +301,35 @@ class DynamoPaymentsStore:
         order_sk = self._order_sk_paid_by(org_id, payment_intent)
         if order_sk is None:
             return "unknown_order"
-        position = dispute.position()
-        try:
-            self._table.update_item(
-                Key={"pk": _pk(org_id), "sk": order_sk},
-                UpdateExpression="SET dispute = :dispute, dispute_position = :position",
-                ConditionExpression="attribute_exists(pk) AND "
+        serialize = TypeSerializer().serialize
+        pk = {"S": _pk(org_id)}
+        record: TransactWriteItemTypeDef = {
+            "Update": {
+                "TableName": self._table.name,
+                "Key": {"pk": pk, "sk": {"S": order_sk}},
+                "UpdateExpression": "SET dispute = :dispute, dispute_position = :position",
+                "ConditionExpression": "attribute_exists(pk) AND "
                 "(attribute_not_exists(dispute_position) OR dispute_position < :position)",
-                ExpressionAttributeValues={
-                    ":dispute": to_item(dispute.model_dump()),
-                    ":position": position,
+                "ExpressionAttributeValues": {
+                    ":dispute": serialize(to_item(dispute.model_dump())),
+                    ":position": serialize(dispute.position()),
                 },
+            }
+        }
+        writes = [record]
+        if dispute.status == "lost":
+            # The bank gave the buyer the disputed amount back: the sync takes it off as a refund's.
+            lost = {"N": str(dispute.amount)}
+            writes.append(
+                _taken_back(self._table.name, pk, order_sk.split("#", 2)[2], "amount_disputed_lost", lost)
             )
-        except self._table.meta.client.exceptions.ConditionalCheckFailedException:
-            return "dispute_unchanged"
+        try:
+            self._client.transact_write_items(TransactItems=writes)
+        except self._client.exceptions.TransactionCanceledException as cancelled:
+            reasons = [r.get("Code") for r in cancelled.response.get("CancellationReasons", [])]
+            if reasons and reasons[0] == "ConditionalCheckFailed":
+                return "dispute_unchanged"
+            raise  # a conflict with another write: the event is delivered again
         return "dispute_recorded"
 
     def _order_sk_paid_by(self, org_id: str, payment_intent: str) -> str | None:
@@ -419,3 +430,19 @@ class DynamoPaymentsStore:
                 ExpressionAttributeNames={"#state": "state"},
                 ExpressionAttributeValues={":processing": "processing"},
             )
+
+
+def _taken_back(
+    table: str, pk: dict[str, str], order_id: str, field: str, amount: dict[str, str]
+) -> TransactWriteItemTypeDef:
+    """The transaction's write of what the merchant no longer has of an order (``REFUND#<order id>``):
+    ``field`` (``amount_refunded`` or ``amount_disputed_lost``) set to ``amount``, the other kept."""
+    return {
+        "Update": {
+            "TableName": table,
+            "Key": {"pk": pk, "sk": {"S": f"{REFUND_PREFIX}{order_id}"}},
+            "UpdateExpression": "SET order_id = :order, #field = :amount",
+            "ExpressionAttributeNames": {"#field": field},
+            "ExpressionAttributeValues": {":order": {"S": order_id}, ":amount": amount},
+        }
+    }

@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from local.stack import LocalStack
+from shared import wiring
 from tests.integration.payments_shop import PaymentsShop
 from tests.integration.test_payments_refunds import provider
 from tests.integration.test_payments_webhooks import (
@@ -73,3 +74,28 @@ def test_a_chargeback_shows_on_the_order_until_the_merchant_wins_it(
     resent = payments.post(f"/events/{opened['id']}/resend", json={}).json()["attempts"]
     assert 200 in [a["status"] for a in resent]
     assert disputed(api, shop, session_id, "won") is not None
+
+
+def test_a_lost_chargeback_is_taken_off_what_the_next_sync_learns_from(
+    api: httpx.Client, shop: PaymentsShop, payments: httpx.Client, stack: LocalStack
+) -> None:
+    # Given: an order paid with the dispute test card, disputed
+    session_id = new_session(api, shop)
+    pay(payments, session_id, card=DISPUTE_CARD)
+    eventually(lambda: disputed(api, shop, session_id, "needs_response"))
+    # (an open dispute leaves the purchase for the models)
+    assert session_id not in wiring.payments_store().refunded_orders(shop.org.org_id)
+    # When: the merchant's evidence loses (the test mode's losing evidence)
+    [held] = [s for s in payments.get("/state").json()["checkout_sessions"] if s["id"] == session_id]
+    client = provider(stack)
+    [dispute] = client.v1.disputes.list(
+        {"payment_intent": held["payment_intent"]}, options={"stripe_account": held["account"]}
+    ).data
+    client.v1.disputes.update(
+        dispute.id,
+        {"evidence": {"uncategorized_text": "losing_evidence"}},
+        options={"stripe_account": held["account"]},
+    )
+    # Then: the order shows the dispute lost, and the next sync takes its 25.00 off (the whole order)
+    eventually(lambda: disputed(api, shop, session_id, "lost"))
+    assert wiring.payments_store().refunded_orders(shop.org.org_id)[session_id] == 2500

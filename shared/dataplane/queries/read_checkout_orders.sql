@@ -1,8 +1,9 @@
 -- The hosted checkout's paid orders (`checkout_order_files`: the day parts and the single orders
 -- since), one row per order id, into `checkout_orders`: the buyer's e-mail trimmed and lower-cased,
--- as the pixel's buyer id is made. What the provider refunded (`checkout_refunds`) is taken off: an
--- order refunded in full is no purchase and is left out; one refunded in part counts at the amount
--- the merchant kept (its amount times the share of its total not refunded).
+-- as the pixel's buyer id is made. What the provider refunded or a lost dispute took back
+-- (`checkout_refunds`) is taken off: an order refunded in full is no purchase and is left out; one
+-- refunded in part counts at the amount the merchant kept (its amount times the share of its total
+-- not refunded).
 CREATE OR REPLACE TABLE checkout_orders AS
 SELECT
     f.order_id,

@@ -426,6 +426,29 @@ def test_a_dispute_moves_only_forward_whatever_order_its_events_arrive_in(world:
     assert order.dispute_next_step == "Won: the disputed amount stays yours. Nothing to do."
 
 
+def test_a_lost_dispute_takes_its_amount_off_what_the_next_sync_learns_from(world: World) -> None:
+    # Given: a paid order, 5.00 of it refunded, then disputed
+    paid_with_intent(world)
+    deliver(world, refunded("evt_r1", 500))
+    deliver(world, disputed("evt_d1", "charge.dispute.created", "needs_response"))
+    # (open or won, the purchase stands: the sync takes off only the refund)
+    assert world.store.refunded_orders(ORG) == {"cs_test_delayed": 500}
+    # When: the merchant loses the dispute (the bank gives the buyer the disputed 25.00 back)
+    assert deliver(world, disputed("evt_d2", "charge.dispute.closed", "lost")) == (200, "dispute_recorded")
+    # Then: the next sync takes off what was refunded and what the dispute took back
+    assert world.store.refunded_orders(ORG) == {"cs_test_delayed": 3000}
+    # And a refund's event delivered after it (late) keeps the dispute's part
+    deliver(world, refunded("evt_r2", 700))
+    assert world.store.refunded_orders(ORG) == {"cs_test_delayed": 3200}
+
+
+def test_a_won_dispute_leaves_the_purchase_to_learn_from(world: World) -> None:
+    paid_with_intent(world)
+    deliver(world, disputed("evt_d1", "charge.dispute.created", "needs_response"))
+    assert deliver(world, disputed("evt_d2", "charge.dispute.closed", "won")) == (200, "dispute_recorded")
+    assert world.store.refunded_orders(ORG) == {}
+
+
 def test_a_dispute_after_a_disconnect_is_still_recorded(world: World) -> None:
     paid_with_intent(world)
     connection = world.store.get_connection(ORG)
