@@ -38,6 +38,21 @@ def disputed(api: httpx.Client, shop: PaymentsShop, session_id: str, status: str
     return found[0] if found else None
 
 
+def submit_evidence(payments: httpx.Client, stack: LocalStack, session_id: str, text: str) -> dict[str, Any]:
+    """The merchant answers the dispute of ``session_id``'s payment with the provider's SDK, ``text``
+    as evidence (the test mode's ``winning_evidence`` or ``losing_evidence``); the session as the
+    sandbox holds it."""
+    [held] = [s for s in payments.get("/state").json()["checkout_sessions"] if s["id"] == session_id]
+    client = provider(stack)
+    [dispute] = client.v1.disputes.list(
+        {"payment_intent": held["payment_intent"]}, options={"stripe_account": held["account"]}
+    ).data
+    client.v1.disputes.update(
+        dispute.id, {"evidence": {"uncategorized_text": text}}, options={"stripe_account": held["account"]}
+    )
+    return held
+
+
 def test_a_chargeback_shows_on_the_order_until_the_merchant_wins_it(
     api: httpx.Client, shop: PaymentsShop, payments: httpx.Client, stack: LocalStack
 ) -> None:
@@ -54,16 +69,7 @@ def test_a_chargeback_shows_on_the_order_until_the_merchant_wins_it(
     assert order["disputeDueBy"] > order["disputedAt"]
     assert "Respond to the dispute in your payment provider's dashboard by" in order["disputeNextStep"]
     # When: the merchant submits evidence at the provider (the test mode's winning evidence)
-    [held] = [s for s in payments.get("/state").json()["checkout_sessions"] if s["id"] == session_id]
-    client = provider(stack)
-    [dispute] = client.v1.disputes.list(
-        {"payment_intent": held["payment_intent"]}, options={"stripe_account": held["account"]}
-    ).data
-    client.v1.disputes.update(
-        dispute.id,
-        {"evidence": {"uncategorized_text": "winning_evidence"}},
-        options={"stripe_account": held["account"]},
-    )
+    held = submit_evidence(payments, stack, session_id, "winning_evidence")
     # Then: the order shows the dispute won, nothing left to do
     order = eventually(lambda: disputed(api, shop, session_id, "won"))
     assert order["disputeNextStep"] == "Won: the disputed amount stays yours. Nothing to do."
@@ -86,16 +92,7 @@ def test_a_lost_chargeback_is_taken_off_what_the_next_sync_learns_from(
     # (an open dispute leaves the purchase for the models)
     assert session_id not in wiring.payments_store().refunded_orders(shop.org.org_id)
     # When: the merchant's evidence loses (the test mode's losing evidence)
-    [held] = [s for s in payments.get("/state").json()["checkout_sessions"] if s["id"] == session_id]
-    client = provider(stack)
-    [dispute] = client.v1.disputes.list(
-        {"payment_intent": held["payment_intent"]}, options={"stripe_account": held["account"]}
-    ).data
-    client.v1.disputes.update(
-        dispute.id,
-        {"evidence": {"uncategorized_text": "losing_evidence"}},
-        options={"stripe_account": held["account"]},
-    )
+    submit_evidence(payments, stack, session_id, "losing_evidence")
     # Then: the order shows the dispute lost, and the next sync takes its 25.00 off (the whole order)
     eventually(lambda: disputed(api, shop, session_id, "lost"))
     assert wiring.payments_store().refunded_orders(shop.org.org_id)[session_id] == 2500
