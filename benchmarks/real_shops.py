@@ -15,9 +15,17 @@ model's probability of ordering anything in its horizon (its buyer part; a model
 per-product probabilities aggregated as the probability of buying at least one product). The
 purchase model's calibration on (customer, product) pairs is printed as a reliability table.
 
+Ceiling (not a model: it learns from the test's own answers): the repeat model's gradient boosting on
+its features as of the test's start, fitted on which of their products the customers bought in the
+test, out of fold (five folds by customer), ranks each test buyer's own products, then the products
+they never bought by popularity; its NDCG@10 (any product) beside own history's is how far ranking a
+customer's own products with these features goes when the answers are there to learn from (a model must
+learn from earlier windows instead; the served blend, which also ranks new products, can pass it).
+
 Run with ``python -m benchmarks real_shops`` (well over an hour on two shared cores: The Complete
 Journey's 68,192 products make every baseline's grid slow); ``REAL_SHOPS_TASKS=purchase`` (or
-``recommend``) runs one task only, and the recorded rows of the other are dropped with the module's.
+``recommend``, or ``ceiling``, or several, comma-separated) runs those tasks only, and the recorded
+rows of the others are dropped with the module's.
 """
 
 from __future__ import annotations
@@ -31,13 +39,23 @@ from itertools import product as grid
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy import sparse
 from sklearn.metrics import roc_auc_score
+from sklearn.model_selection import GroupKFold, cross_val_predict
 
 from benchmarks import _baselines as base
 from benchmarks._real_data import RealShop, Split, complete_journey, instacart_sample
 from benchmarks._rows import BenchRow, bench_row, print_rows
 from shared.ml.scoring import ScoringBundle, load_bundle
-from shared.ml.training import EncodedShop, TrainingConfig, train_model
+from shared.ml.training import (
+    EncodedShop,
+    TrainingConfig,
+    _log_popularity,
+    purchases,
+    repeat_estimator,
+    repeat_features,
+    train_model,
+)
 
 K = 10
 _CHUNK = 256
@@ -207,6 +225,67 @@ def _recommendation_rows(shop: RealShop, split: Split, validation: Split) -> lis
     return rows
 
 
+def _ceiling_rows(shop: RealShop, split: Split, validation: Split) -> list[BenchRow]:
+    started = time.perf_counter()
+    settings = _choose("own_history", validation)[False][0]
+    window = settings["window_days"] if isinstance(settings["window_days"], float) else None
+    own = _scorer_ndcg(base.own_history(split.train, window), split, False)
+    ceiling = _ceiling_ndcg(split, _horizon(shop, split.train), window)
+    return [
+        bench_row(
+            f"{shop.name}.ceiling_ndcg_any",
+            ceiling,
+            "ndcg",
+            baseline=own,
+            notes="not a model: it learns from the test's own answers. The repeat model's estimator on its "
+            "features as of the test's start, fitted on the test's labels out of fold (5 folds by "
+            "customer), ranks each test buyer's own products, then popularity; baseline: own history "
+            f"(window {window} days, chosen on validation); how far these features rank a customer's own "
+            f"products with the answers to learn from; {time.perf_counter() - started:.0f}s",
+        )
+    ]
+
+
+def _ceiling_ndcg(split: Split, horizon: float, window_days: float | None) -> float:
+    """NDCG@10 (any product) of each test buyer's own products ranked by the repeat model's estimator
+    fitted on the test's own labels (bought in the test or not) of every (customer, product bought
+    before) pair, on its features as of the test's start (the rows the served model scores), predicted
+    out of fold with the folds grouped by customer so that no customer's labels inform their own scores;
+    then the products they never bought, by distinct buyers in the last ``window_days`` (own history's
+    order; its ties too)."""
+    train = split.train
+    n_products = train.product_ids.size
+    rows = purchases(train, train.end_day)
+    features = repeat_features(
+        rows,
+        rows.product_rebuy(),
+        rows.product_gap(),
+        _log_popularity(train, train.end_day, horizon),
+        horizon,
+    )
+    user = np.repeat(np.arange(train.user_ids.size, dtype=np.int64), np.diff(rows.orders.indptr))
+    bought = np.unique(split.test.user.astype(np.int64) * n_products + split.test.product)
+    labels = np.isin(user * n_products + rows.orders.indices, bought).astype(np.int64)
+    predicted = cross_val_predict(
+        repeat_estimator(0), features, labels, groups=user, cv=GroupKFold(5), method="predict_proba"
+    )[:, 1]
+    popular = base.buyers_per_product(train, window_days)
+    popular = popular / (popular.max() + 1.0)
+    # Own products above every other (2 + a probability), ties between them broken by popularity.
+    own = sparse.csr_matrix(
+        (2.0 + predicted + 1e-6 * popular[rows.orders.indices], rows.orders.indices, rows.orders.indptr),
+        shape=rows.orders.shape,
+    )
+
+    def scorer(users: NDArray[np.int64]) -> NDArray[np.float64]:
+        scores = np.broadcast_to(popular, (users.size, n_products)).copy()
+        entries = own[users].tocoo()
+        scores[entries.row, entries.col] = entries.data
+        return scores
+
+    return _scorer_ndcg(scorer, split, False)
+
+
 def _horizon(shop: RealShop, train: EncodedShop) -> int:
     span = float(train.end_day - train.history.day.min())
     return int(min(shop.horizon_days, max(7, (span - 90) // 2)))
@@ -346,8 +425,13 @@ def _reliability_rows(shop: RealShop, bundle: ScoringBundle, split: Split) -> li
 def _shop_rows(shop: RealShop) -> list[BenchRow]:
     split = shop.split()
     _log(f"{shop.description}")
-    tasks = {task for task in os.environ.get("REAL_SHOPS_TASKS", "recommend,purchase").split(",") if task}
-    rows = _recommendation_rows(shop, split, shop.split(split.train)) if "recommend" in tasks else []
+    tasks = {
+        task for task in os.environ.get("REAL_SHOPS_TASKS", "recommend,purchase,ceiling").split(",") if task
+    }
+    validation = shop.split(split.train)
+    rows = _recommendation_rows(shop, split, validation) if "recommend" in tasks else []
+    if "ceiling" in tasks:
+        rows.extend(_ceiling_rows(shop, split, validation))
     if shop.purchase_task and "purchase" in tasks:
         rows.extend(_purchase_rows(shop, split))
     return rows

@@ -1295,10 +1295,15 @@ def _fit_repeat(
     features = repeat_features(
         rows, before.product_rebuy(), before.product_gap(), _log_popularity(shop, start, horizon), horizon
     )
-    model = HistGradientBoostingClassifier(
-        learning_rate=0.05, max_iter=300, max_leaf_nodes=15, random_state=config.seed
+    return repeat_estimator(config.seed).fit(features, labels)
+
+
+def repeat_estimator(seed: int) -> HistGradientBoostingClassifier:
+    """The repeat model's gradient boosting, unfitted (``benchmarks.real_shops`` fits the same one on a
+    test window's own answers, for the ceiling of these features)."""
+    return HistGradientBoostingClassifier(
+        learning_rate=0.05, max_iter=300, max_leaf_nodes=15, random_state=seed
     )
-    return model.fit(features, labels)
 
 
 @dataclass(frozen=True)
