@@ -265,13 +265,26 @@ class ReadinessService:
             )
         if dataset is not None and model.dataset_version != dataset.version:
             training = dataset.training.get(model.type)
+            trained_on = model.dataset_version or "uploaded files"
+            if training is not None and training.state == "failed":
+                # Nothing to wait for: the data in use was refused (a young shop's first sync) or the
+                # training crashed on it.
+                return _item(
+                    "model_fresh",
+                    "data",
+                    "fail",
+                    f"{model.name} was trained on {trained_on}, not on the current dataset "
+                    f"{dataset.version}, and its training on {dataset.version} failed: "
+                    + _sentence(training.error or "no reason was recorded"),
+                    training.remedy or "Retrain on the Models page, or sync the shop's files again.",
+                )
             state = f" (its training is {training.state})" if training else ""
             return _item(
                 "model_fresh",
                 "data",
                 "fail",
-                f"{model.name} was trained on {model.dataset_version or 'uploaded files'}, not on the "
-                f"current dataset {dataset.version}{state}.",
+                f"{model.name} was trained on {trained_on}, not on the current dataset "
+                f"{dataset.version}{state}.",
                 "Wait for the training on the current data to finish: the Models page shows its progress.",
             )
         status = freshness(model.trained_at, self.clock(), {}, None, self.rules)

@@ -149,6 +149,29 @@ def test_a_model_trained_on_an_older_dataset_fails() -> None:
     assert "trained on v1, not on the current dataset v2" in found["model_fresh"].evidence
 
 
+def test_a_model_from_uploaded_files_beside_refused_data_in_force_says_why_not_to_wait() -> None:
+    # Given a model trained on files given to the training tool, and the shop's first sync in force
+    # though its purchase training refused the data (the item said to wait for a training that had
+    # already ended)
+    refused = purchase_training(
+        dataset_version("v2"),
+        "failed",
+        error="Order history spans 20 days; training needs at least 104 days.",
+        remedy="Upload a longer order history.",
+    )
+
+    # When the checklist is read
+    found = items(model_record(dataset_version=None), refused)
+
+    # Then the model item says the training on the data in use failed, why, and what to do
+    assert found["model_fresh"].status == "fail"
+    assert found["model_fresh"].evidence == (
+        "shop-purchase was trained on uploaded files, not on the current dataset v2, and its training on "
+        "v2 failed: Order history spans 20 days; training needs at least 104 days."
+    )
+    assert found["model_fresh"].remedy == "Upload a longer order history."
+
+
 def test_a_model_past_its_stale_age_fails() -> None:
     found = items(model_record(trained_at=NOW - timedelta(days=45)), dataset_version())
     assert found["model_fresh"].status == "fail"
