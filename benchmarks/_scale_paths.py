@@ -31,7 +31,7 @@ from shared.records.uploads import UploadForm
 from tools.large_shop import ShopFiles
 
 if TYPE_CHECKING:
-    from shared.datasources.service import DataSourceService, NoRefunds
+    from shared.datasources.service import DataSourceService
 
 ORG = "scale-shop"
 
@@ -208,7 +208,7 @@ class DiskDatasets:
 def _sync_service(datasets: DiskDatasets, blobs: DiskBlobs) -> DataSourceService:
     """The sync job's service on disk, its engine limited as the wiring limits it
     (``Settings.engine_memory_mb``; the child sets the variable from the template)."""
-    from shared.datasources.service import DataSourceService
+    from shared.datasources.service import DataSourceService, NoRefunds
 
     fixed = os.environ.get("ENGINE_MEMORY_MB")
     return DataSourceService(
