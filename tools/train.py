@@ -39,7 +39,7 @@ from tools.synthetic import SyntheticConfig, generate_shop
 
 _STAGES = {
     "purchase": ["encode", "features", "fit", "evaluate", "export"],
-    "recommendation": ["encode", "tune", "fit", "evaluate", "export"],
+    "recommendation": ["encode", "tune", "fit", "evaluate", "refit", "export"],
 }
 
 

@@ -4,6 +4,11 @@ on the validation window after the fitted blend."""
 
 from __future__ import annotations
 
+import dataclasses
+import io
+from typing import Any
+
+import joblib
 import numpy as np
 
 from shared.ml.scoring import load_bundle
@@ -15,9 +20,17 @@ from shared.ml.training import (
     EncodedShop,
     TrainedModel,
     TrainingConfig,
+    _encode,
+    _fit_repeat,
     purchases,
     repeat_features,
+    repeat_scores,
+    to_day,
+    train_model,
 )
+from tests.unit.ml.conftest import TRAINED_AT
+from tools import train as train_cli
+from tools.synthetic import SyntheticShop
 
 
 def test_the_repeat_count_weight_is_one_of_those_tried_on_validation(
@@ -73,6 +86,99 @@ def test_the_repeat_model_gives_every_history_entry_a_probability(
     assert np.all((repeat >= 0.0) & (repeat <= 1.0))
     # And it tells entries apart: customers rebuy some of their products more surely than others
     assert np.unique(repeat).size > 10
+
+
+def _pipeline(model: TrainedModel) -> dict[str, Any]:
+    fitted: dict[str, Any] = joblib.load(io.BytesIO(model.artifacts["pipeline"].data))
+    return fitted
+
+
+def test_the_served_repeat_model_is_refitted_on_the_holdout_after_the_evaluation(
+    shop: SyntheticShop, repeat_model_recommender: TrainedModel
+) -> None:
+    # Given the recommender of the small synthetic shop whose blend weighs its repeat model
+    bundle = load_bundle(repeat_model_recommender.artifacts["bundle"].data)
+    weights = dict(zip(bundle.header["blend_parts"], bundle.header["blend_weights"], strict=True))
+    assert weights["repeat_model"] > 0.0
+    encoded = _encode(shop.data, repeat_model_recommender.holdout_days)
+    config = TrainingConfig(min_repeat_positives=1, holdout_days=encoded.horizon_days)
+    fitted = _pipeline(repeat_model_recommender)
+    serving = purchases(encoded, encoded.end_day)
+    features = repeat_features(
+        serving,
+        serving.product_rebuy(),
+        serving.product_gap(),
+        bundle._model["popularity_recent"],
+        float(encoded.horizon_days),
+    )
+    # Then the metrics describe the repeat model fitted as of the cutoff (it never saw the holdout)
+    evaluated = _fit_repeat(encoded, encoded.cutoff_day, config)
+    assert evaluated is not None
+    recorded = fitted["evaluated_repeat_model"].predict_proba(features)
+    assert np.array_equal(recorded, evaluated.predict_proba(features))
+    # And the one served is refitted as of the end of the data: it learnt the holdout's re-purchases
+    served = _fit_repeat(encoded, encoded.end_day, config)
+    assert served is not None
+    assert np.array_equal(fitted["repeat_model"].predict_proba(features), served.predict_proba(features))
+    assert not np.allclose(served.predict_proba(features), evaluated.predict_proba(features))
+    # And the bundle's probability of every history entry is the served model's
+    expected = repeat_scores(
+        served,
+        serving,
+        serving.product_rebuy(),
+        serving.product_gap(),
+        bundle._model["popularity_recent"],
+        float(encoded.horizon_days),
+    )
+    assert np.allclose(bundle._model["history_repeat"], expected.data)
+
+
+def test_a_holdout_with_too_few_re_purchases_serves_the_evaluated_repeat_model(shop: SyntheticShop) -> None:
+    # Given the small synthetic shop without its re-purchases in the holdout (its last 30 days; the
+    # last order is kept, so the holdout stays where it was): the window before has about 300
+    cutoff = _encode(shop.data, 30).cutoff_day
+    last = max(order.timestamp for order in shop.data.orders)
+    seen: set[tuple[str, str]] = set()
+    orders = []
+    for order in sorted(shop.data.orders, key=lambda o: o.timestamp):
+        pair = (order.user_id, order.product_id)
+        if not (to_day(order.timestamp) >= cutoff and pair in seen and order.timestamp < last):
+            orders.append(order)
+        seen.add(pair)
+    # When the recommender is trained with a repeat model needing 100 re-purchases in its window
+    model = train_model(
+        dataclasses.replace(shop.data, orders=orders),
+        name="picks",
+        model_type="recommendation",
+        config=TrainingConfig(min_repeat_positives=100),
+        now=TRAINED_AT,
+    )
+    # Then the blend weighs the repeat model evaluated as of the cutoff
+    bundle = load_bundle(model.artifacts["bundle"].data)
+    weights = dict(zip(bundle.header["blend_parts"], bundle.header["blend_weights"], strict=True))
+    assert weights["repeat_model"] > 0.0
+    # And, the holdout having too few re-purchases to refit it on, that model is the one served
+    fitted = _pipeline(model)
+    assert fitted["evaluated_repeat_model"] is not None
+    assert fitted["repeat_model"] is fitted["evaluated_repeat_model"]
+    assert np.any(bundle._model["history_repeat"])
+
+
+def test_the_training_reports_the_refit_as_a_stage_of_its_own(shop: SyntheticShop) -> None:
+    # When the recommender is trained with a progress callback
+    stages: list[str] = []
+    train_model(
+        shop.data,
+        name="picks",
+        model_type="recommendation",
+        config=TrainingConfig(min_repeat_positives=1),
+        now=TRAINED_AT,
+        progress=stages.append,
+    )
+    # Then the repeat model's refit on the holdout is reported after the evaluation, before the export
+    assert stages == ["encode", "tune", "fit", "evaluate", "refit", "export"]
+    # And the local training's progress bar counts those stages
+    assert train_cli._STAGES["recommendation"] == stages
 
 
 def test_a_shop_with_few_rebuys_is_ranked_by_the_count_of_its_orders_not_by_a_repeat_model(
