@@ -25,7 +25,9 @@ async function load() {
       ? `The launch wizard targets with ${used.join(" and ")}: a purchase model trained on your synced shop data. Every other model below serves your shop's API only; each says why.`
       : "No model here is used by the launch wizard yet: it needs a purchase model trained on your synced shop data, which the wizard's sync trains.";
   const running = listed.models.filter((m) => m.training && ["pending", "running"].includes(m.training.state));
-  document.getElementById("retrain").disabled = !listed.currentDatasetVersion || running.length > 0;
+  // Data in force that the training refused itself (too short, too few orders) would be refused again.
+  const refusedInForce = Boolean(listed.purchaseTraining?.refused && listed.purchaseTraining.inForce);
+  document.getElementById("retrain").disabled = !listed.currentDatasetVersion || running.length > 0 || refusedInForce;
   document.getElementById("training-summary").textContent = trainingSummary(listed, running);
   const untrained = listed.purchaseTraining?.state === "failed" && listed.purchaseTraining.inForce;
   return { running: running.length > 0, version: listed.currentDatasetVersion, newest: listed.newestDatasetVersion, untrained };
@@ -50,7 +52,8 @@ function trainingSummary(listed, running) {
   }
   const training = listed.purchaseTraining;
   if (!waiting && training?.state === "failed") {
-    return `The data in force is version ${inForce}: it is in use for the checkout's catalog and audiences, but no model could be trained on it. ${sentence(training.error ?? "the purchase model's training failed")} What to do: ${training.remedy ?? "retrain; if it fails again, sync corrected files."}`;
+    const off = training.refused ? " Retrain is off: it would train on the same data and refuse it for the same reason." : "";
+    return `The data in force is version ${inForce}: it is in use for the checkout's catalog and audiences, but no model could be trained on it. ${sentence(training.error ?? "the purchase model's training failed")} What to do: ${training.remedy ?? "retrain; if it fails again, sync corrected files."}${off}`;
   }
   if (!waiting) return `The data in force is version ${inForce}.`;
   return inForce

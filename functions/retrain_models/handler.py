@@ -19,7 +19,9 @@ app = create_app()
     responses={
         202: {"description": "Accepted: the current data is synced again and both models train on it"},
         409: {
-            "description": "A sync or training is under way: wait for it, then retrain",
+            "description": "A sync or training is under way (wait for it, then retrain), or the data in "
+            "force is data its training refused (too short a history, too few orders): retraining it would "
+            "refuse it again, so sync newer files",
             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}},
         },
     },
@@ -27,8 +29,9 @@ app = create_app()
 @tracer.capture_method
 def retrain_models() -> SyncView:
     """Sync the current dataset's files again (same rows, same horizon) and train both models on the
-    new version; GET /dashboard/models shows the training. 409 while a training is under way, 429
-    (Retry-After) past the organization's limit of retrains."""
+    new version; GET /dashboard/models shows the training. 409 while a training is under way or when
+    the data in force is data its training refused, 429 (Retry-After) past the organization's limit of
+    retrains."""
     org_id = user_principal(app).org_id
     wiring.action_limits().spend(org_id, "retrain")
     return wiring.data_source_service().retrain(org_id, wiring.sync_starter())

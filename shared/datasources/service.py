@@ -56,7 +56,14 @@ from shared.errors import Conflict, NotFound, ValidationFailed
 from shared.ml.datasets import CustomerRecord, OrderRecord, ProductRecord, columns_of
 from shared.observability import logger
 from shared.payments.order_files import CheckoutOrderFiles
-from shared.records.datasources import FILE_KINDS, DatasetVersion, FileKind, ModelTraining, SyncRecord
+from shared.records.datasources import (
+    FILE_KINDS,
+    PUBLISHED_BY,
+    DatasetVersion,
+    FileKind,
+    ModelTraining,
+    SyncRecord,
+)
 from shared.records.uploads import UploadForm
 
 if TYPE_CHECKING:
@@ -234,6 +241,15 @@ class DataSourceService:
                 remedy="Sync the shop's customers, products and orders first (the wizard's first step)."
                 if newest is None
                 else "Sync corrected files in the launch wizard (its sync step says what training needs).",
+            )
+        refusal = current.training.get(PUBLISHED_BY)
+        if refusal is not None and refusal.refused:
+            # The same rows, the same checks: a retrain would only refuse them again.
+            raise Conflict(
+                f"The data in force (version {current.version}) cannot train a model: "
+                f"{refusal.error or 'its purchase training refused it.'} A retrain of the same data would "
+                "refuse it again.",
+                remedy=refusal.remedy or "Sync corrected files in the launch wizard.",
             )
         previous = self.datasets.get_sync(org_id, current.version)
         now = self.clock()

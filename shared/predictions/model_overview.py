@@ -58,6 +58,11 @@ class ModelTrainingStateView(CamelModel):
     model_version: str | None
     error: str | None
     remedy: str | None = Field(default=None, description="What to do about the failure, when its cause says.")
+    refused: bool = Field(
+        default=False,
+        description="The training refused the data itself (too few orders, a history too short): a retrain "
+        "of the same data would refuse it again, so only newer files can train a model.",
+    )
     updated_at: datetime
 
 
@@ -217,6 +222,7 @@ def _training_view(
         model_version=training.model_version,
         error=training.error,
         remedy=training.remedy,
+        refused=training.refused,
         updated_at=training.updated_at,
     )
 

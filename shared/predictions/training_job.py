@@ -219,7 +219,9 @@ def run_training(
         state: TrainingState, publish: bool = False, refused: bool = False, **fields: str | None
     ) -> None:
         if progress is not None and request.dataset_version is not None:
-            training = ModelTraining(model_name=request.name, state=state, updated_at=clock(), **fields)
+            training = ModelTraining(
+                model_name=request.name, state=state, refused=refused, updated_at=clock(), **fields
+            )
             progress.record_training(
                 request.org_id,
                 request.dataset_version,

@@ -24,6 +24,11 @@ class ModelTraining(BaseModel):
     model_version: str | None = None
     error: str | None = None
     remedy: str | None = Field(default=None, description="What to do about a failure, when its cause says.")
+    refused: bool = Field(
+        default=False,
+        description="The training refused the data itself (too few orders, a history too short): training "
+        "the same data again refuses it again. False for a crash or a time-out, which a retrain may mend.",
+    )
     updated_at: datetime
 
 

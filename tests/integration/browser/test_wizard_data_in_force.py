@@ -67,6 +67,11 @@ def test_a_first_sync_whose_training_refused_the_data_is_in_use_and_says_why_no_
     expect(page.locator("#models")).to_contain_text(
         "No model could be trained on your synced data: the Retrain card above says why and what to do."
     )
+    # And Retrain, which would refuse the same rows again, is off and says so
+    expect(page.locator("#training-summary")).to_contain_text(
+        "Retrain is off: it would train on the same data and refuse it for the same reason."
+    )
+    expect(page.get_by_role("button", name="Retrain both models")).to_be_disabled()
 
 
 def test_a_sync_whose_training_refused_the_data_says_the_data_synced_before_is_still_in_use(

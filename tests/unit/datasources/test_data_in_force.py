@@ -122,6 +122,48 @@ def test_a_young_shops_first_sync_refused_for_training_is_in_force_all_the_same(
     assert [p.product_id for p in world.service.search_products(ORG, "Thing", 5).products] == ["q1"]
 
 
+def end_recommendation_training(world: DataSourceWorld, version: str) -> None:
+    """``version``'s recommendation training ended (failed), so a retrain does not wait for it."""
+    stored = world.datasets.get(ORG, version)
+    assert stored is not None
+    ended = stored.training["recommendation"].model_copy(update={"state": "failed"})
+    world.datasets.record_training(ORG, version, "recommendation", ended)
+
+
+def test_a_retrain_of_refused_data_in_force_is_refused_with_why_and_what_to_do(
+    world: DataSourceWorld,
+) -> None:
+    # Given a young shop's first sync in force though its training refused it (too few orders)
+    version = sync(world, TINY_CUSTOMERS, TINY_PRODUCTS, TINY_ORDERS)
+    train_purchase_for_real(world, version)
+    end_recommendation_training(world, version)
+
+    # When the merchant retrains: the same rows would be refused by the same check
+    with pytest.raises(Conflict, match="Training needs at least 20 order lines; got 3") as refused:
+        world.service.retrain(ORG, world.start)
+
+    # Then nothing starts, and the refusal says why and what to do
+    assert "would refuse it again" in refused.value.message
+    assert refused.value.remedy
+    assert [s.sync_id for s in world.datasets.list_syncs(ORG)] == [version]
+    assert [sync_id for sync_id, _ in world.started] == [version]
+
+
+def test_a_retrain_of_data_in_force_whose_training_was_killed_starts(world: DataSourceWorld) -> None:
+    # Given data in force whose purchase training was killed (the fault was not the data's)
+    version = sync(world, CUSTOMERS, PRODUCTS, ORDERS)
+    StepFailures(datasets=world.datasets, clock=lambda: NOW).training_failed(
+        ORG, version, "purchase", "Runtime.ExitError"
+    )
+    end_recommendation_training(world, version)
+
+    # When the merchant retrains, as its remedy says
+    retrain = world.service.retrain(ORG, world.start)
+
+    # Then a retrain starts on the same files
+    assert world.datasets.get_sync(ORG, retrain.sync_id) is not None
+
+
 @pytest.mark.parametrize(
     ("first_customers", "newer_customers", "in_force"),
     [(3, 4, "newer"), (4, 3, "first")],

@@ -30,6 +30,7 @@ class Progress:
 
     def __init__(self) -> None:
         self.writes: list[tuple[str, bool, bool]] = []
+        self.trainings: list[ModelTraining] = []
 
     def record_training(
         self,
@@ -42,6 +43,7 @@ class Progress:
         refused: bool = False,
     ) -> None:
         self.writes.append((training.state, publish, refused))
+        self.trainings.append(training)
 
 
 def shop_files() -> Blobs:
@@ -140,6 +142,8 @@ def test_a_purchase_training_that_fails_for_no_fault_of_the_data_still_puts_it_i
 
     # Then its failure is recorded publishing the version: the catalog, lift and syncs read its data
     assert progress.writes[-1] == ("failed", True, False)
+    # And not as data refused: a retrain may mend what was not the data's fault
+    assert not progress.trainings[-1].refused
 
 
 def test_a_purchase_training_that_refuses_the_data_publishes_it_only_as_refused_data() -> None:
@@ -156,3 +160,5 @@ def test_a_purchase_training_that_refuses_the_data_publishes_it_only_as_refused_
     # Then the refusal is recorded asking the store to publish the version as refused data: in force
     # where nothing better is (a young shop's first sync), never over data a model was trained on
     assert progress.writes[-1] == ("failed", True, True)
+    # And the training record says the data itself was refused, so a retrain of it is refused up front
+    assert progress.trainings[-1].refused
