@@ -74,7 +74,7 @@ import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from dataclasses import fields as dataclass_fields
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, Literal, Protocol
 
 import joblib
@@ -256,7 +256,7 @@ def train_model(
     report = progress or (lambda _stage: None)
     trained_at = now or datetime.now(UTC)
     report("encode")
-    shop = _encode(data, config.holdout_days)
+    shop = _encode(data, config.holdout_days, trained_at.date())
     config = replace(config, holdout_days=shop.horizon_days)
     if model_type == "purchase":
         return _train_purchase(shop, name, config, oracle, trained_at, report)
@@ -439,7 +439,10 @@ def encode_shop(data: ShopData) -> EncodedShop:
     )
 
 
-def _encode(data: ShopData | EncodedShop, requested: int | None) -> _Shop:
+def _encode(data: ShopData | EncodedShop, requested: int | None, today: date) -> _Shop:
+    """``data`` split in time for a horizon of ``requested`` days (the longest safe one up to the
+    default when None); ``today`` dates the remedy of a history too short. Raises ``ValidationFailed``
+    with what to do when the orders cannot be split so."""
     encoded = data if isinstance(data, EncodedShop) else encode_shop(data)
     if encoded.history.size < _MIN_ORDERS:
         raise ValidationFailed(
@@ -474,15 +477,22 @@ def _encode(data: ShopData | EncodedShop, requested: int | None) -> _Shop:
     horizon = requested if requested is not None else min(DEFAULT_HORIZON_DAYS, safe)
     if horizon < MIN_HORIZON_DAYS:
         needed = 2 * MIN_HORIZON_DAYS + FEATURE_HISTORY_DAYS
+        first, last = (from_day(day).date() for day in (float(history.day.min()), float(history.day.max())))
         # A young shop has no older orders to upload: the day it will have enough, if it keeps selling.
-        ready_on = from_day(float(np.floor(history.day.min())) + needed).date().isoformat()
+        # Once that day has passed, the files miss orders the shop has (older ones, or the latest).
+        ready_on = first + timedelta(days=needed)
         raise ValidationFailed(
             f"Order history spans {span:.0f} days; training needs at least {needed} days "
             f"({FEATURE_HISTORY_DAYS} days of history, then {MIN_HORIZON_DAYS} days of training labels "
             f"and {MIN_HORIZON_DAYS} of holdout).",
             field="orders",
-            remedy=f"Upload a longer order history (every order since your shop opened). A younger shop: "
-            f"sync again on or after {ready_on}, when its first order is {needed} days old.",
+            remedy=(
+                "Upload a longer order history (every order since your shop opened). A younger shop: "
+                f"sync again on or after {ready_on.isoformat()}, when its first order is {needed} days old."
+                if ready_on > today
+                else f"Upload a longer order history: the orders file holds orders from {first.isoformat()} to "
+                f"{last.isoformat()} only; sync every order since your shop opened, up to today."
+            ),
         )
     # The end is just after the last order, so the last order belongs to the holdout.
     cutoff_day = encoded.end_day - horizon

@@ -105,9 +105,9 @@ def test_a_history_too_short_to_split_is_rejected() -> None:
         for k in range(40)
     ]  # fmt: skip
 
-    # When training with the default horizon
+    # When training with the default horizon, 30 days after the first order
     with pytest.raises(ValidationFailed) as raised:
-        train_model(ShopData([], [], orders), name="m", model_type="purchase")
+        train_model(ShopData([], [], orders), name="m", model_type="purchase", now=start + timedelta(days=30))
 
     # Then the error says what is missing
     assert "spans 20 days" in raised.value.message
@@ -116,6 +116,30 @@ def test_a_history_too_short_to_split_is_rejected() -> None:
     assert raised.value.remedy == (
         "Upload a longer order history (every order since your shop opened). A younger shop: sync "
         "again on or after 2024-04-14, when its first order is 104 days old."
+    )
+
+
+def test_a_history_too_short_whose_first_order_is_long_past_asks_for_the_missing_orders() -> None:
+    # Given 40 orders over 20 days, the first a year before the training
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    orders = [
+        OrderRecord(
+            order_id=f"o{k}", user_id=f"u{k % 5}", product_id="p1", quantity=1, amount=1.0,
+            timestamp=start + timedelta(hours=12 * k),
+        )
+        for k in range(40)
+    ]  # fmt: skip
+
+    # When training
+    with pytest.raises(ValidationFailed) as raised:
+        train_model(
+            ShopData([], [], orders), name="m", model_type="purchase", now=start + timedelta(days=365)
+        )
+
+    # Then the remedy does not send the shop to wait for a day long past: its files miss orders it has
+    assert raised.value.remedy == (
+        "Upload a longer order history: the orders file holds orders from 2024-01-01 to 2024-01-20 only; "
+        "sync every order since your shop opened, up to today."
     )
 
 
