@@ -490,8 +490,9 @@ def _encode(data: ShopData | EncodedShop, requested: int | None, today: date) ->
                 "Upload a longer order history (every order since your shop opened). A younger shop: "
                 f"sync again on or after {ready_on.isoformat()}, when its first order is {needed} days old."
                 if ready_on > today
-                else f"Upload a longer order history: the orders file holds orders from {first.isoformat()} to "
-                f"{last.isoformat()} only; sync every order since your shop opened, up to today."
+                else "Upload a longer order history: the orders file holds orders from "
+                f"{first.isoformat()} to {last.isoformat()} only; sync every order since your shop opened, "
+                "up to today."
             ),
         )
     # The end is just after the last order, so the last order belongs to the holdout.
