@@ -439,10 +439,10 @@ def encode_shop(data: ShopData) -> EncodedShop:
     )
 
 
-def _encode(data: ShopData | EncodedShop, requested: int | None, today: date) -> _Shop:
+def _encode(data: ShopData | EncodedShop, requested: int | None, today: date | None = None) -> _Shop:
     """``data`` split in time for a horizon of ``requested`` days (the longest safe one up to the
-    default when None); ``today`` dates the remedy of a history too short. Raises ``ValidationFailed``
-    with what to do when the orders cannot be split so."""
+    default when None); ``today`` (by default the clock's) dates the remedy of a history too short.
+    Raises ``ValidationFailed`` with what to do when the orders cannot be split so."""
     encoded = data if isinstance(data, EncodedShop) else encode_shop(data)
     if encoded.history.size < _MIN_ORDERS:
         raise ValidationFailed(
@@ -477,10 +477,10 @@ def _encode(data: ShopData | EncodedShop, requested: int | None, today: date) ->
     horizon = requested if requested is not None else min(DEFAULT_HORIZON_DAYS, safe)
     if horizon < MIN_HORIZON_DAYS:
         needed = 2 * MIN_HORIZON_DAYS + FEATURE_HISTORY_DAYS
-        first, last = (from_day(day).date() for day in (float(history.day.min()), float(history.day.max())))
+        first_day, last_day = (from_day(float(day)).date() for day in (history.day.min(), history.day.max()))
         # A young shop has no older orders to upload: the day it will have enough, if it keeps selling.
         # Once that day has passed, the files miss orders the shop has (older ones, or the latest).
-        ready_on = first + timedelta(days=needed)
+        ready_on = first_day + timedelta(days=needed)
         raise ValidationFailed(
             f"Order history spans {span:.0f} days; training needs at least {needed} days "
             f"({FEATURE_HISTORY_DAYS} days of history, then {MIN_HORIZON_DAYS} days of training labels "
@@ -489,10 +489,10 @@ def _encode(data: ShopData | EncodedShop, requested: int | None, today: date) ->
             remedy=(
                 "Upload a longer order history (every order since your shop opened). A younger shop: "
                 f"sync again on or after {ready_on.isoformat()}, when its first order is {needed} days old."
-                if ready_on > today
+                if ready_on > (today or datetime.now(UTC).date())
                 else "Upload a longer order history: the orders file holds orders from "
-                f"{first.isoformat()} to {last.isoformat()} only; sync every order since your shop opened, "
-                "up to today."
+                f"{first_day.isoformat()} to {last_day.isoformat()} only; sync every order since your shop "
+                "opened, up to today."
             ),
         )
     # The end is just after the last order, so the last order belongs to the holdout.
