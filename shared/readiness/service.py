@@ -422,7 +422,7 @@ def purchases_item(days: Sequence[EventDay], pixels: Sequence[Pixel], now: datet
     platform's own ``last_fired_time`` of one of ``pixels`` (which does not say which events fired).
     Unknown without a pixel."""
     if not pixels:
-        return _item("pixel_purchases", "publish_advert", "unknown", "Not checked: pixel_linked failed.")
+        return _item("pixel_purchases", "publish_advert", "unknown", _not_checked_until("pixel_linked"))
     sent = {"sync": 0, "site": 0}
     for day in days:
         for source in sent:
@@ -478,10 +478,16 @@ def _unknown_after(failed: ReadinessItem, query: ReadinessQuery) -> list[Readine
     if query.publish:
         groups.append("publish_advert")
     return [
-        _item(item_id, group, "unknown", f"Not checked: {failed.id} failed.")
+        _item(item_id, group, "unknown", _not_checked_until(failed.id))
         for group in groups
         for item_id in _LATER_ITEMS[group]
     ]
+
+
+def _not_checked_until(item_id: str) -> str:
+    """An unknown item's evidence: the item it waits for, named as the dashboard shows it (never its
+    id: a merchant read "Not checked: connection_active failed.")."""
+    return f"Not checked until “{item_id.replace('_', ' ')}” above passes: it needs that first."
 
 
 def _item(

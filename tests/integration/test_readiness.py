@@ -178,6 +178,10 @@ def test_a_revoked_token_fails_and_the_account_checks_are_unknown(
     assert items["token_valid"]["remedy"] == "Reconnect the ad account."
     assert items["business_owned"]["status"] == "unknown"
     assert items["app_live"]["status"] == "unknown"
+    # And each says, in the dashboard's words, what it waits for
+    assert items["business_owned"]["evidence"] == (
+        "Not checked until “token valid” above passes: it needs that first."
+    )
 
 
 def test_without_a_connection_everything_on_the_platform_is_unknown(
@@ -191,6 +195,9 @@ def test_without_a_connection_everything_on_the_platform_is_unknown(
     items = readiness(api, org)
     assert items["connection_active"]["status"] == "fail"
     assert {items[k]["status"] for k in PLATFORM_ITEMS[1:]} == {"unknown"}
+    assert {items[k]["evidence"] for k in PLATFORM_ITEMS[1:]} == {
+        "Not checked until “connection active” above passes: it needs that first."
+    }
 
 
 def test_without_a_sync_the_data_items_fail(api: httpx.Client, org: ConnectedOrg) -> None:

@@ -48,5 +48,7 @@ def test_the_platforms_last_fired_time_in_the_window_passes_and_an_older_one_doe
     assert purchases_item([], [old], NOW).status == "fail"
 
 
-def test_without_a_pixel_it_is_not_checked() -> None:
-    assert purchases_item([day("2026-11-24", "sync", "Purchase", "sent", 1)], [], NOW).status == "unknown"
+def test_without_a_pixel_it_is_not_checked_and_says_what_it_waits_for() -> None:
+    item = purchases_item([day("2026-11-24", "sync", "Purchase", "sent", 1)], [], NOW)
+    assert item.status == "unknown"
+    assert item.evidence == "Not checked until “pixel linked” above passes: it needs that first."
