@@ -94,20 +94,28 @@ def test_a_shop_with_fewer_products_than_a_top_ten_gets_a_recommendation_model()
     assert 0 < model.metrics["precision_at_10"] <= 0.3
 
 
-def test_a_history_too_short_to_split_is_rejected() -> None:
-    # Given 40 orders over 20 days
-    start = datetime(2024, 1, 1, tzinfo=UTC)
+TWENTY_DAYS_FROM = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def twenty_days_of_orders() -> ShopData:
+    """40 orders over 20 days from ``TWENTY_DAYS_FROM``: too short a history to train on."""
     orders = [
         OrderRecord(
             order_id=f"o{k}", user_id=f"u{k % 5}", product_id="p1", quantity=1, amount=1.0,
-            timestamp=start + timedelta(hours=12 * k),
+            timestamp=TWENTY_DAYS_FROM + timedelta(hours=12 * k),
         )
         for k in range(40)
     ]  # fmt: skip
+    return ShopData([], [], orders)
+
+
+def test_a_history_too_short_to_split_is_rejected() -> None:
+    # Given 40 orders over 20 days
+    shop = twenty_days_of_orders()
 
     # When training with the default horizon, 30 days after the first order
     with pytest.raises(ValidationFailed) as raised:
-        train_model(ShopData([], [], orders), name="m", model_type="purchase", now=start + timedelta(days=30))
+        train_model(shop, name="m", model_type="purchase", now=TWENTY_DAYS_FROM + timedelta(days=30))
 
     # Then the error says what is missing
     assert "spans 20 days" in raised.value.message
@@ -121,20 +129,11 @@ def test_a_history_too_short_to_split_is_rejected() -> None:
 
 def test_a_history_too_short_whose_first_order_is_long_past_asks_for_the_missing_orders() -> None:
     # Given 40 orders over 20 days, the first a year before the training
-    start = datetime(2024, 1, 1, tzinfo=UTC)
-    orders = [
-        OrderRecord(
-            order_id=f"o{k}", user_id=f"u{k % 5}", product_id="p1", quantity=1, amount=1.0,
-            timestamp=start + timedelta(hours=12 * k),
-        )
-        for k in range(40)
-    ]  # fmt: skip
+    shop = twenty_days_of_orders()
 
     # When training
     with pytest.raises(ValidationFailed) as raised:
-        train_model(
-            ShopData([], [], orders), name="m", model_type="purchase", now=start + timedelta(days=365)
-        )
+        train_model(shop, name="m", model_type="purchase", now=TWENTY_DAYS_FROM + timedelta(days=365))
 
     # Then the remedy does not send the shop to wait for a day long past: its files miss orders it has
     assert raised.value.remedy == (
