@@ -228,6 +228,24 @@ export function announce(message, kind = "info") {
 }
 
 /** A failure's text as a sentence: capitalised, ending with a full stop ("training failed unexpectedly"). */
+// A training's stage in words: the ids the training job reports (shared/ml/training.py, training_job.py).
+const STAGES = {
+  "loading data": "reading the synced data",
+  encode: "reading the orders",
+  features: "describing each customer's buying",
+  tune: "weighing its parts on an earlier window",
+  fit: "learning from the orders",
+  evaluate: "testing on the latest orders",
+  refit: "learning from the latest orders too",
+  export: "writing the model",
+  registering: "making it current",
+};
+
+/** The training stage ``stage`` in words (an id this page does not know, as it is). */
+export function stageWords(stage) {
+  return STAGES[stage] ?? stage.replaceAll("_", " ");
+}
+
 export function sentence(text) {
   return `${text[0].toUpperCase()}${text.slice(1)}${text.endsWith(".") ? "" : "."}`;
 }

@@ -1,4 +1,4 @@
-import { announce, api, el, formatDate, page, sentence } from "./app.js";
+import { announce, api, el, formatDate, page, sentence, stageWords } from "./app.js";
 
 // Words carry every verdict; the badge colour only repeats them.
 const TRAINING = { pending: ["info", "Waiting to train"], running: ["info", "Training"], succeeded: ["ok", "Trained"], failed: ["bad", "Training failed"] };
@@ -129,7 +129,7 @@ function card(model) {
       : null,
     model.training
       ? el("p", { class: "training" }, el("strong", {}, model.training.inForce ? "On the data in force: " : `On the latest sync (${model.training.datasetVersion}, not in use): `), el("span", { class: `badge ${trainingKind}` }, trainingWord),
-        model.training.state === "running" && model.training.stage ? ` · ${model.training.stage.replaceAll("_", " ")}` : "",
+        model.training.state === "running" && model.training.stage ? ` · ${stageWords(model.training.stage)}` : "",
         model.training.error ? ` · ${model.training.error} What to do: ${model.training.remedy ?? "retrain; if it fails again, sync corrected files."}` : "")
       : null,
   );

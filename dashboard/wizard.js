@@ -1,4 +1,4 @@
-import { announce, api, el, formatDate, page, reconnectLink, sentence, signedInEmail } from "./app.js";
+import { announce, api, el, formatDate, page, reconnectLink, sentence, signedInEmail, stageWords } from "./app.js";
 import { clearColumnQuestions, columnsOf } from "./mapping.js";
 import { productPicker } from "./product-picker.js";
 
@@ -549,7 +549,7 @@ function renderTraining(version, inForce) {
       el("span", { class: `badge ${t.state === "succeeded" ? "ok" : t.state === "failed" ? "bad" : "info"}` }, TRAINING[t.state] ?? t.state),
       " ",
       el("strong", {}, t.modelName),
-      t.stage && t.state === "running" ? ` · ${t.stage.replaceAll("_", " ")}` : "",
+      t.stage && t.state === "running" ? ` · ${stageWords(t.stage)}` : "",
       t.error ? el("p", { class: "remedy" }, `${t.error} What to do: ${t.remedy ?? "upload the files again; if it fails twice, contact support."}`) : null,
     )),
   );

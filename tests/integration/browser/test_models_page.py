@@ -10,6 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from local.stack import LocalStack
+from shared import wiring
 from tests.integration.browser.conftest import (
     DESKTOP,
     PHONE,
@@ -138,3 +139,31 @@ def test_after_a_sync_whose_training_failed_the_page_says_the_data_synced_before
     expect(training).to_contain_text("Training needs at least 20 order lines; got 3.")
     # And Retrain (on the data in force) is offered
     expect(page.get_by_role("button", name="Retrain both models")).to_be_enabled()
+
+
+def test_a_training_under_way_says_its_stage_in_words(
+    page: Page, stack: LocalStack, synced_user: ShopUser
+) -> None:
+    # Given the shop's recommendation model training, at the stage where its repeat model learns the
+    # latest orders (the training job's stage id "refit")
+    datasets = wiring.dataset_store()
+    newest = datasets.latest(synced_user.org.org_id)
+    assert newest is not None
+    ended = newest.training["recommendation"]
+    datasets.record_training(
+        synced_user.org.org_id,
+        newest.version,
+        "recommendation",
+        ended.model_copy(update={"state": "running", "stage": "refit"}),
+    )
+    try:
+        # When the Models page is opened
+        sign_in(page, synced_user.email, synced_user.password)
+        page.get_by_role("link", name="Models").click()
+
+        # Then the stage is said in words, never as the job's id
+        training = page.get_by_role("region", name="shop-recommendations").locator(".training")
+        expect(training).to_contain_text("Training · learning from the latest orders too")
+        expect(training).not_to_contain_text("refit")
+    finally:
+        datasets.record_training(synced_user.org.org_id, newest.version, "recommendation", ended)
