@@ -50,7 +50,7 @@ from shared.ml.scoring import ScoringBundle, load_bundle
 from shared.ml.training import (
     EncodedShop,
     TrainingConfig,
-    _log_popularity,
+    log_popularity,
     purchases,
     repeat_estimator,
     repeat_features,
@@ -260,7 +260,7 @@ def _ceiling_ndcg(split: Split, horizon: float, window_days: float | None) -> fl
         rows,
         rows.product_rebuy(),
         rows.product_gap(),
-        _log_popularity(train, train.end_day, horizon),
+        log_popularity(train, train.end_day, horizon),
         horizon,
     )
     user = np.repeat(np.arange(train.user_ids.size, dtype=np.int64), np.diff(rows.orders.indptr))

@@ -1313,7 +1313,7 @@ def _fit_repeat(
     if min(positives, labels.size - positives) < max(1, config.min_repeat_positives):
         return None
     features = repeat_features(
-        rows, before.product_rebuy(), before.product_gap(), _log_popularity(shop, start, horizon), horizon
+        rows, before.product_rebuy(), before.product_gap(), log_popularity(shop, start, horizon), horizon
     )
     return repeat_estimator(config.seed).fit(features, labels)
 
@@ -1523,7 +1523,7 @@ def _train_recommendation(
         serving,
         serving.product_rebuy(),
         serving.product_gap(),
-        _log_popularity(shop, shop.end_day, shop.horizon_days),
+        log_popularity(shop, shop.end_day, shop.horizon_days),
         float(shop.horizon_days),
     ).data
     taste = np.asarray(serving.weights @ recommender.taste)
@@ -1543,8 +1543,8 @@ def _train_recommendation(
             **_id_arrays(shop),
             "model__item_factors": recommender.item_factors.astype(np.float64),
             "model__taste": recommender.taste.astype(np.float64),
-            "model__popularity": _log_popularity(shop, shop.end_day),
-            "model__popularity_recent": _log_popularity(shop, shop.end_day, shop.horizon_days),
+            "model__popularity": log_popularity(shop, shop.end_day),
+            "model__popularity_recent": log_popularity(shop, shop.end_day, shop.horizon_days),
             "model__product_rebuy": serving.product_rebuy(),
             "model__product_category": shop.product_category.astype(np.int64),
             "model__category_share": _category_share(
@@ -1615,8 +1615,8 @@ def _fit_parts(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recomm
         item_factors=factors,
         affinity_scale=scale or 1.0,
         taste=_taste_factors(shop, as_of_day, config, RECOMMENDATION_TASTE_FACTORS),
-        popularity=_log_popularity(shop, as_of_day),
-        popularity_recent=_log_popularity(shop, as_of_day, shop.horizon_days),
+        popularity=log_popularity(shop, as_of_day),
+        popularity_recent=log_popularity(shop, as_of_day, shop.horizon_days),
         product_rebuy=bought.product_rebuy(),
         product_category=shop.product_category.astype(np.int64),
         category_share=_category_share(matrix, shop.product_category, len(shop.categories)),
@@ -1629,7 +1629,7 @@ def _fit_parts(shop: _Shop, as_of_day: float, config: TrainingConfig) -> _Recomm
     )
 
 
-def _log_popularity(shop: EncodedShop, as_of_day: float, days: float | None = None) -> NDArray[np.float64]:
+def log_popularity(shop: EncodedShop, as_of_day: float, days: float | None = None) -> NDArray[np.float64]:
     """``log1p`` of the units of each product sold before ``as_of_day`` (in the ``days`` before it)."""
     past = (
         shop.history.before(as_of_day) if days is None else shop.history.between(as_of_day - days, as_of_day)
