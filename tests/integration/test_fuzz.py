@@ -537,7 +537,8 @@ def test_the_routes_a_walk_may_miss_answer_their_success_on_the_merchants_path(
 ) -> None:
     """Run after the walks: an active segment audience with a holdout (its schedule, refresh, lift,
     ads-manager link, advert published and deleted, the audience deleted), a created key revoked, a
-    product's checkout page and form, a refused activation retried; each answered its success."""
+    product's checkout page and form, a refused activation retried, the shop's files synced; each
+    answered its success."""
     org, call = fuzz_org, partial(reach, base_url, dict(fuzz_org.headers))
     with httpx.Client(base_url=base_url, timeout=GATEWAY_TIMEOUT_SECONDS, headers=org.headers) as api:
         # An audience of the synced shop's scored segment with a holdout, active
@@ -615,6 +616,18 @@ def test_the_routes_a_walk_may_miss_answer_their_success_on_the_merchants_path(
             success=202,
             path_parameters={"audienceId": failed},
         )
+        # The shop's files synced again as the wizard syncs them (a walk's upload may ask for another
+        # format than its sync names, or its sync meet a training the walk started), once the trainings
+        # the walks started have ended; then trained, so the state it leaves is settled
+        latest = api.get("/platform-ads/data-source").json()["syncs"][0]["syncId"]
+        wait_for_sync(api, org, latest, trained=True)
+        synced = call(
+            "POST",
+            "/platform-ads/data-source/sync",
+            success=202,
+            body={"uploadId": upload_shop(api, org, SHOP_FILES)},
+        )
+        wait_for_sync(api, org, synced.json()["syncId"], trained=True)
 
 
 def test_every_operation_was_answered_2xx_at_least_once() -> None:
