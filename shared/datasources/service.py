@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, get_args
 
 from shared.clock import Clock
 from shared.datasources.catalog import read_catalog, search_catalog
@@ -39,6 +39,7 @@ from shared.datasources.models import (
     DatasetVersionView,
     DataSourceView,
     ExportLayoutView,
+    FileFormat,
     FileUploadLink,
     MatchKeyView,
     ModelTrainingView,
@@ -180,6 +181,23 @@ class DataSourceService:
         mappings = _checked_mappings(request.mappings or {})
         for kind, key in keys.items():
             size = self.blobs.size(key)
+            if size is None and request.upload_id is not None:
+                # Links made for the other format: the sync names its format, the upload does not.
+                other = next(
+                    (
+                        fmt
+                        for fmt in get_args(FileFormat)
+                        if fmt != request.format
+                        and self.blobs.size(_upload_key(org_id, request.upload_id, kind, fmt)) is not None
+                    ),
+                    None,
+                )
+                if other is not None:
+                    raise ValidationFailed(
+                        f"The upload holds {kind}.{other}, but the sync asks for {request.format} files.",
+                        field="format",
+                        remedy=f'Send "format": "{other}" with the sync, as with the upload links.',
+                    )
             if size is None:
                 raise NotFound(
                     f"The {kind} file was not found ({key.rsplit('/', 1)[-1]}).",

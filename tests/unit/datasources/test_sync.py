@@ -386,6 +386,23 @@ def test_a_missing_upload_is_named(world: DataSourceWorld) -> None:
         world.service.start_sync(ORG, SyncRequest(upload_id=links.upload_id), world.start)
 
 
+def test_an_upload_synced_as_another_format_says_which_format_to_send(world: DataSourceWorld) -> None:
+    # Given links made for JSON Lines files, the files sent to them
+    links = world.service.upload_links(ORG, UploadLinksRequest(format="jsonl"))
+    for link in links.files:
+        world.blobs.put(link.key, b'{"user_id": "u1"}\n')
+
+    # When the upload is synced without its format (the sync's is CSV unless it says)
+    with pytest.raises(ValidationFailed) as refused:
+        world.service.start_sync(ORG, SyncRequest(upload_id=links.upload_id), world.start)
+
+    # Then the refusal names the format to send, not a missing file
+    assert refused.value.field == "format"
+    assert refused.value.message == "The upload holds customers.jsonl, but the sync asks for csv files."
+    assert refused.value.remedy == 'Send "format": "jsonl" with the sync, as with the upload links.'
+    assert world.started == []
+
+
 def test_files_outside_the_organizations_prefix_are_refused(world: DataSourceWorld) -> None:
     keys = {kind: f"data-sources/other-shop/{kind}.csv" for kind in ("customers", "products", "orders")}
     with pytest.raises(ValidationFailed, match="must name an object under data-sources/shop-1/"):
