@@ -61,7 +61,11 @@ class SyncRequest(CamelModel):
     )
 
     upload_id: str | None = None
-    format: FileFormat = "csv"
+    format: FileFormat | None = Field(
+        default=None,
+        description="The format the upload's links were made for; left out, the format of the files sent "
+        "to them. Not read with files (each is read as its content shows).",
+    )
     files: dict[FileKind, str] | None = Field(default=None, description="customers, products, orders keys.")
     accept_rejected_rows: bool = Field(
         default=False,

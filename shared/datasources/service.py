@@ -181,8 +181,8 @@ class DataSourceService:
         mappings = _checked_mappings(request.mappings or {})
         for kind, key in keys.items():
             size = self.blobs.size(key)
-            if size is None and request.upload_id is not None:
-                # Links made for the other format: the sync names its format, the upload does not.
+            if size is None and request.upload_id is not None and request.format is not None:
+                # Links made for another format than the one the sync names.
                 other = next(
                     (
                         fmt
@@ -431,13 +431,26 @@ class DataSourceService:
             dataset_version=current.version,
         )
 
+    def _upload_format(self, org_id: str, upload_id: str) -> FileFormat:
+        """The format of the files sent to an upload's links: the first whose customers file is there
+        (one HEAD a format), CSV when none is (the missing file is then named as the CSV it would be)."""
+        return next(
+            (
+                fmt
+                for fmt in get_args(FileFormat)
+                if self.blobs.size(_upload_key(org_id, upload_id, "customers", fmt)) is not None
+            ),
+            "csv",
+        )
+
     def _file_keys(self, org_id: str, request: SyncRequest) -> dict[str, str]:
         if request.upload_id is not None:
             try:
                 uuid.UUID(request.upload_id)
             except ValueError as exc:
                 raise ValidationFailed("uploadId is not an upload id.", field="uploadId") from exc
-            return {kind: _upload_key(org_id, request.upload_id, kind, request.format) for kind in FILE_KINDS}
+            fmt = request.format or self._upload_format(org_id, request.upload_id)
+            return {kind: _upload_key(org_id, request.upload_id, kind, fmt) for kind in FILE_KINDS}
         assert request.files is not None
         prefix = upload_prefix(org_id)
         for kind, key in request.files.items():

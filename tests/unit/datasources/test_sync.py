@@ -386,15 +386,33 @@ def test_a_missing_upload_is_named(world: DataSourceWorld) -> None:
         world.service.start_sync(ORG, SyncRequest(upload_id=links.upload_id), world.start)
 
 
+def test_an_upload_synced_without_its_format_is_synced_in_the_format_its_files_were_sent(
+    world: DataSourceWorld,
+) -> None:
+    # Given links made for JSON Lines files, the files sent to them
+    links = world.service.upload_links(ORG, UploadLinksRequest(format="jsonl"))
+    for link in links.files:
+        world.blobs.put(link.key, b'{"user_id": "u1"}\n')
+
+    # When the upload is synced without naming a format
+    started = world.service.start_sync(ORG, SyncRequest(upload_id=links.upload_id), world.start)
+
+    # Then the sync reads the JSON Lines files the upload holds
+    assert world.started == [(started.sync_id, {"org_id": ORG, "sync_id": started.sync_id})]
+    [record] = world.service.datasets.list_syncs(ORG)
+    assert record.keys == {link.kind: link.key for link in links.files}
+    assert all(key.endswith(".jsonl") for key in record.keys.values())
+
+
 def test_an_upload_synced_as_another_format_says_which_format_to_send(world: DataSourceWorld) -> None:
     # Given links made for JSON Lines files, the files sent to them
     links = world.service.upload_links(ORG, UploadLinksRequest(format="jsonl"))
     for link in links.files:
         world.blobs.put(link.key, b'{"user_id": "u1"}\n')
 
-    # When the upload is synced without its format (the sync's is CSV unless it says)
+    # When the upload is synced as CSV files
     with pytest.raises(ValidationFailed) as refused:
-        world.service.start_sync(ORG, SyncRequest(upload_id=links.upload_id), world.start)
+        world.service.start_sync(ORG, SyncRequest(upload_id=links.upload_id, format="csv"), world.start)
 
     # Then the refusal names the format to send, not a missing file
     assert refused.value.field == "format"
