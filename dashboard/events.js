@@ -11,6 +11,7 @@ const count = (n) => n.toLocaleString();
 async function loadReport() {
   const report = await api(`/platform-ads/events?days=${encodeURIComponent(period.value)}`);
   const { total } = report;
+  const notSentFrom = (source) => report.bySource.some((row) => row.source === source && row.notSent);
   const extra = [
     total.rejected ? `${count(total.rejected)} rejected` : null,
     total.skipped ? `${count(total.skipped)} skipped` : null,
@@ -19,8 +20,14 @@ async function loadReport() {
   document.getElementById("events-total").textContent =
     `${count(total.sent)} events sent from ${report.firstDay} to ${report.lastDay} (UTC)` +
     (extra.length ? `; ${extra.join(", ")}.` : ".") +
+    (notSentFrom("site")
+      ? " Not sent from your shop's pages: they arrived while no ad account could take them (not connected, its access lost, or the platform down), and they are lost."
+      : "") +
+    (notSentFrom("checkout")
+      ? " Not sent from the hosted checkout: paid while no ad account (or its pixel) could take them; your next sync of the shop's data sends those paid in the 7 days before it."
+      : "") +
     (total.notSent
-      ? " Not sent: your shop's pages sent them while no ad account could take them (not connected, its access lost, or the platform down), and they are lost. If the Ad account page says the account is not connected or its access is lost, connect it again there."
+      ? " If the Ad account page says the account is not connected or its access is lost, connect it again there."
       : "") +
     (total.sent + total.rejected + total.skipped + total.notSent === 0
       ? " Nothing yet: sync your shop's data while the ad account is connected, or paste the snippet below into your shop's pages."

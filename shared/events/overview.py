@@ -54,14 +54,17 @@ class Counts(CamelModel):
     """Events by outcome: ``sent`` (the platform said it received them), ``rejected`` (refused, by our
     check or the platform), ``skipped`` (older than the platform's window: nothing to correct),
     ``not_sent`` (the shop's pages' events that arrived while the ad account was not connected, its
-    access was lost or the platform was down: never sent, and the snippet does not send them again)."""
+    access was lost or the platform was down: never sent, and the snippet does not send them again; the
+    hosted checkout's purchases paid while no ad account or pixel could take them, which the next sync
+    sends while they are inside the platform's 7 days)."""
 
     sent: int = 0
     rejected: int = 0
     skipped: int = 0
     not_sent: int = Field(
         default=0,
-        description="Arrived while no ad account could take them (not connected, access lost, platform down)",
+        description="Arrived while no ad account could take them (not connected, access lost, platform "
+        "down); the hosted checkout's are sent by the next sync while inside the platform's 7 days",
     )
 
     def add(self, outcomes: dict[str, int]) -> None:

@@ -8,7 +8,8 @@ once by the platform. The hosted page is the website the purchase happened on: t
 when the checkout started) as the platform requires; without it, ``other``.
 
 An organization without a connected ad account, or an ad account without a pixel, sends nothing (the
-order stands; logged). A platform that fails or throttles raises, so the webhook answers 500 and the
+order stands; logged, and counted "not sent" on the Events page: the next sync sends it if it is still
+inside the platform's 7 days). A platform that fails or throttles raises, so the webhook answers 500 and the
 provider delivers the event again.
 """
 
@@ -87,9 +88,10 @@ class PixelPurchases:
         page: str,
     ) -> bool:
         """Send ``order`` to the pixel of the organization's ad account; False when there is nowhere
-        to send it (no connected ad account, no pixel). What became of it is added to the Events page's
-        counts (source ``checkout``) once per order, whichever delivery sends it (a first one whose
-        handler died before its count, a repeat), and a rejection kept there; a Purchase the platform
+        to send it (no connected ad account, no pixel: counted "not sent" once). What became of it is
+        added to the Events page's counts (source ``checkout``) once per order, whichever delivery
+        sends it (a first one whose handler died before its count, a repeat), and a rejection kept
+        there; a Purchase the platform
         received counts only if no other source (a sync) counted the order first. Raises the
         platform's transient failures."""
         try:
@@ -98,6 +100,7 @@ class PixelPurchases:
             raise
         except ServiceError as exc:
             logger.info("checkout purchase not sent: no usable ad account", extra={"code": exc.code})
+            self._count_not_sent(order)
             return False
         try:
             pixel_id = require_pixel(list_pixels(graph, str(connection.ad_account_id))).id
@@ -145,6 +148,7 @@ class PixelPurchases:
             raise
         except ServiceError as exc:
             logger.warning("checkout purchase not sent to the pixel", extra={"code": exc.code})
+            self._count_not_sent(order)
             return False
         finally:
             self.connections.record_usage(order.org_id, graph)
@@ -180,3 +184,18 @@ class PixelPurchases:
                     ],
                 )
         return report.sent == 1
+
+    def _count_not_sent(self, order: OrderRecord) -> None:
+        """Count ``order``'s Purchase as not sent on the Events page (no usable ad account, no pixel, a
+        refusal of the platform), once per order however often its webhook is delivered. A later sync
+        sends it while it is inside the platform's window, and counts it sent then."""
+        if self.tally is None:
+            return
+        now = self.clock()
+        self.tally.add_counts_once(
+            order.org_id,
+            now.date().isoformat(),
+            {("checkout", "Purchase", "failed"): 1},
+            marker=f"checkout-not-sent:{order.order_id}",
+            at=now,
+        )

@@ -126,6 +126,10 @@ def test_a_paid_session_becomes_one_order_of_its_organization(
         KeyConditionExpression="pk = :pk", ExpressionAttributeValues={":pk": f"ORG#{shop.org.org_id}"}
     )
     assert "ada@example.com" not in json.dumps(items["Items"], default=str)
+    # And with no ad account connected, its Purchase is counted not sent, under the hosted checkout
+    report = api.get("/platform-ads/events", params={"days": 14}, headers=shop.org.headers).json()
+    [checkout] = [row for row in report["bySource"] if row["source"] == "checkout"]
+    assert (checkout["eventName"], checkout["sent"], checkout["notSent"] >= 1) == ("Purchase", 0, True)
 
 
 def session_of(payments: httpx.Client, session_id: str) -> dict[str, Any]:

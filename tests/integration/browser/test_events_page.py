@@ -208,6 +208,7 @@ def test_a_new_shop_declares_its_domain_and_test_code_and_creates_its_key(
     # Then the page counts it as not sent, says it is lost and what to do
     expect(page.locator("#events-total")).to_contain_text("0 events sent")
     expect(page.locator("#events-total")).to_contain_text("; 1 not sent.")
+    expect(page.locator("#events-total")).to_contain_text("Not sent from your shop's pages")
     expect(page.locator("#events-total")).to_contain_text("connect it again there")
     expect(page.locator("#by-source tr")).to_have_text(
         re.compile(r"The shop's pages\s*Purchase\s*0\s*0\s*0\s*1")

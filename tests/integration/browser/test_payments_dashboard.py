@@ -231,6 +231,18 @@ def test_paid_orders_and_unpaid_checkouts_are_listed_on_the_payments_page(
     assert axe_violations(page) == [], dump(axe_violations(page))
     page.set_viewport_size(DESKTOP)
 
+    # And: the Events page counts the order's Purchase not sent from the hosted checkout (no ad account
+    # is connected), and says the next sync sends it
+    page.goto("/events.html")
+    expect(page.locator("#by-source tr")).to_have_text(
+        re.compile(r"Hosted checkout\s*Purchase\s*0\s*0\s*0\s*1"), timeout=LOADED
+    )
+    expect(page.locator("#events-total")).to_contain_text(
+        "Not sent from the hosted checkout: paid while no ad account (or its pixel) could take them; your "
+        "next sync of the shop's data sends those paid in the 7 days before it."
+    )
+    expect(page.locator("#events-total")).not_to_contain_text("your shop's pages")
+
     # When: the merchant refunds 10.00 of the order at the provider
     [order] = wiring.payments_orders().view(org_id).orders
     intent = httpx.get(
