@@ -91,9 +91,8 @@ class PixelPurchases:
         to send it (no connected ad account, no pixel: counted "not sent" once). What became of it is
         added to the Events page's counts (source ``checkout``) once per order, whichever delivery
         sends it (a first one whose handler died before its count, a repeat), and a rejection kept
-        there; a Purchase the platform
-        received counts only if no other source (a sync) counted the order first. Raises the
-        platform's transient failures."""
+        there; a Purchase the platform received counts only if no other source (a sync) counted the
+        order first. Raises the platform's transient failures."""
         try:
             connection, graph = self.connections.client_for(order.org_id)
         except (PlatformUnavailable, PlatformThrottled):
