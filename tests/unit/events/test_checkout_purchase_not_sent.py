@@ -12,11 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.payments.pixel import PixelPurchases
-from shared.records.payments import CheckoutRecord, OrderRecord
 from shared.repositories.events import DynamoEventSiteStore
 from tests.unit.events.test_purchase_counts_killed import ORG, TODAY, World
-from tests.unit.events.test_purchases_from_orders import FIRST, NOW, ago
+from tests.unit.events.test_purchases_from_orders import FIRST
 from tests.unit.moto_aws import offline_aws
 
 
@@ -24,32 +22,6 @@ from tests.unit.moto_aws import offline_aws
 def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     with offline_aws(monkeypatch):
         yield World(tmp_path)
-
-
-def paid_checkout() -> CheckoutRecord:
-    return CheckoutRecord(
-        org_id=ORG,
-        checkout_id="chk-1",
-        product_id="sku-2",
-        product_name="Sku 2",
-        quantity=1,
-        unit_amount=1200,
-        amount_total=1200,
-        currency="GBP",
-        state="paid",
-        created_at=ago(hours=6),
-        updated_at=ago(hours=5),
-    )
-
-
-def deliver(world: World, order: OrderRecord) -> bool:
-    """The webhook's send of the paid order's Purchase, as wired."""
-    pixel = PixelPurchases(
-        world.shop, lambda: NOW, tally=DynamoEventSiteStore(world.table, world.client), claims=world.payments
-    )
-    return pixel.send(
-        order, "buyer@example.com", "Ann Buyer", paid_checkout(), "https://shop.example/checkout"
-    )
 
 
 def day_counts(world: World) -> dict[str, dict[str, dict[str, int]]]:
@@ -66,7 +38,7 @@ def test_a_purchase_paid_while_not_connected_is_counted_not_sent_once_and_sent_b
     world.shop.connected = False
 
     # When the provider delivers its webhook twice
-    sent = [deliver(world, order) for _ in range(2)]
+    sent = [world.deliver(order) for _ in range(2)]
 
     # Then nothing was sent, and the Events page counts the Purchase not sent once, under the checkout
     assert sent == [False, False]
