@@ -242,6 +242,9 @@ def test_paid_orders_and_unpaid_checkouts_are_listed_on_the_payments_page(
         "next sync of the shop's data sends those paid in the 7 days before it."
     )
     expect(page.locator("#events-total")).not_to_contain_text("your shop's pages")
+    expect(page.get_by_text("Not sent: arrived while no ad account could take them")).to_contain_text(
+        "the hosted checkout's purchases go with your next sync if paid in the 7 days before it."
+    )
 
     # When: the merchant refunds 10.00 of the order at the provider
     [order] = wiring.payments_orders().view(org_id).orders
