@@ -196,7 +196,8 @@ class DataSourceService:
                     raise ValidationFailed(
                         f"The upload holds {kind}.{other}, but the sync asks for {request.format} files.",
                         field="format",
-                        remedy=f'Send "format": "{other}" with the sync, as with the upload links.',
+                        remedy=f'Send "format": "{other}" with the sync, as with the upload links, or leave '
+                        "it out: the sync then reads the upload's files as they were sent.",
                     )
             if size is None:
                 raise NotFound(

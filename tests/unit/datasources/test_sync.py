@@ -417,7 +417,10 @@ def test_an_upload_synced_as_another_format_says_which_format_to_send(world: Dat
     # Then the refusal names the format to send, not a missing file
     assert refused.value.field == "format"
     assert refused.value.message == "The upload holds customers.jsonl, but the sync asks for csv files."
-    assert refused.value.remedy == 'Send "format": "jsonl" with the sync, as with the upload links.'
+    assert refused.value.remedy == (
+        'Send "format": "jsonl" with the sync, as with the upload links, or leave it out: the sync then '
+        "reads the upload's files as they were sent."
+    )
     assert world.started == []
 
 
