@@ -11,7 +11,8 @@ Time split. With ``end`` the last order and ``H`` the holdout window (``holdout_
   that is actually served. One exception, the usual refit after validation: the recommender's repeat
   model, once evaluated (and judged by the quality gate) as fitted at ``cutoff``, is fitted again as of
   ``end`` on the holdout's re-purchases and that fit is served (``_served_repeat_model``); the metrics
-  describe the fit at ``cutoff``.
+  describe the fit at ``cutoff``, which the ``pipeline.joblib`` artifact does not keep (its
+  ``repeat_model_refitted`` says which fit they describe).
 
 Purchase model (``two_part``, the default). "Will this customer buy this product in the next H days"
 is "will they order at all" times "this product, given that they order":
@@ -1501,12 +1502,14 @@ def _train_recommendation(
 
     report("refit")
     served_model = _served_repeat_model(shop, recommender, config)
-    # The joblib artifact: the fitted scikit-learn SVD and the blend around it; ``repeat_model`` is the
-    # one served, ``evaluated_repeat_model`` the one the metrics describe.
+    # The joblib artifact: the fitted scikit-learn SVD and the blend around it, with the repeat model
+    # served. Nothing read the fit the metrics judged, so it is not kept: ``repeat_model_refitted`` says
+    # whether the metrics describe another fit, the one as of ``training_cutoff`` (``_fit_repeat`` at
+    # the cutoff, deterministic with ``config.seed``, gives it again).
     fitted = {
         "svd": recommender.svd,
         "repeat_model": served_model,
-        "evaluated_repeat_model": recommender.repeat_model,
+        "repeat_model_refitted": served_model is not recommender.repeat_model,
         "affinity_scale": recommender.affinity_scale,
         "blend_parts": list(BLEND_PARTS),
         "blend_weights": weights.tolist(),
