@@ -21,7 +21,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from shared.ml.features import History
-from shared.ml.training import EncodedShop
+from shared.ml.shop_arrays import EncodedShop
 
 Scorer = Callable[[NDArray[np.int64]], NDArray[np.float64]]
 

@@ -28,7 +28,7 @@ import duckdb
 import numpy as np
 
 from shared.ml.features import History
-from shared.ml.training import EncodedShop
+from shared.ml.shop_arrays import EncodedShop
 
 _EPOCH = np.datetime64("1970-01-01")
 

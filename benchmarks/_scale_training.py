@@ -45,7 +45,7 @@ def _arrays_path(workdir: Path) -> Path:
 def measure_training_arrays(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:
     """Setup: generate the training arrays when the sync left none."""
     from benchmarks._training_shop import large_shop
-    from shared.ml.training import write_training_arrays
+    from shared.ml.shop_arrays import write_training_arrays
 
     path = _arrays_path(workdir)
     if path.exists():
@@ -58,7 +58,8 @@ def measure_training_arrays(size: ShopSize, shop: ShopFiles, workdir: Path) -> M
 
 
 def _train(model_type: str, workdir: Path) -> Measured:
-    from shared.ml.training import read_training_arrays, train_model
+    from shared.ml.shop_arrays import read_training_arrays
+    from shared.ml.training import train_model
 
     started = time.perf_counter()
     stages: list[tuple[str, float]] = [("read", _high_water_mb())]

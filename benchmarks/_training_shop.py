@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from shared.ml.training import EncodedShop
+from shared.ml.shop_arrays import EncodedShop
 
 DAYS = 730
 START_DAY = 19_000.0  # epoch days (2022)

@@ -32,7 +32,8 @@ from sklearn.model_selection import StratifiedKFold, cross_val_predict
 
 from benchmarks._rows import BenchRow, bench_row, print_rows
 from shared.ml.scoring import load_bundle
-from shared.ml.training import EncodedShop, train_model
+from shared.ml.shop_arrays import EncodedShop
+from shared.ml.training import train_model
 
 TARGET_AUC = 0.78
 _EPOCH = np.datetime64("1970-01-01")

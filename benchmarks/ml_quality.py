@@ -16,7 +16,8 @@ import time
 import numpy as np
 
 from benchmarks._rows import BenchRow, bench_row, print_rows
-from shared.ml.training import TrainedModel, train_model
+from shared.ml.trained import TrainedModel
+from shared.ml.training import train_model
 from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 
 SCENARIOS = {

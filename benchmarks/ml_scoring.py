@@ -23,7 +23,9 @@ import numpy as np
 from benchmarks._rows import BenchRow, bench_row, print_rows
 from shared.ml.features import History, build_state, feature_fallbacks, pair_features
 from shared.ml.scoring import ScoringBundle, load_bundle, top_k, write_bundle
-from shared.ml.training import TASTE_FACTORS, Algorithm, TrainedModel, TrainingConfig, train_model
+from shared.ml.taste import TASTE_FACTORS
+from shared.ml.trained import Algorithm, TrainedModel, TrainingConfig
+from shared.ml.training import train_model
 from tools.synthetic import SyntheticConfig, generate_shop
 
 N_USERS = 1_000_000

@@ -46,7 +46,8 @@ from benchmarks._rows import BenchRow, bench_row, print_rows
 from shared.auth.api_keys import issue_key
 from shared.ml.freshness import FreshnessRules
 from shared.ml.scoring import load_bundle, shard_bundle, shard_of
-from shared.ml.training import TrainedModel, train_model
+from shared.ml.trained import TrainedModel
+from shared.ml.training import train_model
 from shared.predictions.predict import BundleCache, CachedKeys, Predictor
 from shared.predictions.registry import register_trained_model
 from shared.records.api_keys import StoredApiKey

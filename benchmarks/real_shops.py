@@ -46,16 +46,11 @@ from sklearn.model_selection import GroupKFold, cross_val_predict
 from benchmarks import _baselines as base
 from benchmarks._real_data import RealShop, Split, complete_journey, instacart_sample
 from benchmarks._rows import BenchRow, bench_row, print_rows
+from shared.ml.recommendation_training import log_popularity, purchases, repeat_estimator, repeat_features
 from shared.ml.scoring import ScoringBundle, load_bundle
-from shared.ml.training import (
-    EncodedShop,
-    TrainingConfig,
-    log_popularity,
-    purchases,
-    repeat_estimator,
-    repeat_features,
-    train_model,
-)
+from shared.ml.shop_arrays import EncodedShop
+from shared.ml.trained import TrainingConfig
+from shared.ml.training import train_model
 
 K = 10
 _CHUNK = 256

@@ -33,7 +33,8 @@ from benchmarks.ml_scoring import N_USERS, _million_user_bundle
 from shared.datasources.coverage import FLAGS, Coverage, write_coverage
 from shared.ml.freshness import FreshnessRules
 from shared.ml.scoring import ScoringBundle, load_bundle
-from shared.ml.training import TrainingConfig, train_model
+from shared.ml.trained import TrainingConfig
+from shared.ml.training import train_model
 from shared.records.datasources import DatasetVersion
 from shared.records.models import ModelRecord
 from shared.targeting.models import PreviewRequest

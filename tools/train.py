@@ -25,16 +25,11 @@ from tqdm import tqdm
 from shared.errors import ValidationFailed
 from shared.ml.artifacts import save_trained_model
 from shared.ml.datasets import ShopData, load_shop_data
-from shared.ml.training import (
-    MAX_HORIZON_DAYS,
-    MIN_HORIZON_DAYS,
-    EncodedShop,
-    PurchaseOracle,
-    TrainingConfig,
-    baseline_shortfall,
-    read_training_arrays,
-    train_model,
-)
+from shared.ml.horizon import MAX_HORIZON_DAYS, MIN_HORIZON_DAYS
+from shared.ml.purchase_training import PurchaseOracle
+from shared.ml.shop_arrays import EncodedShop, read_training_arrays
+from shared.ml.trained import TrainingConfig
+from shared.ml.training import baseline_shortfall, train_model
 from tools.synthetic import SyntheticConfig, generate_shop
 
 _STAGES = {

@@ -98,7 +98,7 @@ REPORT_KEY_COLUMNS = {
 COUNTRY_CHUNK = 100_000
 # What a file read with the merchant's own mapping was read as ("Read the orders file as ...").
 MATCHED = "you matched its columns"
-UNCATEGORISED = "Uncategorised"  # as shared.ml.training names a product without a category
+UNCATEGORISED = "Uncategorised"  # as shared.ml.shop_arrays names a product without a category
 
 # Cell patterns of values the record models accept unchanged (shared/ml/validation.py has the same
 # rules). First and last character: none of Python's white space, which the models strip.
@@ -635,7 +635,7 @@ def write_catalog(workspace: Workspace) -> Path:
 
 
 def write_training(workspace: Workspace) -> Path:
-    """``training.npz``: ``shared.ml.training.EncodedShop`` as arrays (docs/data-plane.md), each array
+    """``training.npz``: ``shared.ml.shop_arrays.EncodedShop`` as arrays (docs/data-plane.md), each array
     fetched from the engine and written on its own (never all at once in memory). Leaves the order
     lines encoded and sorted in the engine's ``encoded_lines`` for the version's other objects."""
     connection = workspace.connection

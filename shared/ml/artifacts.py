@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from shared.ml.training import TrainedModel
+from shared.ml.trained import TrainedModel
 
 
 class ArtifactStore(Protocol):

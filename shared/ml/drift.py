@@ -25,16 +25,10 @@ from shared.errors import ValidationFailed
 from shared.ml.datasets import ShopData
 from shared.ml.features import FEATURE_NAMES, GROWS_WITH_TIME, MODEL_DEPENDENT
 from shared.ml.freshness import FeatureDistribution, population_stability_index
-from shared.ml.training import (
-    EncodedShop,
-    ModelType,
-    TrainedModel,
-    encode_shop,
-    from_day,
-    purchase_feature_sample,
-    recommendation_features,
-    to_day,
-)
+from shared.ml.purchase_training import purchase_feature_sample
+from shared.ml.recommendation_training import recommendation_features
+from shared.ml.shop_arrays import EncodedShop, encode_shop, from_day, to_day
+from shared.ml.trained import ModelType, TrainedModel
 
 # As many pairs as training evaluates by default (TrainingConfig.max_eval_pairs).
 DEFAULT_MAX_PAIRS = 500_000

@@ -40,7 +40,7 @@ user_gap_trend                          log of the last gap over the mean gap: a
 
 Taste: training learns a few product factors (``product_taste``) from which products are bought by
 the same customers (before the training window): the positive pointwise mutual information of two
-products being bought by one customer, factorised (see ``shared.ml.training``). A user's taste is the
+products being bought by one customer, factorised (see ``shared.ml.taste``). A user's taste is the
 unit-length, units-weighted mean of the factors of what they bought, and ``user_product_affinity`` is
 its dot product with the product's factors.
 
@@ -52,7 +52,7 @@ is on the log scale a linear model needs (purchase rates multiply).
 
 The customer-lifetime features are the age, the purchase rhythm (mean gap, last gap and its trend) and
 the spend trend; :data:`CUSTOMER_FEATURES` (the features of the user alone) are what the purchase
-model's buyer part sees (``shared.ml.training``). A bundle keeps
+model's buyer part sees (``shared.ml.purchase_training``). A bundle keeps
 the feature names it was trained on and :func:`pair_features` computes exactly those, so a model
 trained before a feature was added keeps scoring as it was trained.
 

@@ -8,7 +8,7 @@ from typing import Protocol
 
 from shared.ml.artifacts import model_prefix, save_trained_model
 from shared.ml.scoring import SHARD_ROLE_PREFIX
-from shared.ml.training import TrainedModel
+from shared.ml.trained import TrainedModel
 from shared.records.models import ModelRecord
 
 

@@ -15,17 +15,11 @@ from shared.clock import Clock, utc_now
 from shared.errors import NotFound, PreconditionFailed, ServiceError, ValidationFailed
 from shared.ml.datasets import ShopData, load_shop_data
 from shared.ml.drift import DriftReference, measure_drift
+from shared.ml.horizon import MAX_HORIZON_DAYS, MIN_HORIZON_DAYS
 from shared.ml.quality_gate import quality_gate
-from shared.ml.training import (
-    MAX_HORIZON_DAYS,
-    MIN_HORIZON_DAYS,
-    EncodedShop,
-    OrdersGap,
-    TrainingConfig,
-    encode_shop,
-    read_training_arrays,
-    train_model,
-)
+from shared.ml.shop_arrays import EncodedShop, OrdersGap, encode_shop, read_training_arrays
+from shared.ml.trained import TrainingConfig
+from shared.ml.training import train_model
 from shared.observability import logger
 from shared.predictions.registry import ArtifactBlobs, ModelRecords, register_trained_model
 from shared.records.datasources import PUBLISHED_BY, ModelTraining, TrainingState

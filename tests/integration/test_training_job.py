@@ -12,7 +12,7 @@ from local.seed import DemoCredentials
 from local.stack import LocalStack
 from shared import wiring
 from shared.ml.datasets import dump_records
-from shared.ml.training import encode_shop, write_training_arrays
+from shared.ml.shop_arrays import encode_shop, write_training_arrays
 from tools.synthetic import SyntheticConfig, generate_shop
 
 

@@ -3,7 +3,8 @@ item 4)."""
 
 from __future__ import annotations
 
-from shared.ml.training import TrainingConfig, train_model
+from shared.ml.trained import TrainingConfig
+from shared.ml.training import train_model
 from shared.predictions.metric_words import explain_metrics
 from shared.predictions.model_overview import wizard_use
 from tests.unit.records import model_record

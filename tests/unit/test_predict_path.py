@@ -17,7 +17,8 @@ from shared.auth.api_keys import NewApiKey, issue_key
 from shared.errors import NotFound, QuotaExceeded, Unauthorized
 from shared.ml.freshness import FreshnessRules
 from shared.ml.scoring import load_bundle
-from shared.ml.training import TrainedModel, TrainingConfig, train_model
+from shared.ml.trained import TrainedModel, TrainingConfig
+from shared.ml.training import train_model
 from shared.predictions.key_management import revoke_api_key
 from shared.predictions.predict import BundleCache, CachedKeys, Predictor, PredictRequest, warm_models
 from shared.predictions.registry import register_trained_model

@@ -14,7 +14,7 @@ import pytest
 from shared.audiences.lift import read_product_orders
 from shared.datasources.models import SyncRequest
 from shared.ml.datasets import dump_records, load_shop_data
-from shared.ml.training import encode_shop
+from shared.ml.shop_arrays import encode_shop
 from shared.records.datasources import DatasetVersion
 from tests.unit.datasources.conftest import ORG, DataSourceWorld
 from tools.synthetic import SyntheticConfig, generate_shop

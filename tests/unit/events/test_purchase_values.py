@@ -8,7 +8,8 @@ import pytest
 
 from shared.events.values import PurchaseValues
 from shared.ml.scoring import ScoringBundle, load_bundle
-from shared.ml.training import TrainingConfig, train_model
+from shared.ml.trained import TrainingConfig
+from shared.ml.training import train_model
 from shared.targeting.values import predicted_values, shop_average_order_value
 from tools.synthetic import SyntheticConfig, generate_shop
 

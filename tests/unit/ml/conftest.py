@@ -6,7 +6,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared.ml.training import TrainedModel, TrainingConfig, train_model
+from shared.ml.trained import TrainedModel, TrainingConfig
+from shared.ml.training import train_model
 from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 
 TRAINED_AT = datetime(2025, 1, 2, tzinfo=UTC)

@@ -11,7 +11,8 @@ from shared.errors import ValidationFailed
 from shared.ml.artifacts import save_trained_model
 from shared.ml.datasets import ShopData
 from shared.ml.drift import DriftReference, measure_drift
-from shared.ml.training import TrainedModel, train_model
+from shared.ml.trained import TrainedModel
+from shared.ml.training import train_model
 from tools.synthetic import SyntheticConfig, generate_shop
 
 PSI_THRESHOLD = 0.2  # the default drift_psi_threshold

@@ -9,17 +9,16 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from shared.ml.scoring import ScoringBundle, load_bundle
-from shared.ml.training import (
+from shared.ml.recommendation_training import (
     NEW_AFFINITY_WEIGHTS,
     NEW_PRODUCT_PARTS,
-    TrainedModel,
-    TrainingConfig,
-    _encode,
     _fit_parts,
     _new_product_weights,
     purchases,
 )
+from shared.ml.scoring import ScoringBundle, load_bundle
+from shared.ml.shop_arrays import split_shop
+from shared.ml.trained import TrainedModel, TrainingConfig
 from tools.synthetic import SyntheticShop
 
 
@@ -32,7 +31,7 @@ def test_the_served_affinity_is_the_trained_affinity_of_the_products_bought(
     header = bundle.header | {"new_product_weights": [float(n == "affinity") for n in NEW_PRODUCT_PARTS]}
     affinity_only = ScoringBundle(header, bundle._arrays)
     # And the training's recommender with the bundle's factors, on the same history
-    encoded = _encode(shop.data, None)
+    encoded = split_shop(shop.data, None)
     history = purchases(encoded, encoded.end_day)
     users = np.arange(0, history.weights.shape[0], 37)
     parts = replace(
@@ -53,7 +52,7 @@ def test_the_new_products_weights_are_one_of_the_candidates_tried_on_validation(
     shop: SyntheticShop,
 ) -> None:
     # Given the parts as of the start of the validation window and a fitted blend
-    encoded = _encode(shop.data, None)
+    encoded = split_shop(shop.data, None)
     parts = _fit_parts(encoded, encoded.train_day, TrainingConfig())
     before = purchases(encoded, encoded.train_day)
     window = encoded.history.between(encoded.train_day, encoded.cutoff_day)

@@ -12,8 +12,11 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.metrics import roc_auc_score
 
 from shared.ml.features import CUSTOMER_FEATURES, History, build_state, customer_features, pair_features
+from shared.ml.purchase_training import _tree_arrays
 from shared.ml.scoring import buyer_logit, load_bundle
-from shared.ml.training import TrainedModel, TrainingConfig, _tree_arrays, encode_shop, to_day, train_model
+from shared.ml.shop_arrays import encode_shop, to_day
+from shared.ml.trained import TrainedModel, TrainingConfig
+from shared.ml.training import train_model
 from tools.synthetic import SyntheticShop
 
 

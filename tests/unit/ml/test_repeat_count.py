@@ -12,23 +12,20 @@ import joblib
 import numpy as np
 from sklearn.ensemble import HistGradientBoostingClassifier
 
-from shared.ml.scoring import load_bundle
-from shared.ml.training import (
+from shared.ml.recommendation_training import (
     BLEND_PARTS,
     REPEAT_COUNT_WEIGHTS,
     REPEAT_FEATURES,
     REPEAT_MODEL_WEIGHTS,
-    EncodedShop,
-    TrainedModel,
-    TrainingConfig,
-    _encode,
     _fit_repeat,
     purchases,
     repeat_features,
     repeat_scores,
-    to_day,
-    train_model,
 )
+from shared.ml.scoring import load_bundle
+from shared.ml.shop_arrays import EncodedShop, split_shop, to_day
+from shared.ml.trained import TrainedModel, TrainingConfig
+from shared.ml.training import train_model
 from tests.unit.ml.conftest import TRAINED_AT
 from tools import train as train_cli
 from tools.synthetic import SyntheticShop
@@ -101,7 +98,7 @@ def test_the_served_repeat_model_is_refitted_on_the_holdout_after_the_evaluation
     bundle = load_bundle(repeat_model_recommender.artifacts["bundle"].data)
     weights = dict(zip(bundle.header["blend_parts"], bundle.header["blend_weights"], strict=True))
     assert weights["repeat_model"] > 0.0
-    encoded = _encode(shop.data, repeat_model_recommender.holdout_days)
+    encoded = split_shop(shop.data, repeat_model_recommender.holdout_days)
     config = TrainingConfig(min_repeat_positives=1, holdout_days=encoded.horizon_days)
     fitted = _pipeline(repeat_model_recommender)
     serving = purchases(encoded, encoded.end_day)
@@ -140,7 +137,7 @@ def test_the_served_repeat_model_is_refitted_on_the_holdout_after_the_evaluation
 def test_a_holdout_with_too_few_re_purchases_serves_the_evaluated_repeat_model(shop: SyntheticShop) -> None:
     # Given the small synthetic shop without its re-purchases in the holdout (its last 30 days; the
     # last order is kept, so the holdout stays where it was): the window before has about 300
-    cutoff = _encode(shop.data, 30).cutoff_day
+    cutoff = split_shop(shop.data, 30).cutoff_day
     last = max(order.timestamp for order in shop.data.orders)
     seen: set[tuple[str, str]] = set()
     orders = []

@@ -12,7 +12,7 @@ import pytest
 from shared.errors import NotFound, ServiceError
 from shared.ml import scoring
 from shared.ml.scoring import ScoringBundle, load_bundle, top_k
-from shared.ml.training import TrainedModel
+from shared.ml.trained import TrainedModel
 from tools.synthetic import SyntheticShop
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -11,18 +11,16 @@ from shared.errors import ValidationFailed
 from shared.ml import scoring
 from shared.ml.datasets import OrderRecord, ShopData
 from shared.ml.features import GROWS_WITH_TIME, MODEL_DEPENDENT
-from shared.ml.training import (
+from shared.ml.shop_arrays import (
     TRAINING_ARRAYS,
     EncodedShop,
     OrdersGap,
-    TrainedModel,
-    TrainingConfig,
-    baseline_shortfall,
     encode_shop,
     read_training_arrays,
-    train_model,
     write_training_arrays,
 )
+from shared.ml.trained import TrainedModel, TrainingConfig
+from shared.ml.training import baseline_shortfall, train_model
 from tests.unit.ml.conftest import TRAINED_AT
 from tools.synthetic import SyntheticConfig, SyntheticShop, generate_shop
 
@@ -285,7 +283,8 @@ def test_the_category_lift_says_how_much_more_a_customer_buys_in_a_category_than
 
 def test_taste_factors_make_products_bought_by_the_same_customers_alike() -> None:
     # Given two groups of customers, even ones buying 4 of products 0-7, odd ones 4 of products 8-15
-    from shared.ml.training import _encode, _taste_factors
+    from shared.ml.shop_arrays import split_shop
+    from shared.ml.taste import taste_factors
 
     rng = np.random.default_rng(3)
     start = datetime(2024, 1, 1, tzinfo=UTC)
@@ -313,10 +312,10 @@ def test_taste_factors_make_products_bought_by_the_same_customers_alike() -> Non
         )
         for day in (320, 364)
     ]
-    shop = _encode(ShopData(customers=[], products=[], orders=[*orders, *late]), None)
+    shop = split_shop(ShopData(customers=[], products=[], orders=[*orders, *late]), None)
 
     # When the taste factors are learnt
-    factors = _taste_factors(shop, shop.train_day, TrainingConfig())
+    factors = taste_factors(shop, shop.train_day, TrainingConfig())
 
     # Then they are unit vectors; products of one group are alike, products of different groups not at all
     similarity = factors @ factors.T

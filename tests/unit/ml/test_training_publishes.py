@@ -13,7 +13,7 @@ import pytest
 
 from shared.errors import ValidationFailed
 from shared.ml.datasets import dump_records
-from shared.ml.training import OrdersGap
+from shared.ml.shop_arrays import OrdersGap
 from shared.predictions import training_job
 from shared.predictions.training_job import ModelRejected, TrainingRequest, run_training
 from shared.records.datasources import ModelTraining

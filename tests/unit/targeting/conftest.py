@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from shared.ml.scoring import ScoringBundle, load_bundle
-from shared.ml.training import TrainingConfig, train_model
+from shared.ml.trained import TrainingConfig
+from shared.ml.training import train_model
 from tools.synthetic import SyntheticConfig, generate_shop
 
 

@@ -12,7 +12,8 @@ import pytest
 
 from shared.ml import scoring
 from shared.ml.scoring import ScoringBundle, load_bundle
-from shared.ml.training import TrainingConfig, train_model
+from shared.ml.trained import TrainingConfig
+from shared.ml.training import train_model
 from shared.predictions.predict import WholeBundles
 from shared.records.models import ModelRecord
 from shared.targeting.models import SegmentSpec
