@@ -196,7 +196,7 @@ function parse(text, delimiter, limit) {
       if (c === '"' && text[i + 1] === '"') { cell += '"'; i += 1; }
       else if (c === '"') quoted = false;
       else cell += c;
-    } else if (c === '"' && cell === "") quoted = true;
+    } else if (c === '"' && cell.trim() === "") { cell = ""; quoted = true; } // a quote after spaces opens the cell, as the sync reads it
     else if (c === delimiter) { record.push(cell); cell = ""; }
     else if (c === "\n" || c === "\r") {
       if (c === "\r" && text[i + 1] === "\n") i += 1;

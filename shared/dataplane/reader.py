@@ -154,14 +154,25 @@ def check_line_lengths(path: Path, limit: int = MAX_LINE_BYTES) -> None:
 
 
 def read_header(path: Path, dialect: Dialect) -> list[str]:
-    """The first record's cells as the file has them (CSV), read with the dialect; [] when empty."""
+    """The first record's cells as the file has them (CSV), read with the dialect; [] when empty. A
+    cell quoted after spaces (``"user_id", "email"``) is its name, as the engine reads such a cell in
+    the rows below (the csv module keeps the spaces and the quotes: `` "email"``)."""
     try:
         with path.open(encoding=_text_encoding(dialect), newline="") as file:
-            return next(csv.reader(file, **_csv_dialect(dialect)), [])  # type: ignore[arg-type]
+            cells = next(csv.reader(file, **_csv_dialect(dialect)), [])  # type: ignore[arg-type]
     except UnicodeDecodeError as exc:
         raise Unreadable("not UTF-8 text", 1, exc.start) from None
     except csv.Error as exc:
         raise Unreadable(f"not readable CSV ({exc})", 1) from None
+    return [_spaced_quotes_off(cell, dialect.quote) for cell in cells]
+
+
+def _spaced_quotes_off(cell: str, quote: str) -> str:
+    """`` "email" `` -> ``email`` (doubled quotes inside made single); any other cell as it is."""
+    name = cell.strip(" ")
+    if name == cell or len(name) < 2 or not quote or name[0] != quote or name[-1] != quote:
+        return cell
+    return name[1:-1].replace(quote * 2, quote)
 
 
 @dataclass(frozen=True)

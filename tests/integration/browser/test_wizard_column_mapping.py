@@ -31,6 +31,14 @@ def order_items(orders: bytes) -> bytes:
     return ("\n".join([";".join(HEADER), *rows]) + "\n").encode()
 
 
+def spaced_order_items(orders: bytes) -> bytes:
+    """The same report with commas, its header's names quoted after a space (``"Order No.", "Client"``),
+    as some tools write it."""
+    lines = orders.decode().splitlines()[1:]
+    header = ", ".join(f'"{cell}"' for cell in HEADER)
+    return ("\n".join([header, *[",".join([*line.split(","), "North"]) for line in lines]]) + "\n").encode()
+
+
 def choose_files(page: Page, files: dict[str, bytes]) -> None:
     names = {"customers": "customers.csv", "products": "products.csv", "orders": "order-items.csv"}
     for kind, data in files.items():
@@ -107,3 +115,37 @@ def test_an_unknown_orders_file_is_matched_column_by_column_and_the_matching_is_
     expect(question).to_contain_text("This is how you matched this file's columns last time.", timeout=30_000)
     expect(question.get_by_label("Bought", exact=True)).to_have_value("timestamp")
     expect(question.get_by_label("Warehouse", exact=True)).to_have_value("")
+
+
+def test_a_header_whose_names_are_quoted_after_spaces_is_matched_by_its_names(
+    page: Page, stack: LocalStack
+) -> None:
+    # Given: an orders file whose header a tool wrote "Order No.", "Client", ... (a space after each comma)
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
+    files = shop_files(n_users=40, seed=12)
+    files["orders"] = spaced_order_items(files["orders"])
+    page.goto("/wizard.html")
+    choose_files(page, files)
+
+    # When: the files are uploaded
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: its columns are asked by their names, without the quotes, and guessed from them
+    question = page.get_by_role("group", name="Match the columns of the orders file (order-items.csv)")
+    expect(question).to_be_visible(timeout=30_000)
+    for cell, column in zip(HEADER, GUESSED, strict=True):
+        expect(question.get_by_label(cell, exact=True)).to_have_value(column)
+
+    # When: the order time is chosen and the files sent again
+    question.get_by_label("Bought", exact=True).select_option("timestamp")
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: every order line syncs, read as matched
+    expect(page.locator("#sync-state")).to_contain_text(
+        "Synced: every row was kept", timeout=BACKGROUND_JOB_MS
+    )
+    lines = f"{len(files['orders'].decode().splitlines()) - 1:,}"
+    orders = page.locator("#sync-counts tr").filter(has_text="orders").locator("td")
+    expect(orders).to_have_text(["orders", lines, lines])

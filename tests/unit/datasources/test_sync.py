@@ -377,6 +377,20 @@ def test_a_file_over_the_size_cap_is_refused_before_anything_starts(world: DataS
     assert world.started == []
 
 
+def test_a_header_whose_names_are_quoted_after_spaces_is_read_by_its_names(world: DataSourceWorld) -> None:
+    # Given a customers file whose header a tool wrote "user_id", "email", ... (a space after each comma)
+    header, rows = CUSTOMERS.split(b"\n", 1)
+    spaced = b", ".join(b'"' + cell + b'"' for cell in header.split(b",")) + b"\n" + rows
+
+    # When it is synced with the other two files
+    sync(world, world.put_files(spaced, PRODUCTS, ORDERS))
+
+    # Then its columns are the service's, every customer kept
+    [stored] = world.service.view(ORG).versions
+    assert stored.row_counts["customers"] == 3
+    assert stored.rejected_count == 0
+
+
 def test_a_missing_upload_is_named(world: DataSourceWorld) -> None:
     # Given upload links whose files were never PUT
     links = world.service.upload_links(ORG, UploadLinksRequest())
