@@ -39,6 +39,15 @@ def spaced_order_items(orders: bytes) -> bytes:
     return ("\n".join([header, *[",".join([*line.split(","), "North"]) for line in lines]]) + "\n").encode()
 
 
+def new_shop_choosing(page: Page, stack: LocalStack, files: dict[str, bytes]) -> None:
+    """A new organization's user signed in, on the wizard's first step with ``files`` chosen."""
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
+    page.goto("/wizard.html")
+    choose_files(page, files)
+
+
 def choose_files(page: Page, files: dict[str, bytes]) -> None:
     names = {"customers": "customers.csv", "products": "products.csv", "orders": "order-items.csv"}
     for kind, data in files.items():
@@ -51,14 +60,10 @@ def test_an_unknown_orders_file_is_matched_column_by_column_and_the_matching_is_
     page: Page, stack: LocalStack, screenshots: Path
 ) -> None:
     # Given: a shop whose orders file has another system's columns
-    org_id = f"org-{uuid.uuid4().hex[:8]}"
-    _, password = create_user(stack, org_id, f"{org_id}@example.com")
-    sign_in(page, f"{org_id}@example.com", password)
     files = shop_files(n_users=40, seed=11)
     first_order = files["orders"].decode().splitlines()[1].split(",")
     files["orders"] = order_items(files["orders"])
-    page.goto("/wizard.html")
-    choose_files(page, files)
+    new_shop_choosing(page, stack, files)
 
     # When: the files are uploaded
     page.get_by_role("button", name="Upload and sync").click()
@@ -121,13 +126,9 @@ def test_a_header_whose_names_are_quoted_after_spaces_is_matched_by_its_names(
     page: Page, stack: LocalStack
 ) -> None:
     # Given: an orders file whose header a tool wrote "Order No.", "Client", ... (a space after each comma)
-    org_id = f"org-{uuid.uuid4().hex[:8]}"
-    _, password = create_user(stack, org_id, f"{org_id}@example.com")
-    sign_in(page, f"{org_id}@example.com", password)
     files = shop_files(n_users=40, seed=12)
     files["orders"] = spaced_order_items(files["orders"])
-    page.goto("/wizard.html")
-    choose_files(page, files)
+    new_shop_choosing(page, stack, files)
 
     # When: the files are uploaded
     page.get_by_role("button", name="Upload and sync").click()
