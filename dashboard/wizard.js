@@ -174,8 +174,15 @@ $("upload-form").addEventListener("submit", async (event) => {
   const missing = KINDS.find((kind) => !form.elements[kind].files.length);
   if (missing) return refuseFile(missing, `Choose the ${missing} file: all three files are needed.`);
   const files = Object.fromEntries(KINDS.map((kind) => [kind, form.elements[kind].files[0]]));
+  const jsonLines = KINDS.filter((kind) => isJsonLines(files[kind]));
+  const format = jsonLines.length === KINDS.length ? "jsonl" : "csv";
+  if (jsonLines.length && format === "csv") {
+    const odd = KINDS.find((kind) => isJsonLines(files[kind]) !== jsonLines.length > 1); // the one unlike the others
+    const named = KINDS.map((kind) => `the ${kind} file is ${isJsonLines(files[kind]) ? "JSON Lines" : "CSV"}`);
+    return refuseFile(odd, `Choose three CSV files or three JSON Lines files: ${named.join(", ")}.`);
+  }
   for (const kind of KINDS) {
-    const problem = await emptyFileProblem(kind, files[kind]);
+    const problem = await emptyFileProblem(kind, files[kind], format);
     if (problem) return refuseFile(kind, problem);
   }
   const encodings = {};
@@ -188,12 +195,12 @@ $("upload-form").addEventListener("submit", async (event) => {
   $("upload").disabled = true;
   try {
     for (const kind of KINDS) files[kind] = await asUtf8(files[kind], encodings[kind]);
-    for (const kind of KINDS) {
+    for (const kind of format === "csv" ? KINDS : []) { // JSON Lines objects name the service's columns
       const columns = await columnsOf(kind, files[kind], identities[kind], $("upload-error"));
       if (!columns) return; // its question is on the page now
       if (Object.keys(columns).length) mappings[kind] = columns;
     }
-    const links = await api("/platform-ads/data-source/uploads", { method: "POST", body: { format: "csv" } });
+    const links = await api("/platform-ads/data-source/uploads", { method: "POST", body: { format } });
     const tooBig = KINDS.find((kind) => files[kind].size > links.maxFileBytes);
     if (tooBig) {
       throw new Error(`The ${tooBig} file is ${files[tooBig].size.toLocaleString()} bytes; the limit is ${links.maxFileBytes.toLocaleString()}. Keep the recent history and try again.`);
@@ -305,13 +312,16 @@ function refuseFile(kind, message) {
   input.focus();
 }
 
-/** Why a file cannot be synced as it is, read from its first bytes: empty, or a header and no rows. */
-async function emptyFileProblem(kind, file) {
+/** Whether the file is JSON Lines by its name, as the sync tells (one object a line), else CSV. */
+const isJsonLines = (file) => /\.(jsonl|ndjson|json)$/i.test(file.name);
+
+/** Why a file cannot be synced as it is, read from its first bytes: empty, or a CSV header and no rows. */
+async function emptyFileProblem(kind, file, format) {
   if (file.size === 0) return `The ${kind} file (${file.name}) is empty. Export your ${kind} again, with their rows, and choose that file.`;
   const head = await file.slice(0, 64 * 1024).text();
   const lines = head.split(/\r\n|\n|\r/).filter((line) => line.trim() !== "");
   if (lines.length === 0) return `The ${kind} file (${file.name}) has no text in it. Export your ${kind} again and choose that file.`;
-  if (lines.length === 1 && file.size <= head.length) {
+  if (format === "csv" && lines.length === 1 && file.size <= head.length) {
     return `The ${kind} file (${file.name}) has only its header row and no ${kind}. Export your ${kind} again, with their rows, and choose that file.`;
   }
   return null;

@@ -15,6 +15,7 @@ from playwright.sync_api import Page, expect
 
 from local.seed import create_user
 from local.stack import LocalStack
+from shared.ml.datasets import dump_records
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
 from tests.integration.patience import BACKGROUND_JOB_MS
 from tests.integration.test_data_source import shop_files
@@ -25,6 +26,7 @@ from tests.shop_exports import (
     shopify_exports,
     woocommerce_exports,
 )
+from tools.synthetic import SyntheticConfig, generate_shop
 
 pytestmark = pytest.mark.integration
 
@@ -250,5 +252,55 @@ def test_magentos_orders_grid_export_is_named_and_an_order_items_file_is_matched
         "export, the orders file as you matched its columns."
     )
     lines = f"{exports['orders'].count(b'\n') - 1:,}"
+    orders = page.locator("#sync-counts tr").filter(has_text="orders").locator("td")
+    expect(orders).to_have_text(["orders", lines, lines])
+
+
+def jsonl_shop(n_users: int, seed: int) -> dict[str, bytes]:
+    """A synthetic shop's three files as JSON Lines (one object a line, the service's columns)."""
+    shop = generate_shop(SyntheticConfig(n_users=n_users, n_products=40, seed=seed))
+    return {
+        "customers": dump_records(shop.data.customers, "jsonl"),
+        "products": dump_records(shop.data.products, "jsonl"),
+        "orders": dump_records(shop.data.orders, "jsonl"),
+    }
+
+
+def test_three_json_lines_files_sync_and_a_mix_of_formats_is_refused_before_sending(
+    page: Page, stack: LocalStack
+) -> None:
+    # Given: a shop's three files as JSON Lines, the orders file chosen as CSV first
+    org_id = f"org-{uuid.uuid4().hex[:8]}"
+    _, password = create_user(stack, org_id, f"{org_id}@example.com")
+    sign_in(page, f"{org_id}@example.com", password)
+    files = jsonl_shop(n_users=40, seed=13)
+    page.goto("/wizard.html")
+
+    def choose(kind: str, name: str, data: bytes) -> None:
+        page.get_by_label(f"{kind.capitalize()} file").set_input_files(
+            files=[{"name": name, "mimeType": "application/x-ndjson", "buffer": data}]
+        )
+
+    choose("customers", "customers.jsonl", files["customers"])
+    choose("products", "products.jsonl", files["products"])
+    choose("orders", "orders.csv", shop_files(n_users=40, seed=13)["orders"])
+
+    # When: they are uploaded, then: nothing is sent, and the page says which file is which
+    page.get_by_role("button", name="Upload and sync").click()
+    expect(page.locator("#upload-error")).to_have_text(
+        "Choose three CSV files or three JSON Lines files: the customers file is JSON Lines, the products "
+        "file is JSON Lines, the orders file is CSV."
+    )
+    expect(page.get_by_label("Orders file")).to_have_attribute("aria-invalid", "true")
+
+    # When: the orders file is chosen as JSON Lines too, and the three are uploaded
+    choose("orders", "orders.jsonl", files["orders"])
+    page.get_by_role("button", name="Upload and sync").click()
+
+    # Then: every row syncs, no column asked about (JSON Lines objects name the service's columns)
+    expect(page.locator("#sync-state")).to_contain_text(
+        "Synced: every row was kept", timeout=BACKGROUND_JOB_MS
+    )
+    lines = f"{files['orders'].count(b'\n'):,}"
     orders = page.locator("#sync-counts tr").filter(has_text="orders").locator("td")
     expect(orders).to_have_text(["orders", lines, lines])
