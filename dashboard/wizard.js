@@ -750,7 +750,8 @@ function renderPreview(preview) {
   $("preview-summary").textContent =
     `${preview.size.toLocaleString()} of ${preview.scoredUsers.toLocaleString()} scored users are in the segment${cut}. ` +
     `${preview.coverage.usable.toLocaleString()} of them have an e-mail or phone the platform can match.${held} ` +
-    `${h.uploadedUsable.toLocaleString()} ${h.uploadedUsable === 1 ? "user" : "users"} will be uploaded.`;
+    `${h.uploadedUsable.toLocaleString()} ${h.uploadedUsable === 1 ? "user" : "users"} will be uploaded` +
+    (h.heldOut ? ": those not held out who have an e-mail or phone." : ".");
   $("preview-warnings").replaceChildren(...preview.warnings.map((w) => el("li", {}, el("strong", {}, "Warning: "), w.message)));
   const { edges, allUsers, segment: inSegment } = preview.histogram;
   const most = Math.max(1, ...allUsers);

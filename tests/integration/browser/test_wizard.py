@@ -113,6 +113,10 @@ def test_from_three_files_to_a_published_prospecting_advert(
     page.get_by_label("Percent of users").fill("80")
     summary = page.locator("#preview-summary")
     expect(summary).to_contain_text("scored users are in the segment")
+    # (what is uploaded is what is left of the segment after the holdout and without a match key)
+    expect(summary).to_contain_text(
+        re.compile(r"[\d,]+ users will be uploaded: those not held out who have an e-mail or phone\.$")
+    )
     size, scored = (int(n.replace(",", "")) for n in re.findall(r"[\d,]+", summary.inner_text())[:2])
     assert size == -(-scored * 80 // 100)
     bars = page.locator("#histogram li")
