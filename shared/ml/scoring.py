@@ -222,8 +222,13 @@ def _narrow(
     return value
 
 
-def load_bundle(data: bytes, expected_sha256: str | None = None) -> ScoringBundle:
-    """Read bundle bytes (verifying the SHA-256 when given) into a :class:`ScoringBundle`."""
+def load_bundle(
+    data: bytes, expected_sha256: str | None = None, *, at_shard_precision: bool = False
+) -> ScoringBundle:
+    """Read bundle bytes (verifying the SHA-256 when given) into a :class:`ScoringBundle`. With
+    ``at_shard_precision``, a whole bundle's state is kept at the precision its serving shards store
+    it (:func:`_at_serving_precision`), so it scores every user as the shards do (a shard is at it
+    already)."""
     if expected_sha256 is not None and hashlib.sha256(data).hexdigest() != expected_sha256:
         raise ServiceError(
             "The model artifact is corrupt (checksum mismatch).", remedy="Retrain or re-upload the model."
@@ -236,12 +241,30 @@ def load_bundle(data: bytes, expected_sha256: str | None = None) -> ScoringBundl
             f"Unsupported model bundle format {header.get('format')}.", remedy="Retrain the model."
         )
     delta_keys = set(header.get("delta_keys", []))
+    whole = at_shard_precision and "shard" not in header
     for name, value in arrays.items():
         if name in delta_keys:
             arrays[name] = np.cumsum(value, dtype=np.int64)
         elif value.dtype in (np.uint16, np.float16):  # stored narrow; computed on as float32
             arrays[name] = value.astype(np.float32)
+        elif whole:
+            arrays[name] = _at_serving_precision(name, value)
     return ScoringBundle(header, arrays)
+
+
+def _at_serving_precision(name: str, value: np.ndarray) -> np.ndarray:
+    """A whole bundle's array at the precision its serving shards keep it (:func:`_compact`'s floats),
+    so that it scores every user as the shards do, to the last bits of float64 arithmetic: the
+    targeting preview (the whole bundle) then ranks, cuts and holds out the users the launch (the
+    shards) does. From float64 state, users whose scores tie at the shards' precision took other ranks
+    (a preview's "178 will be uploaded" against the launch's 179)."""
+    if value.dtype.kind != "f":
+        return value
+    if name in _HALF_PRECISION:
+        return value.astype(np.float16).astype(np.float32)
+    if name.startswith(("state__", "model__history", "model__user_")):
+        return value.astype(np.float32)
+    return value
 
 
 def top_k(scores: NDArray[np.float64], k: int) -> NDArray[np.int64]:

@@ -198,14 +198,16 @@ class BundleCache:
     def _load(self, key: tuple[str, str], blobs: BlobReader) -> ScoringBundle:
         bundle = self._bundles.get(key)
         if bundle is None:
-            bundle = load_bundle(blobs.get(key[0]), key[1])
+            # A whole bundle at its shards' precision: it scores as the serving shards do.
+            bundle = load_bundle(blobs.get(key[0]), key[1], at_shard_precision=True)
             self._bundles.put(key, bundle)
         return bundle
 
 
 class WholeBundles:
     """The whole bundle of a model version, for scoring every user (targeting), cached per
-    container. Whole bundles are large (every user, float64); keep few."""
+    container, its state at the serving shards' precision (so a preview scores as the launch's shards
+    do). Whole bundles are large (every user); keep few."""
 
     def __init__(self, blobs: BlobReader, size: int = 2) -> None:
         self._blobs = blobs

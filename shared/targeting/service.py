@@ -181,7 +181,7 @@ class TargetingService:
         hold (:meth:`check_product`)."""
         model, bundle, dataset = self._sources(org_id, request)
         self.check_product(org_id, request.product_id, field="productId")
-        scores = bundle.score_all_users(request.product_id)
+        scores = _comparable(bundle.score_all_users(request.product_id))
         cut = _cut(scores, request, _bought(bundle, request))
         rows = self.coverages.positions(model, bundle, dataset)[cut.indices]
         coverage = self.coverages.coverage(dataset)
@@ -305,6 +305,7 @@ class TargetingService:
             bought = _bought(bundle, spec)
             spend, orders = bundle.spend_and_orders() if values else (None, None)
             del bundle
+        scores = _comparable(scores)
         cut = _cut(scores, spec, bought)
         predicted: NDArray[np.float64] | None = None
         if spend is not None and orders is not None:
@@ -466,6 +467,15 @@ def _bought(bundle: ScoringBundle, spec: SegmentSpec) -> NDArray[np.bool_] | Non
     """Whether each of ``bundle``'s users bought ``spec``'s product, where ``spec`` leaves buyers out
     (``exclude_purchased``); None where it keeps everyone."""
     return bundle.bought_by(spec.product_id) if spec.exclude_purchased else None
+
+
+def _comparable(scores: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Scores as the segment's rule and the holdout compare them: rounded to float32, the precision of
+    the state they are computed from (``shared.ml.scoring``: the whole bundle at its shards'
+    precision). The preview scores with the whole bundle and the launch with the shards, whose float64
+    arithmetic differs in the last bits for users of other shards; rounded, their ties and order are
+    the same, so the launch cuts, holds out and uploads the users the preview counted."""
+    return scores.astype(np.float32).astype(np.float64)
 
 
 def _cut(scores: NDArray[np.float64], spec: SegmentSpec, bought: NDArray[np.bool_] | None) -> Cut:

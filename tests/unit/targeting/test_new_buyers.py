@@ -39,7 +39,7 @@ def test_a_top_percentage_of_new_buyers_is_a_share_of_the_users_who_never_bought
 ) -> None:
     # Given the users who never bought the product
     never = ~bundle.bought_by("p00001")
-    scores = bundle.score_all_users("p00001")
+    scores = bundle.score_all_users("p00001").astype(np.float32)  # as segments compare them
 
     # When the best half of the new buyers is previewed
     shown = preview(bundle, [True] * bundle.user_count, rule="top_percent", value=50, excludePurchased=True)
@@ -47,4 +47,4 @@ def test_a_top_percentage_of_new_buyers_is_a_share_of_the_users_who_never_bought
     # Then it is half of them, cut at the score of the last one kept among them
     kept = math.ceil(int(never.sum()) * 0.5)
     assert shown.size == kept
-    assert shown.cut_score == np.sort(scores[never])[::-1][kept - 1]
+    assert shown.cut_score == float(np.sort(scores[never])[::-1][kept - 1])
