@@ -16,16 +16,15 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from benchmarks._bulk_blobs import BulkBlobs
+from benchmarks._scale_types import Measured, ScalePath, ShopSize, cpu_seconds
 from shared.records.datasources import DatasetVersion, SyncRecord
 from shared.records.uploads import UploadForm
 from tools.large_shop import ShopFiles
@@ -34,41 +33,6 @@ if TYPE_CHECKING:
     from shared.datasources.service import DataSourceService
 
 ORG = "scale-shop"
-
-
-@dataclass(frozen=True)
-class ShopSize:
-    customers: int
-    orders: int
-    products: int
-
-    @property
-    def label(self) -> str:
-        return f"{_short(self.customers)}c/{_short(self.orders)}o/{_short(self.products)}p"
-
-
-@dataclass
-class Measured:
-    """What a path measured: its own seconds (setup excluded), the calls it made to the stores (S3
-    gets and puts, or what the path counts), and a note."""
-
-    seconds: float
-    calls: int
-    notes: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class ScalePath:
-    name: str
-    function: str
-    max_orders: int
-    measure: Callable[[ShopSize, ShopFiles, Path], Measured]
-
-
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 # --- stores on disk, counting calls ------------------------------------------------------------------
@@ -394,13 +358,6 @@ def _training_paths() -> list[ScalePath]:
 
 
 PATHS += _training_paths()
-
-
-def _short(n: int) -> str:
-    for unit, scale in (("M", 1_000_000), ("k", 1_000)):
-        if n >= scale and n % (scale // 10) == 0:
-            return f"{n / scale:g}{unit}"
-    return str(n)
 
 
 def measure_preview(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:

@@ -23,7 +23,7 @@ import tarfile
 import time
 from pathlib import Path
 
-from benchmarks._scale_paths import Measured, ShopSize
+from benchmarks._scale_types import Measured, ShopSize
 from tools.large_shop import ShopFiles
 
 ROOT = Path(__file__).resolve().parents[1]
