@@ -382,7 +382,8 @@ def measure_preview(size: ShopSize, shop: ShopFiles, workdir: Path) -> Measured:
     if dataset is None or not bundle_path.exists():
         raise RuntimeError("run the sync and train_purchase paths first")
     blobs = DiskBlobs(workdir / "blobs")
-    bundle = load_bundle(bundle_path.read_bytes())
+    # As the function's bundle cache loads it: the state at the precision the serving shards store.
+    bundle = load_bundle(bundle_path.read_bytes(), at_shard_precision=True)
     now = datetime.now(UTC)
     record = ModelRecord(
         org_id=ORG,
