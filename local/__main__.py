@@ -15,6 +15,7 @@ from local.sam_env import SAM_ENV_FILE, write_sam_env
 from local.seed import as_dict, demo_shop, seed_demo, write_shop_files
 from local.stack import LocalStack
 from local.template import ROOT, functions, load_template
+from shared.clock import utc_now
 
 CREDENTIALS_FILE = ROOT / ".local" / "credentials.json"
 SHOP_FILES = ROOT / ".local" / "demo-shop"
@@ -56,7 +57,7 @@ def main() -> None:
         payments_port=args.payments_port,
         dashboard_port=args.dashboard_port,
     ) as stack:
-        shop = demo_shop()
+        shop = demo_shop(ending=utc_now())
         credentials = seed_demo(stack, shop=shop)
         write_shop_files(SHOP_FILES, shop)
         info = {

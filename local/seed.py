@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,13 +68,18 @@ def create_user(stack: LocalStack, org_id: str, email: str) -> tuple[str, str]:
     return user_id, password
 
 
-def demo_shop(n_users: int = 1000, seed: int = 7) -> SyntheticShop:
+def demo_shop(n_users: int = 1000, seed: int = 7, ending: datetime | None = None) -> SyntheticShop:
     """The synthetic shop ``make dev`` trains its demo models on and writes as the launch wizard's
     files: one shop, so the user and product the banner's examples name are in the files a new user
-    uploads (and the product's hosted checkout sells it once they are synced)."""
-    from tools.synthetic import SyntheticConfig, generate_shop
+    uploads (and the product's hosted checkout sells it once they are synced). With ``ending``, its
+    year is moved by whole days to end in the day before it: its last week's orders are then recent
+    enough for the platform to take as purchase events when the wizard syncs them (generated, it ends
+    on 2024-12-31, and every order was skipped as older than the platform's 7 days)."""
+    from tools.synthetic import SyntheticConfig, generate_shop, moved
 
-    return generate_shop(SyntheticConfig(n_users=n_users, n_products=max(50, n_users // 10), seed=seed))
+    shop = generate_shop(SyntheticConfig(n_users=n_users, n_products=max(50, n_users // 10), seed=seed))
+    days = (ending - shop.end) // timedelta(days=1) if ending is not None else 0
+    return moved(shop, timedelta(days=days)) if days > 0 else shop
 
 
 def sample_ids(shop: SyntheticShop) -> tuple[str, str]:

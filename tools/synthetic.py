@@ -21,7 +21,7 @@ domains) and phone numbers in ranges set aside for fiction where a regulator has
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -163,6 +163,17 @@ def generate_shop(config: SyntheticConfig | None = None) -> SyntheticShop:
         order_day=days,
         user_index={u: k for k, u in enumerate(user_ids)},
         product_index={p.product_id: k for k, p in enumerate(product_records)},
+    )
+
+
+def moved(shop: SyntheticShop, by: timedelta) -> SyntheticShop:
+    """``shop`` with its start and every order's time ``by`` later: the same customers, products and
+    orders in the same order, and an oracle that answers for times moved alike as before."""
+    orders = [order.model_copy(update={"timestamp": order.timestamp + by}) for order in shop.data.orders]
+    return replace(
+        shop,
+        config=replace(shop.config, start=shop.config.start + by),
+        data=ShopData(shop.data.customers, shop.data.products, orders),
     )
 
 

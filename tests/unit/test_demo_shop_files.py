@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from local.seed import demo_shop, sample_ids, write_shop_files
@@ -57,3 +58,28 @@ def test_the_readmes_prediction_example_names_a_user_and_product_of_the_demo_sho
     # was a new product's, and the same product in targeting is refused as not in the catalog
     assert any(row.startswith(f"{given['user_id']},") for row in customers)
     assert any(row.startswith(f"{given['product_id']},") for row in products[1:])
+
+
+def test_the_demo_shop_make_dev_writes_ends_the_day_it_starts_so_its_last_week_is_sent_as_purchases() -> None:
+    # Given the day make dev starts
+    now = datetime(2026, 11, 30, 2, 30, tzinfo=UTC)
+    generated = demo_shop()
+    # When it makes its demo shop
+    shop = demo_shop(ending=now)
+    # Then the shop ends in the day before: its last order is under a day old, and its last 7 days
+    # hold orders the platform still takes as purchase events (the generated shop ends on 2024-12-31:
+    # the wizard's sync skipped all 11,086 orders as older than the platform's 7 days)
+    times = [order.timestamp for order in shop.data.orders]
+    assert now - timedelta(days=1) < shop.end <= now
+    assert now - max(times) < timedelta(days=1)
+    assert sum(now - time <= timedelta(days=7) for time in times) >= 100
+    # And it is the same shop, moved by whole days: the same orders of the same customers and
+    # products (the banner's and the README's examples hold), at the same times of day
+    moved_by = shop.config.start - generated.config.start
+    assert moved_by % timedelta(days=1) == timedelta(0)
+    assert [(o.order_id, o.user_id, o.product_id, o.amount) for o in shop.data.orders] == [
+        (o.order_id, o.user_id, o.product_id, o.amount) for o in generated.data.orders
+    ]
+    pairs = zip(shop.data.orders, generated.data.orders, strict=True)
+    assert all(order.timestamp == before.timestamp + moved_by for order, before in pairs)
+    assert sample_ids(shop) == sample_ids(generated)
