@@ -13,7 +13,7 @@ from pathlib import Path
 from local.runner import NO_METRICS_WARNING
 from local.sam_env import SAM_ENV_FILE, write_sam_env
 from local.seed import as_dict, demo_shop, seed_demo, write_shop_files
-from local.stack import LocalStack
+from local.stack import LocalStack, ports_in_use
 from local.template import ROOT, functions, load_template
 from shared.clock import utc_now
 
@@ -45,6 +45,18 @@ def main() -> None:
         "--sync-every", type=float, default=15, help="minutes between audience sync runs (default 15)"
     )
     args = parser.parse_args()
+    busy = ports_in_use(
+        "127.0.0.1",
+        {
+            "--port": args.port,
+            "--dashboard-port": args.dashboard_port,
+            "--moto-port": args.moto_port,
+            "--sandbox-port": args.sandbox_port,
+            "--payments-port": args.payments_port,
+        },
+    )
+    if busy:
+        raise SystemExit(ports_busy_message(busy))
 
     stop = threading.Event()
     signal.signal(signal.SIGINT, lambda *_: stop.set())
@@ -81,6 +93,17 @@ def main() -> None:
         schedule(stop, args.sync_every * 60, lambda: run_job(stack, "SyncAudiencesFunction"))
         stop.wait()
         print("\nStopping the local stack...", flush=True)
+
+
+def ports_busy_message(busy: dict[str, int]) -> str:
+    """What to do when another program listens on ports the local stack needs (``busy``: flag -> port)."""
+    ports = ", ".join(f"{port} ({flag})" for flag, port in busy.items())
+    flags = " ".join(f"{flag} <port>" for flag in busy)
+    return (
+        f"The local stack cannot start: another program listens on {ports}. If it is make dev already "
+        "running, use that one or stop it (Ctrl-C in its terminal); otherwise start on free ports: "
+        f".venv/bin/python -m local {flags}"
+    )
 
 
 def schedule(stop: threading.Event, every_seconds: float, job: Callable[[], None]) -> None:

@@ -6,7 +6,7 @@ import json
 import logging
 import os
 import socket
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,6 +65,21 @@ PAYMENTS_WEBHOOK_EVENTS = (
     "charge.dispute.funds_withdrawn",
     "charge.dispute.funds_reinstated",
 )
+
+
+def ports_in_use(host: str, ports: Mapping[str, int]) -> dict[str, int]:
+    """Those of ``ports`` (a name for each, e.g. its command-line flag) that a program already listens
+    on at ``host``. A port left in TIME_WAIT by a stopped stack is free: the probe binds as the servers
+    do, with ``SO_REUSEADDR``, so only a listener refuses it."""
+    busy = {}
+    for name, port in ports.items():
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind((host, port))
+            except OSError:
+                busy[name] = port
+    return busy
 
 
 def free_port() -> int:
