@@ -533,9 +533,10 @@ class ScoringBundle:
         product = _position(self._product_ids, product_id)
         category = self.categories[int(state.product_category[product])] if product >= 0 else None
         if values["user_product_purchases"] > 0:
-            days = values["user_product_days_since_last"]
             times = _count(values["user_product_purchases"])
-            return f"bought this product {times} before, last {days:.0f} days ago"
+            days = round(values["user_product_days_since_last"])
+            when = f"{_count(days, 'day')} ago" if days >= 1 else "less than a day ago"
+            return f"bought this product {times} before, last bought {when}"
         if values["user_category_purchases_90d"] > 0 and category:
             units = _count(values["user_category_purchases_90d"], "item")
             return f"bought {units} in {category} in the last 90 days"

@@ -149,6 +149,30 @@ def test_reason_names_the_category_of_recent_purchases(purchase_model: TrainedMo
     assert prediction.reason.removeprefix("bought 3 items in ").split(" in the last")[0] in bundle.categories
 
 
+@pytest.mark.parametrize(
+    ("days", "said"),
+    [
+        (16.2, "last bought 16 days ago"),
+        (1.0, "last bought 1 day ago"),
+        (0.3, "last bought less than a day ago"),
+    ],
+)
+def test_reason_says_how_long_ago_the_customer_last_bought_the_product_in_words(
+    purchase_model: TrainedModel, days: float, said: str
+) -> None:
+    # Given a customer who bought the product before, some days before the model's data ends
+    bundle = _bundle(purchase_model)
+    user = purchase_model.training_user_ids[3]
+    override = {"user_product_purchases": 2, "user_product_days_since_last": days}
+
+    # When predicted
+    prediction = bundle.predict_purchase(user, "p00005", override)
+
+    # Then the reason counts the purchases and says when, as a person would ("last 1 days ago" and
+    # "last 0 days ago" before)
+    assert prediction.reason == f"bought this product 2 times before, {said}"
+
+
 def test_recommend_returns_k_distinct_products_best_first(recommendation_model: TrainedModel) -> None:
     # Given a recommendation bundle
     bundle = _bundle(recommendation_model)
