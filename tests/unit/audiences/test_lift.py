@@ -280,16 +280,37 @@ def test_the_statistics_match_known_values() -> None:
     # t quantile (0.975) for 10 and 30 degrees of freedom: 2.228 and 2.042
     assert t_quantile(10) == pytest.approx(2.228, abs=0.005)
     assert t_quantile(30) == pytest.approx(2.042, abs=0.002)
-    # difference of rates 0.2 - 0.1 on 100 each: SE sqrt(.16/100 + .09/100) = 0.05
-    diff, d_low, d_high = rate_difference(20, 100, 10, 100)
-    assert diff == pytest.approx(0.1)
-    assert diff - d_low == pytest.approx(d_high - diff)
-    assert d_high - diff == pytest.approx(1.96 * 0.05, rel=1e-3)
+    # difference of rates: Newcombe's hybrid score interval (Newcombe 1998, table II, method 10)
+    for (a, n_a, b, n_b), (expected_low, expected_high) in {
+        (56, 70, 48, 80): (0.0524, 0.3339),
+        (9, 10, 3, 10): (0.1705, 0.8090),
+        (5, 56, 0, 29): (-0.0381, 0.1926),
+        (0, 10, 0, 20): (-0.1611, 0.2775),
+        (10, 10, 0, 20): (0.6791, 1.0000),
+    }.items():
+        diff, d_low, d_high = rate_difference(a, n_a, b, n_b)
+        assert diff == pytest.approx(a / n_a - b / n_b)
+        assert (round(d_low, 4), round(d_high, 4)) == (expected_low, expected_high)
     # Welch: equal samples shifted by 1
     a = np.arange(10, dtype=np.float64)
     mean, w_low, w_high = welch_difference(a + 1, a)
     assert mean == pytest.approx(1.0)
     assert w_low < 0 < w_high
+
+
+def test_a_holdout_where_nobody_bought_is_no_proof_of_uplift() -> None:
+    # Given 20 of 360 uploaded users bought and none of the 40 held out (a rate of 0 out of 40 is
+    # still consistent with the uploaded group's 5.6 %: its own interval reaches 8.8 %)
+    diff, low, high = rate_difference(20, 360, 0, 40)
+
+    # Then the difference's interval covers zero: the normal approximation took the holdout's 0 as
+    # exact and gave 3.2 to 7.9 points, an "uplift" the data does not show
+    assert diff == pytest.approx(20 / 360)
+    assert low < 0 < high
+    # And with no buyer on either side (before any order after the activation) the interval is as
+    # wide as the groups' own, not 0 to 0
+    _, low, high = rate_difference(0, 180, 0, 20)
+    assert (low, high) == (pytest.approx(-wilson(0, 20)[1]), pytest.approx(wilson(0, 180)[1]))
 
 
 @dataclass
