@@ -8,11 +8,12 @@ failure, starts where the saved record says. Every piece is a deletion, so repea
 
 The phases run in this order, for these reasons:
 
-1. ``access``: the memberships (no one of the organization can add anything after this) and pending
-   OAuth states (no connection can land); the other members are disabled in the user pool (they can
-   no longer sign in) and each member gets a closed marker, so a session that outlives the
-   organization is told the account was closed; then the card payments stop: the checkouts still
-   open are expired at the provider (no shopper can pay one any more), as a disconnect does, and the
+1. ``access``: the memberships (no one of the organization can add anything after this), pending OAuth
+   states (no connection can land) and the site keys (the shop's pages can no longer send events,
+   which would write the organization's counts again); the other members are disabled in the user pool
+   (they can no longer sign in) and each member gets a closed marker, so a session that outlives the
+   organization is told the account was closed; then the card payments stop: the checkouts still open
+   are expired at the provider (no shopper can pay one any more), as a disconnect does, and the
    payments account id is destroyed (a disconnect keeps it for a reconnect; the merchant's account
    itself stays theirs, with the provider);
 2. ``idempotency``: the stored results of the organization's Idempotency-Keys, found from the
@@ -55,7 +56,7 @@ from shared.wire_models import CamelModel
 STALLED_AFTER = timedelta(minutes=15)
 
 PHASE_LABELS: dict[ClosurePhase, str] = {
-    "access": "Members, pending connections and open checkouts",
+    "access": "Members, pending connections, site keys and open checkouts",
     "idempotency": "Stored request results",
     "platform": "Adverts and audiences on the platform",
     "objects": "Files: snapshots, uploads, data sources, datasets and models",

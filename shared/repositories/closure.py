@@ -6,14 +6,15 @@
 | membership | main | ``USER#<sub>`` | ``META`` | a scan: ``org_id`` |
 | closed marker (left by closure) | main | ``USER#<sub>`` | ``CLOSED`` | the user |
 | pending OAuth state | main | ``OAUTHSTATE#<nonce>`` | ``META`` | a scan: ``org_id`` |
+| a site key (in force or not) | main | ``SITEKEY#<sha256>`` | ``SITEKEY`` | a scan: ``org_id`` |
 | API key | main | ``APIKEY#<key_id>`` | ``META`` | the key list (older keys: GSI1 ``ORG#<org>#APIKEYS``) |
 | a key in its organization's key list | main | ``APIKEY#ORG#<org>`` | ``<key_id>`` | a query |
 | everything else of the organization | main | ``ORG#<org>`` | any | a query |
 | a key's usage on a day | usage | ``ORG#<org>#KEY#<key_id>`` | ``DAY#<day>`` | a query per key |
 | a request's stored result | idempotency | ``id``: ``<function>#<md5>`` | | a scan: the hash |
 
-Memberships and OAuth states are not indexed by organization (each is read by its own key), so
-closure scans the main table for them once, a page at a time, returning the scan's position so a
+Memberships, OAuth states and site keys are not indexed by organization (each is read by its own
+key), so closure scans the main table for them once, a page at a time, returning the scan's position so a
 closure cut short resumes there. The idempotency table holds a day of results at most (TTL), so
 scanning it is cheap.
 
@@ -35,6 +36,7 @@ from boto3.dynamodb.conditions import Attr, Key
 from shared.clock import iso
 from shared.records.closure import ClosureRecord
 from shared.repositories.api_keys import key_list_item, org_key_items
+from shared.repositories.events import SITE_KEY_PREFIX, SITE_KEY_SORT
 from shared.repositories.items import from_item, query_all, to_item
 
 if TYPE_CHECKING:
@@ -94,17 +96,17 @@ class DynamoOrganizationItems:
         closed_at: datetime,
         before_delete: Callable[[list[str]], None],
     ) -> tuple[int, Cursor]:
-        """Delete one scanned page's memberships and pending OAuth states of ``org_id``; returns how
-        many, and where the scan goes on (None: it is done).
+        """Delete one scanned page's memberships, pending OAuth states and site keys of ``org_id``;
+        returns how many, and where the scan goes on (None: it is done). A site key's lookup lives
+        outside the organization's partition (the shop's pages send events by it): left, the snippet
+        still in the pages would go on writing the closed organization's event counts.
 
         ``before_delete`` gets the page's members (their ``sub``) before anything of the page is
         deleted, so what it does to them (the user pool) is never skipped by a page cut short: if it
         raises, the page stays and is scanned again. Each member gets a closed marker."""
-        condition = (
-            (Attr("pk").begins_with("USER#") | Attr("pk").begins_with("OAUTHSTATE#"))
-            & Attr("sk").eq("META")
-            & Attr("org_id").eq(org_id)
-        )
+        people = Attr("pk").begins_with("USER#") | Attr("pk").begins_with("OAUTHSTATE#")
+        site_key = Attr("pk").begins_with(SITE_KEY_PREFIX) & Attr("sk").eq(SITE_KEY_SORT)
+        condition = ((people & Attr("sk").eq("META")) | site_key) & Attr("org_id").eq(org_id)
         expires = int((closed_at + RECEIPT_LIFETIME).timestamp())
 
         def members_first(found: list[dict[str, Any]]) -> None:

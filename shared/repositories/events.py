@@ -142,7 +142,9 @@ def _to_record(item: Mapping[str, Any]) -> PurchaseSend:
 
 _DESERIALIZER = TypeDeserializer()
 _SITE = "EVENTSITE"
-_SITE_KEY = "SITEKEY#"
+# A site key's lookup item: ``SITEKEY#<sha256>`` / ``SITEKEY`` (account closure finds them by ``org_id``).
+SITE_KEY_PREFIX = "SITEKEY#"
+SITE_KEY_SORT = "SITEKEY"
 _DAY = "EVENTSDAY#"
 _REJECTION = "EVENTREJ#"
 # A rotated-out or revoked key's lookup item, and a rejection, are kept this long (TTL: expires_at).
@@ -254,8 +256,8 @@ class DynamoEventSiteStore:
             )
         if new_key is not None:
             item: dict[str, Any] = {
-                "pk": _SITE_KEY + site_key_hash(new_key),
-                "sk": _SITE_KEY.rstrip("#"),
+                "pk": SITE_KEY_PREFIX + site_key_hash(new_key),
+                "sk": SITE_KEY_SORT,
                 "org_id": site.org_id,
                 "domains": site.domains,
                 "rate_window": 0,
@@ -283,8 +285,8 @@ class DynamoEventSiteStore:
         serializer = TypeSerializer()
         return {
             "Key": {
-                "pk": {"S": _SITE_KEY + site_key_hash(key)},
-                "sk": {"S": _SITE_KEY.rstrip("#")},
+                "pk": {"S": SITE_KEY_PREFIX + site_key_hash(key)},
+                "sk": {"S": SITE_KEY_SORT},
             },
             "UpdateExpression": update,
             "ConditionExpression": "attribute_exists(pk)",
@@ -314,7 +316,7 @@ class DynamoEventSiteStore:
             # A new window: start counting.
             ("SET rate_window = :w, rate_count = :n", f"{in_force} AND rate_window < :w"),
         )
-        key_item = {"pk": _SITE_KEY + site_key_hash(key), "sk": _SITE_KEY.rstrip("#")}
+        key_item = {"pk": SITE_KEY_PREFIX + site_key_hash(key), "sk": SITE_KEY_SORT}
         refusal = self._table.meta.client.exceptions.ConditionalCheckFailedException
         for _ in range(2):  # a request that starts a window can race another one: try the pair again
             for first, (update, condition) in zip((True, False), attempts, strict=True):
@@ -353,7 +355,7 @@ class DynamoEventSiteStore:
         """The declared domains of ``key``'s organization, or none for a key not in force (unknown,
         revoked, expired). Reads only."""
         found = self._table.get_item(
-            Key={"pk": _SITE_KEY + site_key_hash(key), "sk": _SITE_KEY.rstrip("#")}
+            Key={"pk": SITE_KEY_PREFIX + site_key_hash(key), "sk": SITE_KEY_SORT}
         ).get("Item")
         item = from_item(found or {})
         expired = item.get("valid_until") is not None and int(item["valid_until"]) <= now

@@ -30,6 +30,7 @@ from local.uploads import send_upload
 from shared import wiring
 from tests.integration.patience import BACKGROUND_JOB_SECONDS
 from tests.integration.test_sample_events import sample_body
+from tests.integration.test_site_events import page_event, post_events, site_key
 from tests.integration.test_wizard import synced_and_trained
 
 CLOSURE = "/platform-ads/account/closure"
@@ -48,6 +49,8 @@ class Footprint:
     audiences: list[dict[str, Any]] = field(default_factory=list)
     object_keys: list[str] = field(default_factory=list)
     idempotency_ids: set[str] = field(default_factory=set)
+    # The shop's pages' site keys: the one in force and the one it was rotated from
+    site_keys: list[str] = field(default_factory=list)
 
 
 def user_of(org: ConnectedOrg) -> str:
@@ -150,6 +153,13 @@ def an_organization_with_everything(stack: LocalStack, api: httpx.Client, *, dat
         footprint.object_keys += list(dataset.keys.values())
     for model in wiring.model_store().list_for_org(org.org_id):
         footprint.object_keys += [model.bundle_key, model.users_key, model.metadata_key]
+    # The shop's pages send events with a site key, rotated once (the old key works a day more)
+    first_key = site_key(api, org)["siteKey"]
+    rotated = api.post("/platform-ads/events/site/key", headers=org.headers)
+    assert rotated.status_code == 200, rotated.text
+    footprint.site_keys = [first_key, rotated.json()["siteKey"]]
+    for key in footprint.site_keys:
+        assert post_events(api, key, [page_event()]).status_code == 200
     # A connection begun and not finished: a pending OAuth state
     assert api.post("/platform-ads/connect", headers=org.headers).status_code == 200
     return footprint
@@ -211,6 +221,8 @@ def assert_untouched(stack: LocalStack, api: httpx.Client, kept: Footprint) -> N
         headers={"X-Service-Api-Key": kept.api_key},
     )
     assert predicted.status_code != 401, predicted.text
+    # Its shop's pages still send events
+    assert post_events(api, kept.site_keys[-1], [page_event()]).status_code == 200
 
 
 @pytest.fixture(scope="module")
@@ -250,7 +262,12 @@ def test_closing_an_account_deletes_everything_it_has_and_nothing_of_another(
     assert deleted["access"] >= 3  # the two memberships and the pending OAuth state
     assert deleted["users"] == 2
     assert deleted["objects"] >= len(closing.object_keys)
-    # Nothing of the organization is left in any table or bucket
+    # Nothing of the organization is left in any table or bucket (its site keys' lookups included)
+    assert_nothing_remains(stack, closing)
+    # Its shop's pages, still carrying the snippet, are refused and write nothing back: before, the
+    # keys outlived the organization and each page view wrote its event counts again
+    for key in closing.site_keys:
+        assert post_events(api, key, [page_event()]).status_code == 401
     assert_nothing_remains(stack, closing)
     # Its audiences, their lookalikes and the advert's objects are deleted on the platform
     on_platform = platform_audiences(sandbox)
