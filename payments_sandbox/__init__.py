@@ -11,7 +11,8 @@ tests; the admin API under ``/_admin`` shows what arrived and injects faults.
 from payments_sandbox.app import create_app
 from payments_sandbox.config import PaymentsSandboxConfig
 from payments_sandbox.server import PaymentsSandboxServer
-from payments_sandbox.state import AdjustableClock, PaymentsSandboxState
+from payments_sandbox.state import PaymentsSandboxState
+from sandbox_kit.clock import AdjustableClock
 
 __all__ = [
     "AdjustableClock",

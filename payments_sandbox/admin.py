@@ -5,11 +5,10 @@ JSON in and out, no authentication, loopback callers only.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from flask import Blueprint, Response, abort, jsonify, request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from flask import Blueprint, Response, jsonify, request
+from pydantic import BaseModel, ConfigDict
 
 from payments_sandbox import cards, events, lifecycle
 from payments_sandbox.api import current_state
@@ -17,14 +16,9 @@ from payments_sandbox.faults import FaultSpec
 from payments_sandbox.pages import after_payment, pay_with_card
 from payments_sandbox.state import PaymentsSandboxState
 from payments_sandbox.world import Attempt, SessionStatus
+from sandbox_kit.admin import ClockAdvance, add_shared_routes
 
 blueprint = Blueprint("admin", __name__, url_prefix="/_admin")
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
-
-
-class ClockAdvance(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    seconds: float = Field(ge=0)
 
 
 class AccountChange(BaseModel):
@@ -62,17 +56,6 @@ class Resend(BaseModel):
     timestamp: int | None = None
 
 
-@blueprint.before_request
-def loopback_only() -> None:
-    if request.remote_addr not in LOOPBACK:
-        abort(403)
-
-
-@blueprint.errorhandler(ValidationError)
-def invalid_body(error: ValidationError) -> tuple[Response, int]:
-    return jsonify({"error": "invalid request body", "details": error.errors(include_url=False)}), 400
-
-
 @blueprint.post("/reset")
 def reset() -> Response:
     """Forget everything: accounts, sessions, endpoints, events, keys, faults and the request log."""
@@ -88,58 +71,6 @@ def show_state() -> Response:
     with state.lock:
         lifecycle.sweep(state)
         return jsonify(_summary(state))
-
-
-@blueprint.get("/requests")
-def requests_log() -> Response:
-    """The API request log, oldest first; ``?path=<regex>``, ``?method=`` and ``?account=`` filter it."""
-    path_filter, method, account = (
-        request.args.get("path"),
-        request.args.get("method"),
-        request.args.get("account"),
-    )
-    state = current_state()
-    with state.lock:
-        entries = [
-            entry
-            for entry in state.requests
-            if (path_filter is None or re.search(path_filter, entry["path"]))
-            and (method is None or entry["method"] == method.upper())
-            and (account is None or entry["account"] == account)
-        ]
-        return jsonify({"requests": entries})
-
-
-@blueprint.delete("/requests")
-def clear_requests() -> Response:
-    state = current_state()
-    with state.lock:
-        state.requests.clear()
-        return jsonify({"requests": []})
-
-
-@blueprint.post("/faults")
-def add_fault() -> tuple[Response, int]:
-    """Queue a fault (see ``faults.FaultSpec``); it fires on the next ``count`` matching calls."""
-    spec = FaultSpec.model_validate(_body())
-    state = current_state()
-    with state.lock:
-        return jsonify(state.faults.add(spec).describe()), 201
-
-
-@blueprint.get("/faults")
-def list_faults() -> Response:
-    state = current_state()
-    with state.lock:
-        return jsonify({"faults": state.faults.describe()})
-
-
-@blueprint.delete("/faults")
-def clear_faults() -> Response:
-    state = current_state()
-    with state.lock:
-        state.faults.clear()
-        return jsonify({"faults": []})
 
 
 @blueprint.post("/clock")
@@ -268,6 +199,16 @@ def _attempt(sending: events.Sending, attempt: Attempt) -> dict[str, Any]:
 def _body() -> dict[str, Any]:
     body = request.get_json(silent=True)
     return body if isinstance(body, dict) else {}
+
+
+# Loopback only; the request log (also filtered by ``?account=``) and the fault queue.
+add_shared_routes(
+    blueprint,
+    current_state=current_state,
+    read_body=_body,
+    parse_fault=FaultSpec.model_validate,
+    request_filters=("account",),
+)
 
 
 def _summary(state: PaymentsSandboxState) -> dict[str, Any]:

@@ -229,7 +229,7 @@ def _log(
     body = response.get_json(silent=True)
     if isinstance(body, dict) and isinstance(body.get("error"), dict):
         entry["error"] = {key_: body["error"].get(key_) for key_ in ("type", "code", "param")}
-    state.log_request(entry)
+    state.requests.record(entry)
 
 
 # Response shaping ---------------------------------------------------------------------------------

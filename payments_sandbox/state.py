@@ -4,31 +4,16 @@ request log, and the signal that wakes the webhook dispatcher."""
 from __future__ import annotations
 
 import threading
-import time
-from collections import deque
-from collections.abc import Callable
-from typing import Any
 
 import httpx
 
 from payments_sandbox.config import PaymentsSandboxConfig
-from payments_sandbox.faults import FaultQueue
+from payments_sandbox.faults import FaultSpec
 from payments_sandbox.idempotency import IdempotencyStore
 from payments_sandbox.world import World
-
-
-class AdjustableClock:
-    """Wall-clock time plus an offset the admin API can advance (session expiry, link expiry, retries)."""
-
-    def __init__(self, source: Callable[[], float] = time.time) -> None:
-        self._source = source
-        self._offset = 0.0
-
-    def now(self) -> float:
-        return self._source() + self._offset
-
-    def advance(self, seconds: float) -> None:
-        self._offset += seconds
+from sandbox_kit.clock import AdjustableClock
+from sandbox_kit.faults import FaultQueue
+from sandbox_kit.request_log import RequestLog
 
 
 class PaymentsSandboxState:
@@ -51,7 +36,7 @@ class PaymentsSandboxState:
         self.lock = threading.RLock()
         # Set when a delivery may have become due (new event, clock moved): the dispatcher wakes.
         self.wakeup = threading.Event()
-        self.faults = FaultQueue()
+        self.faults: FaultQueue[FaultSpec] = FaultQueue()
         self.reset()
 
     def reset(self) -> None:
@@ -59,13 +44,7 @@ class PaymentsSandboxState:
         self.world = World()
         self.idempotency = IdempotencyStore(self.config.idempotency_seconds)
         self.faults.clear()
-        self.requests: deque[dict[str, Any]] = deque(maxlen=self.config.request_log_size)
-        self._request_seq = 0
+        self.requests = RequestLog(self.config.request_log_size)
 
     def now(self) -> float:
         return self.clock.now()
-
-    def log_request(self, entry: dict[str, Any]) -> None:
-        """Append one request to the log, numbering it."""
-        self._request_seq += 1
-        self.requests.append({"seq": self._request_seq, **entry})

@@ -9,7 +9,8 @@ from platform_sandbox.app import create_app
 from platform_sandbox.config import BucQuotas, SandboxConfig
 from platform_sandbox.scenarios import SCENARIOS
 from platform_sandbox.server import SandboxServer
-from platform_sandbox.state import AdjustableClock, SandboxState
+from platform_sandbox.state import SandboxState
+from sandbox_kit.clock import AdjustableClock
 
 __all__ = [
     "SCENARIOS",

@@ -4,11 +4,10 @@ sandbox received. JSON in and out, no authentication, loopback callers only.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from flask import Blueprint, Response, abort, jsonify, request
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from flask import Blueprint, Response, jsonify, request
+from pydantic import BaseModel, ConfigDict, Field
 
 from platform_sandbox import events, tokens
 from platform_sandbox.config import BucQuotas
@@ -19,9 +18,9 @@ from platform_sandbox.params import GraphParams
 from platform_sandbox.scenarios import BUSINESS_ID, SCENARIOS
 from platform_sandbox.state import SandboxState
 from platform_sandbox.world import Business, CustomAudience
+from sandbox_kit.admin import ClockAdvance, add_shared_routes
 
 blueprint = Blueprint("admin", __name__, url_prefix="/_admin")
-LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 
 
 class ScenarioChoice(BaseModel):
@@ -58,22 +57,6 @@ class AdAccountChange(BaseModel):
     funding_source: str | None = None
     default_dsa_beneficiary: str | None = None
     default_dsa_payor: str | None = None
-
-
-class ClockAdvance(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    seconds: float = Field(ge=0)
-
-
-@blueprint.before_request
-def loopback_only() -> None:
-    if request.remote_addr not in LOOPBACK:
-        abort(403)
-
-
-@blueprint.errorhandler(ValidationError)
-def invalid_body(error: ValidationError) -> tuple[Response, int]:
-    return jsonify({"error": "invalid request body", "details": error.errors(include_url=False)}), 400
 
 
 @blueprint.post("/reset")
@@ -136,30 +119,6 @@ def approve() -> Response | tuple[Response, int]:
         except DialogRefused as refused:
             return jsonify({"error": str(refused)}), 400
         return jsonify({"location": location})
-
-
-@blueprint.post("/faults")
-def add_fault() -> tuple[Response, int]:
-    """Queue a fault (see ``faults.FaultSpec``); it fires on the next ``count`` matching calls."""
-    spec = FaultSpec.model_validate(_body())
-    state = current_state()
-    with state.lock:
-        return jsonify(state.faults.add(spec).describe()), 201
-
-
-@blueprint.get("/faults")
-def list_faults() -> Response:
-    state = current_state()
-    with state.lock:
-        return jsonify({"faults": state.faults.describe()})
-
-
-@blueprint.delete("/faults")
-def clear_faults() -> Response:
-    state = current_state()
-    with state.lock:
-        state.faults.clear()
-        return jsonify({"faults": []})
 
 
 @blueprint.put("/quotas")
@@ -300,33 +259,15 @@ def pixel_events(pixel_id: str) -> Response | tuple[Response, int]:
         )
 
 
-@blueprint.get("/requests")
-def requests_log() -> Response:
-    """The request log, oldest first; ``?path=<regex>`` and ``?method=`` filter it."""
-    path_filter = request.args.get("path")
-    method = request.args.get("method")
-    state = current_state()
-    with state.lock:
-        entries = [
-            entry
-            for entry in state.requests
-            if (path_filter is None or re.search(path_filter, entry["path"]))
-            and (method is None or entry["method"] == method.upper())
-        ]
-        return jsonify({"requests": entries})
-
-
-@blueprint.delete("/requests")
-def clear_requests() -> Response:
-    state = current_state()
-    with state.lock:
-        state.requests.clear()
-        return jsonify({"requests": []})
-
-
 def _body() -> dict[str, Any]:
     body = GraphParams.from_request(request).values
     return {key: value for key, value in body.items() if key != "access_token"}
+
+
+# Loopback only; the request log and the fault queue.
+add_shared_routes(
+    blueprint, current_state=current_state, read_body=_body, parse_fault=FaultSpec.model_validate
+)
 
 
 def _summary(state: SandboxState) -> dict[str, Any]:

@@ -1,11 +1,10 @@
-"""Fault injection: queued misbehaviour that fires on matching Graph calls a set number of times."""
+"""Fault injection: the misbehaviour the Graph API can be made to show. ``sandbox_kit.faults`` queues it
+and picks the calls it fires on."""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -45,52 +44,3 @@ class FaultSpec(BaseModel):
     def _compiles(cls, value: str) -> str:
         re.compile(value)
         return value
-
-
-@dataclass
-class Fault:
-    fault_id: int
-    spec: FaultSpec
-    remaining: int
-    passed: int = 0
-
-    def matches(self, method: str, path: str) -> bool:
-        if self.spec.method is not None and self.spec.method.upper() != method.upper():
-            return False
-        return re.search(self.spec.path, path) is not None
-
-    def describe(self) -> dict[str, Any]:
-        return {"id": self.fault_id, "remaining": self.remaining, **self.spec.model_dump(exclude_none=True)}
-
-
-class FaultQueue:
-    """Faults in the order they were added; the first match fires and loses one use."""
-
-    def __init__(self) -> None:
-        self._faults: list[Fault] = []
-        self._next_id = 1
-
-    def add(self, spec: FaultSpec) -> Fault:
-        fault = Fault(self._next_id, spec, spec.count)
-        self._next_id += 1
-        self._faults.append(fault)
-        return fault
-
-    def take(self, method: str, path: str) -> FaultSpec | None:
-        """The spec of the first fault matching this call, consuming one of its uses; else None."""
-        for fault in self._faults:
-            if fault.matches(method, path):
-                if fault.passed < fault.spec.after:
-                    fault.passed += 1
-                    continue
-                fault.remaining -= 1
-                if fault.remaining == 0:
-                    self._faults.remove(fault)
-                return fault.spec
-        return None
-
-    def clear(self) -> None:
-        self._faults.clear()
-
-    def describe(self) -> list[dict[str, Any]]:
-        return [fault.describe() for fault in self._faults]

@@ -268,7 +268,7 @@ def _log(state: SandboxState, version: str, path: str, params: GraphParams, resp
             "subcode": error.get("error_subcode"),
             "fbtrace_id": error.get("fbtrace_id"),
         }
-    state.log_request(entry)
+    state.requests.record(entry)
 
 
 # Response shaping ---------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ NOT_SHIPPED = frozenset(
         "local",
         "platform_sandbox",
         "payments_sandbox",
+        "sandbox_kit",
         "scripts",
         # Test-only: Meta's SDK drives the platform sandbox in tests; schemathesis (and its
         # hypothesis) fuzz the API. (The payment provider's SDK is shipped, in the payments functions'
