@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 import logging
-import threading
 
 from payments_sandbox.config import PaymentsSandboxConfig
 from payments_sandbox.server import PaymentsSandboxServer
+from sandbox_kit.server import serve_until_interrupted
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -42,12 +42,7 @@ def main(argv: list[str] | None = None) -> None:
     server = PaymentsSandboxServer(config, host=args.host)
     server.start(args.port)
     print(f"Payments sandbox listening on {server.url} (admin API under /_admin)", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    serve_until_interrupted(server)
 
 
 if __name__ == "__main__":

@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import logging
 import threading
-from types import TracebackType
 
 import httpx
-from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 
 from payments_sandbox import events, lifecycle
 from payments_sandbox.app import create_app
 from payments_sandbox.config import PaymentsSandboxConfig
-from payments_sandbox.state import AdjustableClock, PaymentsSandboxState
+from payments_sandbox.state import PaymentsSandboxState
+from sandbox_kit.clock import AdjustableClock
+from sandbox_kit.server import LocalServer
 
 logger = logging.getLogger("payments_sandbox")
 # The longest the dispatcher sleeps: expiry by the timer is noticed within this.
 IDLE_SECONDS = 1.0
-
-
-class QuietRequestHandler(WSGIRequestHandler):
-    """Logs method, path and status only."""
-
-    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
-        logger.info("%s %s %s", self.command, self.path.split("?", 1)[0], code)
 
 
 class Dispatcher:
@@ -61,8 +54,8 @@ class Dispatcher:
             self.state.wakeup.clear()
 
 
-class PaymentsSandboxServer:
-    """The payments sandbox on a local port.
+class PaymentsSandboxServer(LocalServer):
+    """The payments sandbox on a local port, with its webhook dispatcher.
 
     ``start(port=0)`` picks a free port; ``url`` is then the API base (``/v1/...``), the hosted pages'
     base and the admin API's (``/_admin``). ``state`` is the live state for in-process inspection.
@@ -76,53 +69,23 @@ class PaymentsSandboxServer:
         clock: AdjustableClock | None = None,
     ) -> None:
         self.config = config or PaymentsSandboxConfig()
-        self.host = host
         self.state = PaymentsSandboxState(self.config, clock)
         self.app = create_app(self.state)
-        self._server: BaseWSGIServer | None = None
-        self._thread: threading.Thread | None = None
+        super().__init__(
+            self.app, host=host, name="payments sandbox", thread_name="payments-sandbox", logger=logger
+        )
         self._dispatcher: Dispatcher | None = None
 
     def start(self, port: int = 0) -> None:
-        """Serve in a daemon thread on ``host:port`` (0 = any free port). Returns once listening."""
-        if self._server is not None:
-            raise RuntimeError("the payments sandbox is already running")
-        self._server = make_server(
-            self.host, port, self.app, threaded=True, request_handler=QuietRequestHandler
-        )
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="payments-sandbox", daemon=True
-        )
-        self._thread.start()
+        """Serve in a daemon thread on ``host:port`` (0 = any free port) and start delivering webhooks.
+        Returns once listening."""
+        super().start(port)
         self._dispatcher = Dispatcher(self.state)
         self._dispatcher.start()
-
-    @property
-    def url(self) -> str:
-        """``http://host:port`` of the running server."""
-        if self._server is None:
-            raise RuntimeError("the payments sandbox is not running; call start() first")
-        return f"http://{self.host}:{self._server.server_port}"
 
     def stop(self) -> None:
         """Stop serving and delivering, and free the port; safe to call twice."""
         if self._dispatcher is not None:
             self._dispatcher.stop()
             self._dispatcher = None
-        if self._server is None:
-            return
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join()
-        self._server, self._thread = None, None
-
-    def __enter__(self) -> PaymentsSandboxServer:
-        if self._server is None:
-            self.start()
-        return self
-
-    def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        self.stop()
+        super().stop()

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
-import threading
 
 from platform_sandbox.config import SandboxConfig
 from platform_sandbox.scenarios import SCENARIOS
 from platform_sandbox.server import SandboxServer
+from sandbox_kit.server import serve_until_interrupted
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -31,12 +31,7 @@ def main(argv: list[str] | None = None) -> None:
     server = SandboxServer(config, host=args.host)
     server.start(args.port)
     print(f"Platform sandbox listening on {server.url} (scenario {args.scenario})", flush=True)
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
+    serve_until_interrupted(server)
 
 
 if __name__ == "__main__":
