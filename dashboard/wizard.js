@@ -150,12 +150,24 @@ for (const form of FORMS) {
 
 const KINDS = ["customers", "products", "orders"];
 
+/** What the hosted checkout's paid orders added to a version (they join every sync), in words to follow
+ * its counts, or "" when they added nothing: without it, "1,001 customers" from a file of 1,000 rows. */
+function fromCheckout(version) {
+  const { customers = 0, orders = 0 } = version.fromCheckout ?? {};
+  if (!orders) return "";
+  const paid = `${orders.toLocaleString()} ${orders === 1 ? "order" : "orders"} paid on the hosted checkout`;
+  const buyers = customers
+    ? ` and ${customers.toLocaleString()} ${customers === 1 ? "buyer" : "buyers"} there not in your customers file`
+    : "";
+  return `, with ${paid}${buyers}`;
+}
+
 async function showCurrentData() {
   const source = await api("/platform-ads/data-source");
   const current = source.current;
   $("use-current").hidden = !current;
   $("data-current").textContent = current
-    ? `Your current data: ${current.rowCounts.customers.toLocaleString()} customers, ${current.rowCounts.products.toLocaleString()} products and ${current.rowCounts.orders.toLocaleString()} orders, synced ${formatDate(current.createdAt)}. Upload new files, or use it as it is.`
+    ? `Your current data: ${current.rowCounts.customers.toLocaleString()} customers, ${current.rowCounts.products.toLocaleString()} products and ${current.rowCounts.orders.toLocaleString()} orders${fromCheckout(current)}, synced ${formatDate(current.createdAt)}. Upload new files, or use it as it is.`
     : source.versions.length
       // Synced data is in use once its purchase model's training ends (a first sync even if it refuses
       // the data); a first sync refused before that rule is not.
@@ -569,7 +581,7 @@ function renderTraining(version, inForce) {
     $("sync-next").disabled = purchase?.state !== "succeeded";
     const summary = state.syncSummary ? `${state.syncSummary} ` : "";
     $("sync-state").textContent = purchase?.state === "succeeded"
-      ? `${summary}Your data is synced (${version.rowCounts.customers.toLocaleString()} customers) and the models are trained.`
+      ? `${summary}Your data is synced (${version.rowCounts.customers.toLocaleString()} customers and ${version.rowCounts.orders.toLocaleString()} orders${fromCheckout(version)}) and the models are trained.`
       : `${summary}${untrained(version, inForce, purchase)}`;
     announce(purchase?.state === "succeeded" ? "The models are trained: continue to readiness." : $("sync-state").textContent,
       purchase?.state === "succeeded" ? "success" : "error");

@@ -167,6 +167,10 @@ class DatasetVersionView(CamelModel):
     rejected_count: int
     rejected_rows_accepted: bool
     orders_end: datetime | None
+    from_checkout: dict[str, int] = Field(
+        description="Of rowCounts, what the hosted checkout's paid orders added (they join every sync): "
+        "customers (buyers not in the customers file) and orders; empty when none did."
+    )
     training: dict[str, ModelTrainingView]
     match_keys: dict[str, MatchKeyView] = Field(
         description="Coverage per match key, by the customers file's column (email, phone, first_name, "

@@ -331,13 +331,12 @@ class DataSourceService:
             directory = workspace.path("checkout-orders")
             directory.mkdir()
             found = self.checkout_orders.gather(org_id, directory)
-            checkout_orders = 0
             if found.parts or found.singles:
                 # A refunded order is not a purchase the models learn from, or not all of one.
                 days = engine_sync.read_checkout_orders(
                     workspace, found.part_paths, found.single_paths, self.refunds.refunded_orders(org_id)
                 )
-                check, checkout_orders = engine_sync.add_checkout_orders(workspace, check)
+                check = engine_sync.add_checkout_orders(workspace, check)
                 # Before the version is published: a failed compaction fails the step, which is run
                 # again whole (the objects it had not yet replaced are still there).
                 compacted = self.checkout_orders.compact(
@@ -361,7 +360,7 @@ class DataSourceService:
                 "version": version.version,
                 "rows": version.row_counts,
                 "rejected": version.rejected_count,
-                "checkout_orders": checkout_orders,
+                "checkout_orders": check.from_checkout.get("orders", 0),
             },
         )
         return self._save(record, state="synced", dataset_version=version.version, **report)
@@ -491,6 +490,7 @@ class DataSourceService:
             rejected_count=check.rejected_count,
             rejected_rows_accepted=bool(check.rejected_count),
             orders_end=check.orders_end,
+            from_checkout=check.from_checkout,
             match_keys=written.match_keys,
             matchable_customers=written.matchable_customers,
             training={
@@ -595,6 +595,7 @@ def _version_view(record: DatasetVersion) -> DatasetVersionView:
         rejected_count=record.rejected_count,
         rejected_rows_accepted=record.rejected_rows_accepted,
         orders_end=record.orders_end,
+        from_checkout=record.from_checkout,
         training={kind: ModelTrainingView.of(t) for kind, t in record.training.items()},
         match_keys={
             key: MatchKeyView(given=coverage.given, usable=coverage.usable)

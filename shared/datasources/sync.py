@@ -134,6 +134,9 @@ class ShopCheck:
     orders_end: datetime | None
     # The files read as a shop system's export: kind -> what they were read as ("a Shopify ... export").
     recognised: dict[str, str] = field(default_factory=dict)
+    # The rows the hosted checkout's paid orders added to ``row_counts`` (``add_checkout_orders``):
+    # buyers not in the customers file, and orders.
+    from_checkout: dict[str, int] = field(default_factory=dict)
 
 
 def check_shop(workspace: Workspace, files: Mapping[str, SyncFile], now: datetime, shown: int) -> ShopCheck:
@@ -550,11 +553,11 @@ def write_checkout_order_days(workspace: Workspace, days: Sequence[str]) -> dict
     return written
 
 
-def add_checkout_orders(workspace: Workspace, check: ShopCheck) -> tuple[ShopCheck, int]:
+def add_checkout_orders(workspace: Workspace, check: ShopCheck) -> ShopCheck:
     """The hosted checkout's paid orders (``read_checkout_orders``) joined to the checked files'
     tables: each buyer is the customers file's customer with the same e-mail, or a new customer; an
     order already in the orders file or for a product not in the products file is left out. Returns
-    ``check`` with the tables' new counts and latest order, and the orders added."""
+    ``check`` with the tables' new counts and latest order, and the customers and orders added."""
     connection = workspace.connection
     queries.run(connection, "checkout_buyers")
     queries.run(connection, "add_checkout_customers")
@@ -563,10 +566,8 @@ def add_checkout_orders(workspace: Workspace, check: ShopCheck) -> tuple[ShopChe
     counts = {"customers": int(customers), "products": int(products), "orders": int(orders)}
     # The files' rows read stay as read: the version's counts say what it holds.
     latest = orders_end.replace(tzinfo=UTC) if orders_end is not None else None
-    return (
-        replace(check, row_counts=counts, orders_end=latest),
-        counts["orders"] - check.row_counts["orders"],
-    )
+    added = {kind: counts[kind] - check.row_counts[kind] for kind in ("customers", "orders")}
+    return replace(check, row_counts=counts, orders_end=latest, from_checkout=added)
 
 
 # --- the dataset version's objects ------------------------------------------------------------------

@@ -76,6 +76,11 @@ class DatasetVersion(BaseModel):
     rejected_count: int
     rejected_rows_accepted: bool
     orders_end: datetime | None = Field(default=None, description="Time of the latest order stored.")
+    from_checkout: dict[str, int] = Field(
+        default_factory=dict,
+        description="Rows of row_counts the hosted checkout's paid orders added: customers (buyers not in "
+        "the customers file) and orders; empty when none did (or for a version stored before it was kept).",
+    )
     training: dict[str, ModelTraining] = Field(default_factory=dict)
     match_keys: dict[str, MatchKeyCoverage] = Field(
         default_factory=dict,

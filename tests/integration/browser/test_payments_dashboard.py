@@ -20,7 +20,7 @@ from local.stack import LocalStack
 from shared import wiring
 from tests.integration.browser.conftest import DESKTOP, PHONE, axe_violations, dump, sign_in
 from tests.integration.patience import BACKGROUND_JOB_SECONDS
-from tests.integration.payments_shop import shop_taking_payments
+from tests.integration.payments_shop import shop_taking_payments, sync_products
 from tests.integration.test_payments_webhooks import new_session, pay
 
 pytestmark = pytest.mark.integration
@@ -288,6 +288,28 @@ def test_a_disputed_order_shows_disputed_with_what_the_merchant_must_do(
         "Disputed: $25.00, needs your response (fraudulent). Respond to the dispute in your payment "
         f"provider's dashboard by {order.dispute_due_by:%Y-%m-%d %H:%M} UTC: submit evidence that the "
         "payment was genuine, or accept it. Without a response it is lost.",
+        timeout=LOADED,
+    )
+    assert axe_violations(page) == [], dump(axe_violations(page))
+
+
+def test_the_wizard_says_what_the_hosted_checkouts_orders_added_to_the_synced_data(
+    page: Page, stack: LocalStack, api: httpx.Client, payments: httpx.Client
+) -> None:
+    # Given: a shop taking card payments (12 customers, 3 products, 39 orders in its files) where a
+    # shopper not in its customers file paid two mugs on the hosted checkout
+    shop = shop_taking_payments(stack)
+    pay(payments, new_session(api, shop))
+    eventually(lambda: wiring.payments_orders().view(shop.org.org_id).orders)
+    # When: the shop syncs the same files again, and the merchant opens the launch wizard
+    sync_products(api, shop.org)
+    sign_in(page, shop.email, shop.password)
+    page.goto("/wizard.html")
+    # Then: the data in use counts the order and its buyer, and says where they came from (it said
+    # "13 customers" of a customers file of 12 rows, and nothing of why)
+    expect(page.locator("#data-current")).to_contain_text(
+        "Your current data: 13 customers, 3 products and 40 orders, with 1 order paid on the hosted "
+        "checkout and 1 buyer there not in your customers file, synced ",
         timeout=LOADED,
     )
     assert axe_violations(page) == [], dump(axe_violations(page))

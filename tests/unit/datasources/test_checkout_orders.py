@@ -90,8 +90,10 @@ def test_a_paid_order_of_a_new_buyer_joins_the_version_with_a_customer_of_its_ow
         "Ada",
         "Lovelace",
     )
-    # And the version counts them beside the files' rows
+    # And the version counts them beside the files' rows, and says which rows the checkout added (the
+    # wizard said "synced (4 customers)" of a customers file of 3 rows, and nothing of why)
     assert version.row_counts == {"customers": 4, "products": 2, "orders": 4}
+    assert version.from_checkout == {"customers": 1, "orders": 1}
     assert version.orders_end == datetime(2026, 11, 20, 15, 30, tzinfo=UTC)
 
 
@@ -106,6 +108,7 @@ def test_a_buyer_in_the_customers_file_is_that_customer(world: DataSourceWorld, 
     [order] = [o for o in rows(world, version, "orders", tmp_path) if o["order_id"] == "cs_test_bob"]
     assert order["user_id"] == "u3"
     assert version.row_counts["customers"] == 3
+    assert version.from_checkout == {"customers": 0, "orders": 1}
 
 
 def test_orders_the_files_have_or_whose_product_is_gone_are_not_added(
