@@ -88,9 +88,10 @@ def _beaten_by(model_metric: str, what: str) -> Judge:
         model = metrics.get(model_metric)
         if model is None:
             return "info", f"The score of {what}, for comparison."
+        shown = _shown_as_listed(model_metric, model)
         if model > value:
-            return "good", f"The model does better ({model:.3f}) than {what}."
-        return "poor", f"The model does no better ({model:.3f}) than {what}."
+            return "good", f"The model does better ({shown}) than {what}."
+        return "poor", f"The model does no better ({shown}) than {what}."
 
     return judge
 
@@ -100,9 +101,10 @@ def _recommendations(baseline: str) -> Judge:
         base = metrics.get(baseline)
         if base is None:
             return "info", "Higher is better."
+        shown = _shown_as_listed(baseline, base)
         if value > base:
-            return "good", f"Better than recommending the best sellers ({base:.3f})."
-        return "poor", f"No better than recommending the best sellers ({base:.3f})."
+            return "good", f"Better than recommending the best sellers ({shown})."
+        return "poor", f"No better than recommending the best sellers ({shown})."
 
     return judge
 
@@ -375,6 +377,12 @@ def explain_metrics(metrics: Mapping[str, float]) -> list[MetricWords]:
             )
         )
     return explained
+
+
+def _shown_as_listed(name: str, value: float) -> str:
+    """``value`` of the metric ``name`` as its own row shows it (a share as a percentage), so that a
+    verdict comparing two figures gives both in one form."""
+    return _shown(value, _METRICS[name][2] if name in _METRICS else "score")
 
 
 def _shown(value: float, form: str) -> str:

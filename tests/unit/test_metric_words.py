@@ -43,6 +43,26 @@ def test_shares_show_as_percentages_and_counts_whole() -> None:
     assert words == {"holdout_positive_rate": "4.1 %", "holdout_pairs": "12,345"}
 
 
+def test_a_share_is_compared_with_its_baseline_in_the_same_form_as_it_is_shown() -> None:
+    # Given a recommender's hits among 10 and the best sellers' (shares, shown as percentages)
+    metrics = {
+        "precision_at_10": 0.141,
+        "popularity_precision_at_10": 0.101,
+        "own_history_recall_at_10": 0.677,
+    }
+    metrics |= {"recall_at_10": 0.702}
+    words = {w.name: w for w in explain_metrics(metrics)}
+    # Then each verdict gives the other figure as a percentage too (it read "14.1 %" beside "Better than
+    # recommending the best sellers (0.101)")
+    assert words["precision_at_10"].verdict == "Better than recommending the best sellers (10.1 %)."
+    assert words["popularity_precision_at_10"].verdict == (
+        "The model does better (14.1 %) than recommending the best sellers."
+    )
+    assert words["own_history_recall_at_10"].verdict == (
+        "The model does better (70.2 %) than recommending each customer their own most bought products."
+    )
+
+
 def test_an_unknown_metric_is_shown_and_said_to_be_unjudged() -> None:
     [word] = explain_metrics({"mystery_score": 0.5})
     assert (word.label, word.kind) == ("Mystery score", "info")
