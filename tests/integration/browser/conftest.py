@@ -159,8 +159,9 @@ def synced_user(stack: LocalStack, synced_shop: ShopUser) -> ShopUser:
     return synced_shop
 
 
-def make_synced_user(stack: LocalStack) -> ShopUser:
-    """A new organization's user, connected, with a synced shop and both models trained."""
+def make_synced_user(stack: LocalStack, n_users: int = 300) -> ShopUser:
+    """A new organization's user, connected, with a synced shop of ``n_users`` customers (seed 4) and
+    both models trained."""
     from tests.integration.test_data_source import shop_files, upload_shop, wait_for_sync
 
     org_id = f"org-{uuid.uuid4().hex[:8]}"
@@ -170,7 +171,7 @@ def make_synced_user(stack: LocalStack) -> ShopUser:
     with httpx.Client(base_url=stack.api_url, timeout=30) as api:
         url = api.post("/platform-ads/connect", headers=org.headers).json()["authorizationUrl"]
         assert consent(url, stack.api_url, org.headers["Authorization"]).status_code == 200
-        upload_id = upload_shop(api, org, shop_files(n_users=300, seed=4))
+        upload_id = upload_shop(api, org, shop_files(n_users=n_users, seed=4))
         started = api.post(
             "/platform-ads/data-source/sync", json={"uploadId": upload_id}, headers=org.headers
         )
